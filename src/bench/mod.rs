@@ -1,0 +1,47 @@
+//! Benchmark loaders: BIRD layout, Spider layout and the bundled mini benchmark. Loading splits
+//! every benchmark into `tasks` (what the agent may see) and `gold` (reference SQL, read only by
+//! evaluation): two types, so gold cannot reach an agent stage by accident.
+
+pub mod bird;
+pub mod bundled;
+pub mod spider;
+pub mod tables;
+
+use std::path::PathBuf;
+
+/// One task as the agent sees it. It has no field that could hold a reference answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// Stable id within the benchmark.
+    pub question_id: i64,
+    /// Database id (folder name).
+    pub db_id: String,
+    /// The natural-language question.
+    pub question: String,
+    /// BIRD's external-knowledge hint ("" when the benchmark has none).
+    pub evidence: String,
+    /// simple / moderate / challenging, or "unknown".
+    pub difficulty: String,
+    /// The SQLite file the question is asked against.
+    pub db_path: PathBuf,
+}
+
+/// The reference SQL of one task. Only evaluation reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GoldQuery {
+    /// The task it belongs to.
+    pub question_id: i64,
+    /// The reference query.
+    pub gold_sql: String,
+}
+
+/// A loaded benchmark: tasks and their gold, in the benchmark's order.
+#[derive(Clone, Debug)]
+pub struct Benchmark {
+    /// Short name (e.g. "bundled", "bird:dev").
+    pub name: String,
+    /// What the agent may see.
+    pub tasks: Vec<Task>,
+    /// What only evaluation may read, aligned with `tasks`.
+    pub gold: Vec<GoldQuery>,
+}

@@ -1,0 +1,124 @@
+//! The command line: raw clap arguments, turned into validated settings before any work starts.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// lucid: run, cache, rerun and audit experiments on self-improving LLM memory agents.
+#[derive(Parser, Debug)]
+#[command(name = "lucid", version, about)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// BIRD-exact execution accuracy (EX) of predictions against gold, or a gold sanity report.
+    Eval(EvalArgs),
+    /// Load a benchmark and write its `tasks` and `gold` Parquet tables.
+    Load(LoadArgs),
+    /// Run one query in the sandbox and show its outcome and answer-free checks.
+    Exec(ExecArgs),
+}
+
+/// Where a benchmark comes from.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// A benchmark folder in BIRD layout (`dev.json`, `dev_databases/`): sets --gold, --db-root
+    /// and --diff-json from it.
+    #[arg(long, value_name = "DIR", conflicts_with = "bundled")]
+    pub bench: Option<PathBuf>,
+    /// The bundled mini benchmark (`data/mini`), built into the cache on first use.
+    #[arg(long)]
+    pub bundled: bool,
+    /// Split name inside a BIRD folder.
+    #[arg(long, default_value = "dev")]
+    pub split: String,
+}
+
+/// `lucid eval`. Flags mirror BIRD's `evaluation.py` (its underscore spellings are accepted).
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Predictions: BIRD's JSON `{"0": "SQL\t----- bird -----\tdb_id"}`, a JSON list, or a Parquet
+    /// table with a `sql` column (and optionally `question_id`).
+    #[arg(long, alias = "predicted_sql_path", value_name = "FILE")]
+    pub pred: Option<PathBuf>,
+    /// Gold: BIRD's `dev_gold.sql` (`SQL<TAB>db_id` lines) or a question JSON with `SQL`/`query`.
+    #[arg(long, alias = "ground_truth_path", value_name = "FILE")]
+    pub gold: Option<PathBuf>,
+    /// Folder holding `<db_id>/<db_id>.sqlite`.
+    #[arg(long, alias = "db_root_path", value_name = "DIR")]
+    pub db_root: Option<PathBuf>,
+    /// Question JSON whose `difficulty` fields give the per-difficulty table.
+    #[arg(long, alias = "diff_json_path", value_name = "FILE")]
+    pub diff_json: Option<PathBuf>,
+    /// Benchmark shortcut instead of --gold/--db-root/--diff-json.
+    #[command(flatten)]
+    pub source: BenchArgs,
+    /// Timeout for each prediction/gold pair, in seconds.
+    #[arg(long, alias = "meta_time_out", default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Parallel queries (default: all cores).
+    #[arg(long, alias = "num_cpus", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Write one JSON line per prediction, in input order: {"idx", "res", ...}.
+    #[arg(long, value_name = "OUT.jsonl")]
+    pub per_question: Option<PathBuf>,
+    /// Check the gold queries instead of scoring predictions (reads gold only).
+    #[arg(long)]
+    pub check_gold: bool,
+    /// With --check-gold: write the findings table here (.parquet or .jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Row cap per query; a result past it scores 0 as "truncated".
+    #[arg(long, default_value_t = 10_000_000, value_name = "N")]
+    pub max_rows: u64,
+    /// Do not read or write the gold-result cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `lucid load`.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Benchmark folder (BIRD layout unless --spider).
+    #[command(flatten)]
+    pub source: BenchArgs,
+    /// Read the folder as Spider layout (`tables.json`, `database/`), with this question file.
+    #[arg(long, value_name = "FILE.json")]
+    pub spider: Option<String>,
+    /// Output folder for `tasks.parquet` and `gold.parquet`.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `lucid exec`.
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// The SQLite database file.
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+    /// The question the query answers (for the literal-grounding check).
+    #[arg(long, default_value = "")]
+    pub question: String,
+    /// The question's evidence / hint.
+    #[arg(long, default_value = "")]
+    pub evidence: String,
+    /// Timeout in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Rows to show.
+    #[arg(long, default_value_t = 20)]
+    pub rows: usize,
+    /// The query.
+    pub sql: String,
+}

@@ -1,0 +1,65 @@
+//! The library's one error type. Every variant a user can cause names the file (and where it
+//! applies the entry, line or field) and says what is wrong.
+
+use std::path::PathBuf;
+
+/// Result with the library error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in lucid.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed or inconsistent input: the message says which entry, line or field.
+    #[error("{path}: {message}")]
+    Input {
+        /// The offending file or folder.
+        path: PathBuf,
+        /// What is wrong and where inside it.
+        message: String,
+    },
+    /// A file that could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file that could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// An SQLite failure outside model-written SQL (opening a database, the cache).
+    #[error("sqlite {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// The cause.
+        source: rusqlite::Error,
+    },
+    /// A Parquet table that could not be written or read.
+    #[error("parquet {path}: {source}")]
+    Parquet {
+        /// The table file.
+        path: PathBuf,
+        /// The cause.
+        source: parquet::errors::ParquetError,
+    },
+    /// An Arrow error building or reading a table.
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow::error::ArrowError),
+    /// A command-line usage error.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// An input error for `path` with a message.
+    pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
+        Error::Input { path: path.into(), message: message.into() }
+    }
+}

@@ -1,0 +1,39 @@
+//! Parquet table files: atomic writes (temp file + rename, so nothing half-written is ever read)
+//! and whole-file reads. Snappy compression, which polars, pyarrow and DuckDB all read.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+
+/// Write `batch` to `path` atomically.
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<()> {
+    let pq = |source| Error::Parquet { path: path.into(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.into(), source })?;
+    }
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let file = File::create(&tmp).map_err(|source| Error::Write { path: tmp.clone(), source })?;
+    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(pq)?;
+    writer.write(batch).map_err(pq)?;
+    writer.close().map_err(pq)?;
+    std::fs::rename(&tmp, path).map_err(|source| Error::Write { path: path.into(), source })
+}
+
+/// Read a whole Parquet file into one batch.
+pub fn read_parquet(path: &Path) -> Result<RecordBatch> {
+    let pq = |source| Error::Parquet { path: path.into(), source };
+    let file = File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?;
+    let schema = Arc::clone(builder.schema());
+    let batches = builder.build().map_err(pq)?.collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
+}
