@@ -15,7 +15,7 @@ use super::inputs::GoldItem;
 use crate::error::Result;
 use crate::par::par_map_with;
 use crate::sql::connections::Connections;
-use crate::sql::{Limits, OpenOptions, Outcome};
+use crate::sql::{Limits, OpenOptions, Outcome, lexer};
 
 /// One problem with one gold query.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,14 +35,13 @@ pub struct Finding {
 /// Kinds found for one distinct query.
 fn diagnose(conns: &mut [Connections; 3], path: &Path, sql: &str, limits: &Limits) -> Vec<(&'static str, String)> {
     let [plain, reversed, case_sensitive] = conns;
-    let run = |c: &mut Connections, twice: bool| match c.get(path) {
+    let run = |c: &mut Connections, sql: &str, twice: bool| match c.get(path) {
         Ok(sb) => sb.execute(sql, &Limits { run_twice: twice, ..limits.clone() }).outcome,
         Err(e) => Outcome::Error(e.to_string()),
     };
-    let first = run(plain, true);
-    let rows = match &first {
-        Outcome::Ok(r) => r.clone(),
-        Outcome::Error(e) => return vec![("error", e.clone())],
+    let rows = match run(plain, sql, true) {
+        Outcome::Ok(r) => r,
+        Outcome::Error(e) => return vec![("error", e)],
         Outcome::Timeout => return vec![("timeout", format!("over {:?}", limits.timeout))],
         Outcome::Nondeterministic(r) => {
             return vec![("nondeterministic", format!("two runs differ ({} rows first)", r.n_rows))];
@@ -54,16 +53,56 @@ fn diagnose(conns: &mut [Connections; 3], path: &Path, sql: &str, limits: &Limit
     } else if rows.all_null {
         found.push(("all_null", format!("{} rows, every value NULL", rows.n_rows)));
     }
-    let mut compare = |c: &mut Connections, kind: &'static str, how: &str| {
-        if let Outcome::Ok(other) = run(c, false)
-            && other.set_hash != rows.set_hash
-        {
-            found.push((kind, format!("{} rows normally, {} rows {how}", rows.n_rows, other.n_rows)));
-        }
+    let differs = |out: Outcome| match out {
+        Outcome::Ok(other) if other.set_hash != rows.set_hash => Some(other.n_rows),
+        _ => None,
     };
-    compare(reversed, "order_dependent", "with unordered scans reversed");
-    compare(case_sensitive, "case_dependent", "with case-sensitive text comparison");
+    if let Some(n) = differs(run(reversed, sql, false)) {
+        found.push((
+            "order_dependent",
+            format!("{} rows normally, {n} rows with unordered scans reversed", rows.n_rows),
+        ));
+    } else if let Some([asc, desc]) = tie_break_variants(sql, rows.columns.len()) {
+        let (a, d) = (run(plain, &asc, false), run(plain, &desc, false));
+        if matches!((&a, &d), (Outcome::Ok(x), Outcome::Ok(y)) if x.set_hash != y.set_hash) {
+            found
+                .push(("order_dependent", "ties at the LIMIT cut: the rows kept depend on how ties are broken".into()));
+        }
+    }
+    if let Some(n) = differs(run(case_sensitive, sql, false)) {
+        found.push((
+            "case_dependent",
+            format!("{} rows normally, {n} rows with case-sensitive text comparison", rows.n_rows),
+        ));
+    }
     found
+}
+
+/// For a query whose top level has `ORDER BY ... LIMIT`, two rewrites that break ties at the cut
+/// in opposite ways (by every output column ascending, then descending). If they keep different
+/// rows, the original's answer depends on an order SQL leaves unspecified.
+pub fn tie_break_variants(sql: &str, ncols: usize) -> Option<[String; 2]> {
+    let tokens = lexer::tokenize(sql);
+    let mut depth = 0i32;
+    let (mut order_by, mut limit) = (None, None);
+    for (i, t) in tokens.iter().enumerate() {
+        match t.text {
+            "(" => depth += 1,
+            ")" => depth -= 1,
+            _ if depth == 0 && t.is_keyword("ORDER") => {
+                let next = tokens[i + 1..].iter().find(|t| t.is_significant());
+                if next.is_some_and(|n| n.is_keyword("BY")) {
+                    order_by = Some(i);
+                    limit = None;
+                }
+            }
+            _ if depth == 0 && order_by.is_some() && t.is_keyword("LIMIT") => limit = Some(t.start),
+            _ => {}
+        }
+    }
+    let (Some(_), Some(cut), true) = (order_by, limit, ncols > 0) else { return None };
+    let keys = |dir: &str| (1..=ncols).map(|c| format!("{c} {dir}")).collect::<Vec<_>>().join(", ");
+    Some(["ASC", "DESC"].map(|dir| format!("{}, {} {}", sql[..cut].trim_end(), keys(dir), &sql[cut..])))
 }
 
 /// Check every gold query (each distinct (database, text) once) on `jobs` threads.

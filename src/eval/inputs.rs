@@ -23,6 +23,8 @@ pub struct Prediction {
     pub sql: Option<String>,
     /// The question id, where the file gives one (Parquet `question_id` column).
     pub question_id: Option<i64>,
+    /// The database named after BIRD's separator; BIRD's evaluator runs the pair on it.
+    pub db_id: Option<String>,
 }
 
 /// Read predictions from `.json` or `.parquet`, in file order.
@@ -36,12 +38,19 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>> {
         Json::Array(list) => list.iter().collect(),
         _ => return Err(Error::input(path, "expected a JSON object {\"0\": \"SQL...\"} or a list of strings")),
     };
-    Ok(values.into_iter().map(|v| Prediction { sql: v.as_str().map(strip_bird_suffix), question_id: None }).collect())
+    Ok(values.into_iter().map(|v| Prediction::parse(v.as_str(), None)).collect())
 }
 
-/// The query part of a BIRD prediction string (the whole string when it has no separator).
-pub fn strip_bird_suffix(s: &str) -> String {
-    s.split_once(BIRD_SEPARATOR).map_or(s, |(sql, _)| sql).to_string()
+impl Prediction {
+    /// A prediction from BIRD's `SQL\t----- bird -----\tdb_id` string (or plain SQL); `None` is
+    /// a value that is not a string.
+    pub fn parse(text: Option<&str>, question_id: Option<i64>) -> Prediction {
+        let Some(text) = text else { return Prediction { sql: None, question_id, db_id: None } };
+        match text.split_once(BIRD_SEPARATOR) {
+            Some((sql, db)) => Prediction { sql: Some(sql.into()), question_id, db_id: Some(db.trim().into()) },
+            None => Prediction { sql: Some(text.into()), question_id, db_id: None },
+        }
+    }
 }
 
 fn read_parquet_predictions(path: &Path) -> Result<Vec<Prediction>> {
@@ -56,9 +65,8 @@ fn read_parquet_predictions(path: &Path) -> Result<Vec<Prediction>> {
         None => None,
     };
     Ok((0..batch.num_rows())
-        .map(|i| Prediction {
-            sql: sql.is_valid(i).then(|| strip_bird_suffix(sql.value(i))),
-            question_id: qid.filter(|q| q.is_valid(i)).map(|q| q.value(i)),
+        .map(|i| {
+            Prediction::parse(sql.is_valid(i).then(|| sql.value(i)), qid.filter(|q| q.is_valid(i)).map(|q| q.value(i)))
         })
         .collect())
 }
@@ -141,7 +149,8 @@ pub struct EvalSet {
     pub predictions: Vec<Prediction>,
     /// The gold queries, aligned.
     pub gold: Vec<GoldItem>,
-    /// The database file of each pair (gold's database, as in BIRD's evaluator).
+    /// The database file of each pair: the prediction's (after BIRD's separator), as in BIRD's
+    /// evaluator, else the gold's.
     pub db_paths: Vec<PathBuf>,
     /// The difficulty of each pair.
     pub difficulties: Vec<String>,
@@ -179,7 +188,13 @@ impl EvalSet {
                 ));
             }
         }
-        let db_paths = resolve_databases(gold_path, &gold, db_root)?;
+        let mut db_paths = resolve_databases(gold_path, &gold, db_root)?;
+        for (i, p) in predictions.iter().enumerate() {
+            if let Some(db) = p.db_id.as_deref().filter(|db| *db != gold[i].db_id) {
+                db_paths[i] = crate::bench::bird::database_path(db_root, db)
+                    .map_err(|m| Error::input(pred_path, format!("entry {i}: {m}")))?;
+            }
+        }
         let difficulties = match diff {
             Some((path, d)) if d.len() < gold.len() => {
                 return Err(Error::input(

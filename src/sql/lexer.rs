@@ -184,6 +184,17 @@ pub fn is_single_statement(sql: &str) -> bool {
     }
 }
 
+/// Whether the first keyword is one that can only read (SELECT, WITH, VALUES, EXPLAIN, PRAGMA),
+/// or there is no statement at all. A first line of defence before the authorizer: it also stops
+/// statements the authorizer never sees, such as `VACUUM INTO 'file'`.
+pub fn starts_read_only(sql: &str) -> bool {
+    match tokenize(sql).iter().find(|t| t.is_significant() && t.kind != Kind::Semicolon) {
+        None => true,
+        Some(t) if t.text == "(" => true,
+        Some(t) => ["SELECT", "WITH", "VALUES", "EXPLAIN", "PRAGMA"].iter().any(|k| t.is_keyword(k)),
+    }
+}
+
 /// Whether the text holds no statement at all (only whitespace, comments or one `;`): Python's
 /// `sqlite3` runs such text and returns no rows.
 pub fn is_empty_statement(sql: &str) -> bool {

@@ -69,6 +69,9 @@ impl Default for OpenOptions {
 /// Largest string or blob SQLite may build (bounds memory of `zeroblob(1e12)` and friends).
 const MAX_VALUE_BYTES: i32 = 16 << 20;
 
+/// SQLite's process-wide heap limit (bytes).
+const SQLITE_HEAP_LIMIT: i64 = 2 << 30;
+
 /// Read-only pragmas model SQL may use (they read schema, never change behaviour).
 const READ_ONLY_PRAGMAS: &[&str] = &[
     "table_info",
@@ -108,6 +111,8 @@ impl Sandbox {
         conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES).map_err(err)?;
         conn.pragma_update(None, "query_only", true).map_err(err)?;
         conn.pragma_update(None, "trusted_schema", false).map_err(err)?;
+        // Process-wide bound on SQLite's heap: a runaway query fails with "out of memory".
+        conn.pragma_update(None, "hard_heap_limit", SQLITE_HEAP_LIMIT).map_err(err)?;
         if options.reverse_unordered_selects {
             conn.pragma_update(None, "reverse_unordered_selects", true).map_err(err)?;
         }
@@ -150,6 +155,11 @@ impl Sandbox {
     fn run_once(&self, sql: &str, limits: &Limits, deadline: Instant) -> Outcome {
         if !lexer::is_single_statement(sql) {
             return Outcome::Error("You can only execute one statement at a time.".into());
+        }
+        if !lexer::starts_read_only(sql) {
+            return Outcome::Error(
+                "not a query: only SELECT, WITH, VALUES, EXPLAIN and read-only PRAGMA run here".into(),
+            );
         }
         if lexer::is_empty_statement(sql) {
             return Outcome::Ok(ResultSet {

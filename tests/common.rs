@@ -1,0 +1,78 @@
+//! Shared fixtures: databases built from SQL text in temp folders, and the `lucid` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A BIRD-style database root in a temp folder.
+pub struct DbRoot {
+    pub dir: tempfile::TempDir,
+}
+
+impl DbRoot {
+    pub fn new() -> DbRoot {
+        DbRoot { dir: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Create `<root>/<db>/<db>.sqlite` from `script`.
+    pub fn add(&self, db: &str, script: &str) -> PathBuf {
+        let dir = self.dir.path().join(db);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{db}.sqlite"));
+        rusqlite::Connection::open(&path).unwrap().execute_batch(script).unwrap();
+        path
+    }
+}
+
+/// A small table with ints, floats with ties, text and a NULL.
+pub const PEOPLE: &str = "
+CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, grp TEXT);
+INSERT INTO t VALUES (1,'ann',1.0,'a'),(2,'bob',2.5,'a'),(3,'cid',2.5,'b'),(4,'dan',NULL,'b');
+";
+
+/// The `lucid` binary with its cache in `cache`.
+pub fn lucid(cache: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lucid"));
+    c.env("LUCID_CACHE_DIR", cache);
+    c
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `../shared/data/spiderman-train`, when present.
+pub fn spiderman() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train");
+    if p.join("dev.json").is_file() {
+        Some(p)
+    } else {
+        eprintln!("skipped: ../shared/data/spiderman-train is not present");
+        None
+    }
+}
+
+/// blake3 of every file under `dir`, by path.
+pub fn hash_tree(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), blake3::hash(&std::fs::read(&p).unwrap()).to_hex().to_string()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

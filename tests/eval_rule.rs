@@ -1,0 +1,122 @@
+//! BIRD's EX rule, case by case. Expected scores come from the rule as BIRD states it
+//! (`set(pred_rows) == set(gold_rows)` under Python equality; any error or timeout is 0), not
+//! from lucid's output.
+
+use std::time::Duration;
+
+use lucid::eval::{EvalOptions, Pair, Verdict, evaluate};
+
+use crate::common::{DbRoot, PEOPLE};
+
+/// (case, gold, prediction, expected score)
+const CASES: &[(&str, &str, &str, u8)] = &[
+    ("identical", "SELECT name FROM t", "SELECT name FROM t", 1),
+    ("order ignored", "SELECT name FROM t", "SELECT name FROM t ORDER BY name DESC", 1),
+    ("distinct ignored", "SELECT grp FROM t", "SELECT DISTINCT grp FROM t", 1),
+    ("union all duplicates ignored", "SELECT name FROM t", "SELECT name FROM t UNION ALL SELECT name FROM t", 1),
+    ("int equals integral float", "SELECT COUNT(*) FROM t", "SELECT 4.0", 1),
+    ("int differs from non-integral float", "SELECT COUNT(*) FROM t", "SELECT 4.5", 0),
+    ("int differs from text", "SELECT COUNT(*) FROM t", "SELECT '4'", 0),
+    ("float equals float", "SELECT score FROM t WHERE id = 2", "SELECT 2.5", 1),
+    ("negative zero equals zero", "SELECT 0", "SELECT -0.0", 1),
+    ("text differs from blob", "SELECT name FROM t WHERE id = 1", "SELECT x'616e6e'", 0),
+    ("NULL equals NULL", "SELECT score FROM t WHERE id = 4", "SELECT NULL", 1),
+    ("column order matters", "SELECT id, name FROM t", "SELECT name, id FROM t", 0),
+    ("extra column", "SELECT name FROM t", "SELECT name, id FROM t", 0),
+    ("LIMIT drops rows", "SELECT name FROM t ORDER BY id", "SELECT name FROM t ORDER BY id LIMIT 3", 0),
+    ("wrong question", "SELECT name FROM t", "SELECT grp FROM t", 0),
+    ("syntax error", "SELECT name FROM t", "SELEC name FROM t", 0),
+    ("missing table", "SELECT name FROM t", "SELECT name FROM nope", 0),
+    ("empty filter vs rows", "SELECT name FROM t", "SELECT name FROM t WHERE grp = 'zz'", 0),
+    ("empty equals empty", "SELECT name FROM t WHERE id > 10", "SELECT id, grp FROM t WHERE grp = 'zz'", 1),
+    ("trailing semicolon", "SELECT name FROM t", "SELECT name FROM t;", 1),
+    ("trailing comment", "SELECT name FROM t", "SELECT name FROM t; -- done", 1),
+    ("two statements", "SELECT name FROM t", "SELECT name FROM t; SELECT 1", 0),
+    ("double semicolon", "SELECT name FROM t", "SELECT name FROM t;;", 0),
+    ("write refused", "SELECT name FROM t", "DELETE FROM t", 0),
+    (
+        "runaway recursive CTE",
+        "SELECT name FROM t",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+        0,
+    ),
+    ("gold error scores 0", "SELECT nope FROM t", "SELECT nope FROM t", 0),
+    ("case matters in text", "SELECT name FROM t WHERE id = 1", "SELECT 'ANN'", 0),
+];
+
+#[test]
+fn ex_rule_cases() {
+    let root = DbRoot::new();
+    let db = root.add("people", PEOPLE);
+    let pairs: Vec<Pair<'_>> = CASES.iter().map(|(_, g, p, _)| Pair { pred: Some(p), gold: g, db: &db }).collect();
+    let opts = EvalOptions { timeout: Duration::from_millis(500), jobs: 2, ..EvalOptions::default() };
+    let (results, _) = evaluate(&pairs, &opts).unwrap();
+    let mut wrong = Vec::new();
+    for ((name, _, _, want), got) in CASES.iter().zip(&results) {
+        if got.verdict.res() != *want {
+            wrong.push(format!("{name}: expected {want}, got {:?}", got.verdict));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let runaway = CASES.iter().position(|c| c.0 == "runaway recursive CTE").unwrap();
+    assert_eq!(results[runaway].verdict, Verdict::PredTimeout);
+}
+
+#[test]
+fn not_a_string_scores_zero_and_pair_timeout_counts_both_queries() {
+    let root = DbRoot::new();
+    let db = root.add("people", PEOPLE);
+    let pairs = [Pair { pred: None, gold: "SELECT 1", db: &db }];
+    let (r, _) = evaluate(&pairs, &EvalOptions::default()).unwrap();
+    assert_eq!(r[0].verdict, Verdict::PredNotString);
+
+    // Each query alone fits in the timeout; together they do not.
+    let slow =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c";
+    let slow_too = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT max(x) - 2999999 + 2999999 - max(x) + count(*) FROM c";
+    let (r, _) = evaluate(&[Pair { pred: Some(slow), gold: slow_too, db: &db }], &EvalOptions::default()).unwrap();
+    let (p, g) = (r[0].pred.as_ref().unwrap().elapsed, r[0].gold.elapsed);
+    assert_eq!(r[0].verdict, Verdict::Match, "both count 3000000 rows");
+    let budget = p.max(g) + (p + g - p.max(g)) / 2;
+    let opts = EvalOptions { timeout: budget, ..EvalOptions::default() };
+    let (r, _) = evaluate(&[Pair { pred: Some(slow), gold: slow_too, db: &db }], &opts).unwrap();
+    assert!(
+        matches!(r[0].verdict, Verdict::PairTimeout | Verdict::PredTimeout | Verdict::GoldTimeout),
+        "{:?}",
+        r[0].verdict
+    );
+}
+
+#[test]
+fn gold_cache_serves_second_prediction_set_with_identical_scores() {
+    let root = DbRoot::new();
+    let db = root.add("people", PEOPLE);
+    let cache = tempfile::tempdir().unwrap();
+    let opts = EvalOptions { cache: Some(cache.path().join("gold.sqlite")), ..EvalOptions::default() };
+    let golds = ["SELECT name FROM t", "SELECT COUNT(*) FROM t", "SELECT nope FROM t"];
+    let set_a = ["SELECT name FROM t", "SELECT 4", "SELECT 1"];
+    let set_b = ["SELECT grp FROM t", "SELECT 4.0", "SELECT nope FROM t"];
+    let pairs = |preds: &[&'static str; 3]| -> Vec<(&'static str, &'static str)> {
+        preds.iter().copied().zip(golds.iter().copied()).collect()
+    };
+    let run = |ps: Vec<(&str, &str)>| {
+        let pairs: Vec<Pair<'_>> = ps.iter().map(|(p, g)| Pair { pred: Some(p), gold: g, db: &db }).collect();
+        evaluate(&pairs, &opts).unwrap()
+    };
+    let (a, sa) = run(pairs(&set_a));
+    assert_eq!(sa.gold_cached, 0);
+    let (b, sb) = run(pairs(&set_b));
+    assert_eq!(sb.gold_cached, 3, "every gold result comes from the cache");
+    // The third prediction is the gold text itself: one job, already cached.
+    assert_eq!(sb.executed, 2, "only the two new prediction texts run");
+    let scores = |r: &[lucid::eval::PairResult]| r.iter().map(|x| x.verdict.res()).collect::<Vec<_>>();
+    assert_eq!(scores(&a), vec![1, 1, 0]);
+    assert_eq!(scores(&b), vec![0, 1, 0]);
+    // A fresh, uncached run of set B agrees.
+    let (b2, _) = evaluate(
+        &pairs(&set_b).iter().map(|(p, g)| Pair { pred: Some(p), gold: g, db: &db }).collect::<Vec<_>>(),
+        &EvalOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(scores(&b), scores(&b2));
+}
