@@ -68,7 +68,8 @@ fn runaway_queries_stop_within_their_limits_in_bounded_memory() {
     let sandbox = Sandbox::open(&db, &OpenOptions::default()).unwrap();
     let timeout = Duration::from_millis(700);
     let limits = Limits { timeout, max_rows: 200_000, max_bytes: 64 << 20, ..Limits::default() };
-    let cases: &[(&str, fn(&Outcome) -> bool)] = &[
+    type Check = fn(&Outcome) -> bool;
+    let cases: &[(&str, Check)] = &[
         // Infinite recursion, aggregated: only the deadline can stop it.
         ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", |o| {
             *o == Outcome::Timeout
