@@ -22,6 +22,96 @@ pub enum Command {
     Load(LoadArgs),
     /// Run one query in the sandbox and show its outcome and answer-free checks.
     Exec(ExecArgs),
+    /// Run a pipeline: only what changed is computed, the rest comes from the stage store.
+    Run(RunArgs),
+    /// SQL (DataFusion) over the tables of one or more runs.
+    Query(QueryArgs),
+    /// What a run has done, is doing, and what failed.
+    Status(StatusArgs),
+    /// See or prune the stage store.
+    Cache(CacheArgs),
+}
+
+/// `lucid run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The pipeline YAML.
+    pub pipeline: PathBuf,
+    /// Override a key: `--set seeds=[0,1,2]`, `--set stages.evaluate.config.chunk_size=64`.
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Run only these stages (and whatever they read).
+    #[arg(long, value_name = "STAGE")]
+    pub only: Vec<String>,
+    /// Keep only the first N questions (sets `limit` on every benchmark stage).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print the plan without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Say, for every instance that must run, each key component that changed.
+    #[arg(long)]
+    pub explain: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Output formats of `lucid query`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A readable table.
+    Table,
+    /// CSV with a header.
+    Csv,
+    /// One JSON object per line.
+    Json,
+    /// A Parquet file (needs --out).
+    Parquet,
+}
+
+/// `lucid query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// Runs (`runs/<name>`), a runs folder, or Parquet table folders; then the SQL (none: list tables).
+    #[arg(required = true, num_args = 1..)]
+    pub args: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `lucid status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The run folder (`runs/<name>`).
+    pub run: PathBuf,
+}
+
+/// `lucid cache`.
+#[derive(Args, Debug)]
+pub struct CacheArgs {
+    /// ls: list stage entries; gc: delete what no run in the runs folder uses.
+    #[arg(value_enum)]
+    pub action: CacheAction,
+    /// The runs folder holding `.store/`.
+    #[arg(long, default_value = "runs", value_name = "DIR")]
+    pub runs_dir: PathBuf,
+}
+
+/// `lucid cache` actions.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheAction {
+    /// List entries.
+    Ls,
+    /// Delete entries and objects no kept run uses.
+    Gc,
 }
 
 /// Where a benchmark comes from.

@@ -6,11 +6,15 @@
 pub mod bench;
 pub mod cache_dir;
 pub mod cli;
+mod commands;
 pub mod error;
 pub mod eval;
 pub mod par;
+pub mod pipeline;
+pub mod query;
 mod run;
 pub mod sql;
+pub mod stages;
 pub mod table;
 
 pub use error::{Error, Result};

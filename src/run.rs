@@ -27,6 +27,14 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Eval(a) => run_eval(&a),
         Command::Load(a) => run_load(&a),
         Command::Exec(a) => run_exec(&a),
+        Command::Run(a) => match crate::commands::run_pipeline(&a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return 1,
+            Err(e) => Err(e),
+        },
+        Command::Query(a) => crate::commands::query(&a),
+        Command::Status(a) => crate::commands::status(&a),
+        Command::Cache(a) => crate::commands::cache(&a),
     };
     match result {
         Ok(()) => 0,

@@ -5,5 +5,6 @@ mod eval_cli;
 mod eval_rule;
 mod hostile_sql;
 mod literal_grounding;
+mod pipeline;
 mod spiderman;
 mod tables;

@@ -1,0 +1,207 @@
+//! The pipeline-facing commands: `lucid run`, `query`, `status` and `cache`.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+
+use arrow::array::RecordBatch;
+
+use crate::cli::{CacheAction, CacheArgs, Format, QueryArgs, RunArgs, StatusArgs};
+use crate::error::{Error, Result};
+use crate::pipeline::manifest::{Manifest, State};
+use crate::pipeline::store::Store;
+use crate::pipeline::{RunOptions, run};
+
+fn werr(source: std::io::Error) -> Error {
+    Error::Write { path: "<stdout>".into(), source }
+}
+
+/// `lucid run`.
+pub fn run_pipeline(a: &RunArgs) -> Result<bool> {
+    let mut overrides = a.set.clone();
+    if let Some(n) = a.limit {
+        let text =
+            std::fs::read_to_string(&a.pipeline).map_err(|source| Error::Read { path: a.pipeline.clone(), source })?;
+        let tree: serde_norway::Value = serde_norway::from_str(&text).unwrap_or(serde_norway::Value::Null);
+        for s in tree.get("stages").and_then(|s| s.as_sequence()).into_iter().flatten() {
+            if s.get("kind").and_then(|k| k.as_str()) == Some("benchmark")
+                && let Some(id) = s.get("id").and_then(|i| i.as_str())
+            {
+                overrides.push(format!("stages.{id}.config.limit={n}"));
+            }
+        }
+    }
+    let opts = RunOptions {
+        overrides,
+        only: a.only.clone(),
+        dry_run: a.dry_run,
+        explain: a.explain,
+        quiet: a.quiet,
+        cache_dir: a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir),
+        base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
+    };
+    let summary = run(&a.pipeline, &opts)?;
+    let mut out = std::io::stdout().lock();
+    for (name, batch) in &summary.reports {
+        writeln!(out, "\n{name}:").map_err(werr)?;
+        writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch))?).map_err(werr)?;
+    }
+    if a.dry_run {
+        writeln!(out, "dry run: nothing was computed").map_err(werr)?;
+        return Ok(true);
+    }
+    writeln!(
+        out,
+        "\n{} instances computed, {} from cache{}; tables in {}",
+        summary.computed,
+        summary.cached,
+        if summary.failed.is_empty() { String::new() } else { format!(", {} FAILED", summary.failed.len()) },
+        summary.run_dir.display()
+    )
+    .map_err(werr)?;
+    for f in &summary.failed {
+        eprintln!("failed: {f}");
+    }
+    Ok(summary.failed.is_empty())
+}
+
+/// `lucid query`.
+pub fn query(a: &QueryArgs) -> Result<()> {
+    let (paths, sql): (Vec<_>, Option<&String>) = {
+        let last = a.args.last().expect("clap requires one");
+        if a.args.len() > 1 && !Path::new(last).exists() {
+            (a.args[..a.args.len() - 1].iter().map(Into::into).collect(), Some(last))
+        } else {
+            (a.args.iter().map(Into::into).collect(), None)
+        }
+    };
+    let runs = crate::query::expand_runs(&paths)?;
+    crate::query::block_on(async {
+        let (ctx, names) = crate::query::session_for(&runs).await?;
+        let Some(sql) = sql else {
+            let mut out = std::io::stdout().lock();
+            for n in names {
+                let df = ctx.table(n.as_str()).await.map_err(|e| Error::Usage(e.to_string()))?;
+                let cols: Vec<String> =
+                    df.schema().fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect();
+                writeln!(out, "{n}: {}", cols.join(", ")).map_err(werr)?;
+            }
+            return Ok(());
+        };
+        let batch = crate::query::collect(&ctx, sql).await?;
+        emit(&batch, a.format, a.out.as_deref())
+    })
+}
+
+fn emit(batch: &RecordBatch, format: Format, out: Option<&Path>) -> Result<()> {
+    if format == Format::Parquet {
+        let out = out.ok_or_else(|| Error::Usage("--format parquet needs --out FILE".into()))?;
+        return crate::table::write_parquet(out, batch);
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    match format {
+        Format::Table => writeln!(buf, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch))?)
+            .map_err(werr)?,
+        Format::Csv => arrow::csv::Writer::new(&mut buf).write(batch)?,
+        Format::Json => {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            w.write(batch)?;
+            w.finish()?;
+        }
+        Format::Parquet => unreachable!("handled above"),
+    }
+    match out {
+        Some(p) => std::fs::write(p, buf).map_err(|source| Error::Write { path: p.into(), source }),
+        None => std::io::stdout().lock().write_all(&buf).map_err(werr),
+    }
+}
+
+/// `lucid status`.
+pub fn status(a: &StatusArgs) -> Result<()> {
+    let m = Manifest::read(&a.run)?;
+    let mut out = std::io::stdout().lock();
+    let state = match m.finished {
+        Some(_) => "finished".to_string(),
+        None => "in progress (or interrupted)".to_string(),
+    };
+    writeln!(out, "run {} ({}) from {}", m.name, state, m.pipeline).map_err(werr)?;
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &m.instances {
+        let alive = r.pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+        let st = match r.state {
+            State::Running if !alive => "interrupted",
+            s => s.as_str(),
+        };
+        *counts.entry(st).or_default() += 1;
+        let rows: usize = r.rows.values().sum();
+        let detail = r.error.clone().unwrap_or_else(|| if rows > 0 { format!("{rows} rows") } else { String::new() });
+        writeln!(out, "  {st:<11} {:<28} {:>7.2}s  {detail}", format!("{}[{}]", r.stage, r.label), r.seconds)
+            .map_err(werr)?;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    writeln!(out, "{}", summary.join(", ")).map_err(werr)?;
+    Ok(())
+}
+
+/// `lucid cache ls|gc`.
+pub fn cache(a: &CacheArgs) -> Result<()> {
+    let store = Store::new(a.runs_dir.join(".store"));
+    let mut out = std::io::stdout().lock();
+    let size = |h: &str| std::fs::metadata(store.object_path(h)).map_or(0, |m| m.len());
+    match a.action {
+        CacheAction::Ls => {
+            let entries = store.entries();
+            let mut total = 0;
+            for (key, e) in &entries {
+                let bytes: u64 = e.outputs.values().map(|h| size(h)).sum();
+                total += bytes;
+                let tables: Vec<&String> = e.outputs.keys().collect();
+                writeln!(out, "{}  {:<12} {:>10} B  {:>8.2}s  {:?}", &key[..16], e.key.kind, bytes, e.seconds, tables)
+                    .map_err(werr)?;
+            }
+            writeln!(
+                out,
+                "{} entries, {} objects, {total} bytes in {}",
+                entries.len(),
+                store.objects().len(),
+                store.root().display()
+            )
+            .map_err(werr)?;
+        }
+        CacheAction::Gc => {
+            let (mut keep_keys, mut keep_objects) = (HashSet::new(), HashSet::new());
+            let runs =
+                std::fs::read_dir(&a.runs_dir).map_err(|source| Error::Read { path: a.runs_dir.clone(), source })?;
+            for d in runs.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("manifest.json").is_file()) {
+                let m = Manifest::read(&d)?;
+                for r in m.instances {
+                    keep_keys.extend(r.key);
+                    keep_objects.extend(r.outputs.into_values());
+                }
+            }
+            let (mut entries, mut objects, mut bytes) = (0, 0, 0);
+            for (key, e) in store.entries() {
+                if keep_keys.contains(&key) {
+                    keep_objects.extend(e.outputs.into_values());
+                } else {
+                    store.remove_entry(&key);
+                    entries += 1;
+                }
+            }
+            for h in store.objects() {
+                if !keep_objects.contains(&h) {
+                    bytes += size(&h);
+                    let _ = std::fs::remove_file(store.object_path(&h));
+                    objects += 1;
+                }
+            }
+            writeln!(
+                out,
+                "removed {entries} entries and {objects} objects ({bytes} bytes); kept what the runs in {} use",
+                a.runs_dir.display()
+            )
+            .map_err(werr)?;
+        }
+    }
+    Ok(())
+}

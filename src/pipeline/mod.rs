@@ -1,0 +1,16 @@
+//! Declarative pipelines: YAML spec, matrix expansion (seeds x arms), the stage DAG, a
+//! content-addressed stage store, resumable checkpoints, the runner and its manifest.
+
+pub mod cache_key;
+pub mod checkpoint;
+pub mod manifest;
+pub mod overrides;
+pub mod plan;
+pub mod progress;
+pub mod registry;
+pub mod runner;
+pub mod spec;
+pub mod stage;
+pub mod store;
+
+pub use runner::{RunOptions, RunSummary, run};

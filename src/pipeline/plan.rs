@@ -1,0 +1,213 @@
+//! From a parsed pipeline to a validated plan: unique ids, every input produced by exactly one
+//! stage, no cycle, gold readable only by stages allowed to read it, and the matrix expanded into
+//! stage instances bound to the producer instances they read (matching on shared axes, all of
+//! them on axes the consumer does not have).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use super::spec::{Axis, PipelineSpec, locate};
+use super::stage::AxisValue;
+use crate::error::{Error, Result};
+
+/// One stage instance.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Index of its stage in `spec.stages`.
+    pub stage: usize,
+    /// Matrix values by axis name.
+    pub matrix: BTreeMap<String, AxisValue>,
+    /// `seed-0_arm-lucid`, or `all`.
+    pub label: String,
+    /// Input table -> producer instance indices, in matrix order.
+    pub inputs: BTreeMap<String, Vec<usize>>,
+}
+
+/// A validated, expanded pipeline.
+#[derive(Debug)]
+pub struct Plan {
+    /// The spec.
+    pub spec: PipelineSpec,
+    /// Every instance, producers before consumers.
+    pub instances: Vec<Instance>,
+    /// Input tables of each stage (the YAML list, or the kind's required inputs).
+    pub stage_inputs: Vec<Vec<String>>,
+}
+
+fn located(path: &Path, text: &str, stage: &str, needle: &str, msg: String) -> Error {
+    match locate(text, stage, needle) {
+        Some((l, c)) => Error::input(format!("{}:{l}:{c}", path.display()), msg),
+        None => Error::input(path, msg),
+    }
+}
+
+/// Validate `spec` (parsed from `text` at `path`) and expand it.
+pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
+    let err = |stage: &str, needle: &str, msg: String| located(path, text, stage, needle, msg);
+    if spec.stages.is_empty() {
+        return Err(Error::input(path, "no stages"));
+    }
+    let mut producer: HashMap<String, usize> = HashMap::new();
+    let mut seen_ids: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in spec.stages.iter().enumerate() {
+        if seen_ids.insert(&s.id, i).is_some() {
+            return Err(err(&s.id, &s.id, format!("duplicate stage id '{}'", s.id)));
+        }
+        for out in s.stage.outputs(&s.id) {
+            if let Some(&other) = producer.get(&out) {
+                return Err(err(
+                    &s.id,
+                    "kind",
+                    format!("table '{out}' is written by both '{}' and '{}'", spec.stages[other].id, s.id),
+                ));
+            }
+            producer.insert(out, i);
+        }
+        for axis in &s.matrix {
+            let empty = match axis {
+                Axis::Seed => spec.seeds.is_empty(),
+                Axis::Arm => spec.arms.is_empty(),
+            };
+            if empty {
+                return Err(err(
+                    &s.id,
+                    "matrix",
+                    format!("stage '{}' expands over {}s but none are listed", s.id, axis.as_str()),
+                ));
+            }
+        }
+    }
+    let mut dup = spec.seeds.clone();
+    dup.sort();
+    dup.dedup();
+    if dup.len() != spec.seeds.len() {
+        return Err(Error::input(path, "seeds must be distinct"));
+    }
+
+    // Inputs of each stage, checked against the kind.
+    let mut stage_inputs = Vec::new();
+    for s in &spec.stages {
+        let required = s.stage.required_inputs();
+        let inputs: Vec<String> =
+            if s.inputs.is_empty() { required.iter().map(|r| r.to_string()).collect() } else { s.inputs.clone() };
+        for r in required {
+            if !inputs.iter().any(|i| i == r) {
+                return Err(err(
+                    &s.id,
+                    "inputs",
+                    format!("stage '{}' ({}) needs input table '{r}'", s.id, s.stage.kind()),
+                ));
+            }
+        }
+        for i in &inputs {
+            if i == "gold" && !s.stage.reads_gold() {
+                return Err(err(
+                    &s.id,
+                    "gold",
+                    format!(
+                        "stage '{}' ({}) may not read 'gold': agent stages never see reference answers",
+                        s.id,
+                        s.stage.kind()
+                    ),
+                ));
+            }
+            let allowed = s.stage.accepts_any_inputs()
+                || required.contains(&i.as_str())
+                || s.stage.optional_inputs().contains(&i.as_str());
+            if !allowed {
+                return Err(err(
+                    &s.id,
+                    i,
+                    format!("stage '{}' ({}) does not read a table '{i}'", s.id, s.stage.kind()),
+                ));
+            }
+            if !producer.contains_key(i) {
+                let known: Vec<&str> = producer.keys().map(String::as_str).collect();
+                return Err(err(
+                    &s.id,
+                    i,
+                    format!(
+                        "input table '{i}' of stage '{}' is produced by no stage (tables: {})",
+                        s.id,
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        stage_inputs.push(inputs);
+    }
+
+    // Topological order (Kahn); what remains is a cycle.
+    let n = spec.stages.len();
+    let deps: Vec<Vec<usize>> = stage_inputs.iter().map(|ins| ins.iter().map(|t| producer[t]).collect()).collect();
+    let mut indegree: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    while let Some(i) = ready.pop() {
+        order.push(i);
+        for (j, d) in deps.iter().enumerate() {
+            for &p in d {
+                if p == i {
+                    indegree[j] -= 1;
+                    if indegree[j] == 0 {
+                        ready.push(j);
+                    }
+                }
+            }
+        }
+    }
+    if order.len() < n {
+        let cyc: Vec<&str> = (0..n).filter(|i| !order.contains(i)).map(|i| spec.stages[i].id.as_str()).collect();
+        return Err(err(cyc[0], "inputs", format!("stages form a cycle: {}", cyc.join(" -> "))));
+    }
+
+    // Expand the matrix in topological order.
+    let mut instances: Vec<Instance> = Vec::new();
+    let mut of_stage: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &si in &order {
+        let s = &spec.stages[si];
+        let mut combos: Vec<BTreeMap<String, AxisValue>> = vec![BTreeMap::new()];
+        let mut axes = s.matrix.clone();
+        axes.sort();
+        axes.dedup();
+        for axis in axes {
+            let values: Vec<AxisValue> = match axis {
+                Axis::Seed => spec.seeds.iter().map(|&x| AxisValue::Seed(x)).collect(),
+                Axis::Arm => spec.arms.iter().map(|a| AxisValue::Arm(a.clone())).collect(),
+            };
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.insert(axis.as_str().to_string(), v.clone());
+                        c
+                    })
+                })
+                .collect();
+        }
+        for matrix in combos {
+            let mut inputs = BTreeMap::new();
+            for t in &stage_inputs[si] {
+                let bound: Vec<usize> = of_stage[producer[t]]
+                    .iter()
+                    .copied()
+                    .filter(|&pi| instances[pi].matrix.iter().all(|(k, v)| matrix.get(k).is_none_or(|mv| mv == v)))
+                    .collect();
+                inputs.insert(t.clone(), bound);
+            }
+            let label = if matrix.is_empty() {
+                "all".to_string()
+            } else {
+                ["seed", "arm"]
+                    .iter()
+                    .filter_map(|k| matrix.get(*k).map(|v| format!("{k}-{v}")))
+                    .collect::<Vec<_>>()
+                    .join("_")
+            };
+            of_stage[si].push(instances.len());
+            instances.push(Instance { stage: si, matrix, label, inputs });
+        }
+    }
+    Ok(Plan { spec, instances, stage_inputs })
+}

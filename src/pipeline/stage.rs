@@ -1,0 +1,129 @@
+//! What a stage is: a typed config that maps input tables to output tables. The runner owns
+//! caching, matrix columns, checkpoint folders and progress; a stage only computes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use arrow::array::RecordBatch;
+
+use super::progress::Progress;
+use crate::error::{Error, Result};
+
+/// A stage implementation (one per YAML `kind:`).
+pub trait Stage: Send + Sync + std::fmt::Debug {
+    /// The YAML `kind:`.
+    fn kind(&self) -> &'static str;
+    /// Bump when the stage's behaviour changes: part of every cache key.
+    fn version(&self) -> u32;
+    /// Tables this stage needs (the YAML `inputs:` must name them).
+    fn required_inputs(&self) -> &'static [&'static str];
+    /// Tables the stage reads when the YAML lists them (e.g. `order` for evaluate).
+    fn optional_inputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether the stage may read the `gold` table. Only evaluation and post-hoc analysis may:
+    /// the label-free discipline is checked when the pipeline is validated.
+    fn reads_gold(&self) -> bool {
+        false
+    }
+    /// Whether the stage accepts inputs beyond the required ones (reports do).
+    fn accepts_any_inputs(&self) -> bool {
+        false
+    }
+    /// Names of the tables it writes (`stage_id` is the YAML id, for stages named by it).
+    fn outputs(&self, stage_id: &str) -> Vec<String>;
+    /// The resolved config, as it enters the cache key (defaults filled in).
+    fn config_json(&self) -> serde_json::Value;
+    /// Hashes of anything outside the input tables that changes the output (files it reads).
+    fn fingerprint(&self, _ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::new())
+    }
+    /// Compute the outputs.
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>>;
+}
+
+/// A matrix axis value of one stage instance.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum AxisValue {
+    /// A seed.
+    Seed(u64),
+    /// An arm name.
+    Arm(String),
+}
+
+impl std::fmt::Display for AxisValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AxisValue::Seed(s) => write!(f, "{s}"),
+            AxisValue::Arm(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// What a stage instance knows about where it runs.
+#[derive(Clone, Debug)]
+pub struct StageContext {
+    /// The YAML stage id.
+    pub stage_id: String,
+    /// Instance label (`seed-0_arm-lucid`, or `all`).
+    pub label: String,
+    /// This instance's matrix values by axis name.
+    pub matrix: BTreeMap<String, AxisValue>,
+    /// A private folder for checkpoints that survives a kill (keyed by the cache key).
+    pub work_dir: PathBuf,
+    /// lucid's cache folder (built databases, gold results).
+    pub cache_dir: PathBuf,
+    /// Where relative paths in configs are resolved (the directory `lucid run` runs in).
+    pub base_dir: PathBuf,
+    /// Progress reporting.
+    pub progress: Progress,
+}
+
+impl StageContext {
+    /// The seed of this instance, if the stage is expanded over seeds.
+    pub fn seed(&self) -> Option<u64> {
+        match self.matrix.get("seed") {
+            Some(AxisValue::Seed(s)) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The arm of this instance, if the stage is expanded over arms.
+    pub fn arm(&self) -> Option<&str> {
+        match self.matrix.get("arm") {
+            Some(AxisValue::Arm(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// A config path made absolute against the base directory, with `{seed}` and `{arm}` filled in.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let mut p = path.to_string();
+        for (axis, v) in &self.matrix {
+            p = p.replace(&format!("{{{axis}}}"), &v.to_string());
+        }
+        self.base_dir.join(p)
+    }
+}
+
+/// The input tables of one instance, by table name (all bound producer instances concatenated).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// Tables by name.
+    pub tables: BTreeMap<String, RecordBatch>,
+}
+
+impl Inputs {
+    /// The table `name`, or an error naming the stage.
+    pub fn get(&self, ctx: &StageContext, name: &str) -> Result<&RecordBatch> {
+        self.tables
+            .get(name)
+            .ok_or_else(|| Error::Usage(format!("stage '{}' needs input table '{name}'", ctx.stage_id)))
+    }
+}
+
+/// blake3 of a file, hex; errors name the file.
+pub fn file_fingerprint(path: &std::path::Path) -> Result<String> {
+    Ok(crate::eval::engine::hash_file(path)?.to_hex().to_string())
+}

@@ -1,0 +1,123 @@
+//! DataFusion over run folders: every table of a run (a folder of Parquet files) registered by
+//! name; several runs are stacked with a `run` column. Used by `lucid query` and report stages.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use datafusion::prelude::{ParquetReadOptions, SessionContext};
+
+use crate::error::{Error, Result};
+
+/// Run a future to completion on a small runtime (lucid is synchronous elsewhere).
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime").block_on(f)
+}
+
+fn df_err(context: &str, e: datafusion::error::DataFusionError) -> Error {
+    Error::Usage(format!("{context}: {e}"))
+}
+
+/// Execute `sql` in `ctx`, returning the rows as one batch (with the plan's schema when empty).
+pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<RecordBatch> {
+    let df = ctx.sql(sql).await.map_err(|e| df_err("query", e))?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await.map_err(|e| df_err("query", e))?;
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
+}
+
+/// Run `sql` over in-memory tables.
+pub fn sql_over(tables: &[(String, RecordBatch)], sql: &str) -> Result<RecordBatch> {
+    block_on(async {
+        let ctx = SessionContext::new();
+        for (name, batch) in tables {
+            ctx.register_batch(name, batch.clone()).map_err(|e| df_err(name, e))?;
+        }
+        collect(&ctx, sql).await
+    })
+}
+
+/// The tables of one run folder: subfolders holding `.parquet` files, and loose `.parquet` files.
+pub fn run_tables(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Read { path: dir.into(), source })?;
+    let mut out = Vec::new();
+    for e in rd.filter_map(|e| e.ok()) {
+        let p = e.path();
+        let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let has_parquet = |d: &Path| {
+            std::fs::read_dir(d)
+                .map(|rd| rd.filter_map(|e| e.ok()).any(|e| e.path().extension().is_some_and(|x| x == "parquet")))
+                .unwrap_or(false)
+        };
+        if (p.is_dir() && has_parquet(&p)) || p.extension().is_some_and(|x| x == "parquet") {
+            out.push((name, p));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The run folders named by `paths`: a run (has `manifest.json` or tables), or a folder of runs.
+pub fn expand_runs(paths: &[PathBuf]) -> Result<Vec<(String, PathBuf)>> {
+    let mut runs = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            return Err(Error::input(p, "no such run or folder"));
+        }
+        let is_run = p.join("manifest.json").is_file() || !run_tables(p)?.is_empty() || p.is_file();
+        if is_run {
+            runs.push((label(p), p.clone()));
+            continue;
+        }
+        let mut sub: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|source| Error::Read { path: p.clone(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|d| d.join("manifest.json").is_file())
+            .collect();
+        sub.sort();
+        if sub.is_empty() {
+            return Err(Error::input(p, "holds no run (no manifest.json and no Parquet tables)"));
+        }
+        runs.extend(sub.into_iter().map(|d| (label(&d), d)));
+    }
+    Ok(runs)
+}
+
+fn label(p: &Path) -> String {
+    p.file_name().unwrap_or(p.as_os_str()).to_string_lossy().into_owned()
+}
+
+/// A session with every table of `runs` registered; with several runs each table is the union
+/// of theirs with a leading `run` column. Returns the table names.
+pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
+    let ctx = SessionContext::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut parts: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+    for (i, (run, dir)) in runs.iter().enumerate() {
+        let tables =
+            if dir.is_file() { vec![(label(dir).replace(".parquet", ""), dir.clone())] } else { run_tables(dir)? };
+        for (name, path) in tables {
+            let registered = if runs.len() == 1 { name.clone() } else { format!("__run{i}_{name}") };
+            let loc = if path.is_dir() { format!("{}/", path.display()) } else { path.display().to_string() };
+            ctx.register_parquet(&registered, &loc, ParquetReadOptions::default())
+                .await
+                .map_err(|e| df_err(&path.display().to_string(), e))?;
+            parts.entry(name).or_default().push((run.clone(), registered));
+        }
+    }
+    for (name, members) in parts {
+        if runs.len() > 1 {
+            let union = members
+                .iter()
+                .map(|(run, t)| format!("SELECT '{}' AS run, * FROM \"{t}\"", run.replace('\'', "''")))
+                .collect::<Vec<_>>()
+                .join(" UNION ALL ");
+            ctx.sql(&format!("CREATE VIEW \"{name}\" AS {union}")).await.map_err(|e| df_err(&name, e))?;
+        }
+        names.push(name);
+    }
+    Ok((ctx, names))
+}

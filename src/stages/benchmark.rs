@@ -1,0 +1,152 @@
+//! `kind: benchmark` — loads a benchmark and writes `tasks` (what the agent may see) and `gold`
+//! (reference SQL, for evaluation only).
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{self, Benchmark};
+use crate::error::{Error, Result};
+use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+
+/// Where the benchmark comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The bundled mini benchmark (`data/mini`).
+    #[default]
+    Bundled,
+    /// A BIRD-layout folder (`path`, with `<split>.json` and `<split>_databases/`).
+    Bird,
+    /// A Spider-layout folder (`path`, with `questions` and `database/`).
+    Spider,
+}
+
+/// Config of the benchmark stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkStage {
+    /// bundled (default) | bird | spider.
+    #[serde(default)]
+    pub source: Source,
+    /// Folder of a bird/spider benchmark (relative to where `lucid run` runs).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// BIRD split name (`dev` reads `dev.json` and `dev_databases/`).
+    #[serde(default = "default_split")]
+    pub split: String,
+    /// Spider question file.
+    #[serde(default = "default_questions")]
+    pub questions: String,
+    /// Keep only the first N questions (a quick subset).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+fn default_split() -> String {
+    "dev".into()
+}
+
+fn default_questions() -> String {
+    "dev.json".into()
+}
+
+impl BenchmarkStage {
+    fn load(&self, ctx: &StageContext) -> Result<Benchmark> {
+        let dir = || {
+            self.path
+                .as_deref()
+                .map(|p| ctx.resolve(p))
+                .ok_or_else(|| Error::Usage(format!("stage '{}': source {:?} needs `path`", ctx.stage_id, self.source)))
+        };
+        let mut b = match self.source {
+            Source::Bundled => {
+                let src = self.path.as_deref().map_or_else(bench::bundled::default_dir, |p| ctx.resolve(p));
+                bench::bundled::load(&src, &ctx.cache_dir)?
+            }
+            Source::Bird => bench::bird::load(&dir()?, &self.split)?,
+            Source::Spider => bench::spider::load(&dir()?, &self.questions)?,
+        };
+        if let Some(n) = self.limit {
+            b.tasks.truncate(n);
+            b.gold.truncate(n);
+        }
+        Ok(b)
+    }
+
+    fn source_files(&self, ctx: &StageContext) -> Vec<std::path::PathBuf> {
+        match self.source {
+            Source::Bundled => {
+                let src = self.path.as_deref().map_or_else(bench::bundled::default_dir, |p| ctx.resolve(p));
+                let mut files = vec![src.join("questions.json")];
+                if let Ok(rd) = std::fs::read_dir(src.join("databases")) {
+                    let mut dbs: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                    dbs.sort();
+                    files.extend(dbs);
+                }
+                files
+            }
+            Source::Bird => {
+                let d = ctx.resolve(self.path.as_deref().unwrap_or("."));
+                vec![d.join(format!("{}.json", self.split))]
+            }
+            Source::Spider => vec![ctx.resolve(self.path.as_deref().unwrap_or(".")).join(&self.questions)],
+        }
+    }
+}
+
+impl Stage for BenchmarkStage {
+    fn kind(&self) -> &'static str {
+        "benchmark"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn outputs(&self, _: &str) -> Vec<String> {
+        vec!["tasks".into(), "gold".into()]
+    }
+
+    fn config_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serializes")
+    }
+
+    /// The question files by content; databases by path, size and modification time (hashing a
+    /// 1.5 GB BIRD folder on every run would cost more than the run).
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        let mut fp = BTreeMap::new();
+        for f in self.source_files(ctx) {
+            fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
+        }
+        if self.source != Source::Bundled {
+            let b = self.load(ctx)?;
+            let mut dbs: Vec<_> = b.tasks.iter().map(|t| t.db_path.clone()).collect();
+            dbs.sort();
+            dbs.dedup();
+            let mut h = blake3::Hasher::new();
+            for p in dbs {
+                let m = std::fs::metadata(&p).map_err(|source| Error::Read { path: p.clone(), source })?;
+                let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                h.update(format!("{}\0{}\0{:?}\n", p.display(), m.len(), mtime).as_bytes());
+            }
+            fp.insert("databases(path,size,mtime)".into(), h.finalize().to_hex().to_string());
+        }
+        Ok(fp)
+    }
+
+    fn run(&self, ctx: &StageContext, _: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let b = self.load(ctx)?;
+        ctx.progress.set_total(b.tasks.len() as u64);
+        ctx.progress.advance(b.tasks.len() as u64);
+        Ok(vec![
+            ("tasks".into(), bench::tables::tasks_batch(&b.tasks)?),
+            ("gold".into(), bench::tables::gold_batch(&b.gold)?),
+        ])
+    }
+}

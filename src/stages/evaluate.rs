@@ -1,0 +1,208 @@
+//! `kind: evaluate` — execution accuracy per episode (`evaluation`: step, question_id, db_id,
+//! difficulty, u, verdict, pred_status, gold_status, pred_rows) with BIRD's rule. One of the only
+//! stages allowed to read `gold`. Processes episodes in the seed's order when an `order` input is
+//! given, in resumable chunks; gold results come from the shared gold-result cache, so every arm
+//! and seed executes each gold query once. No timings in the table: it is the same on every run.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::tables::column;
+use crate::error::{Error, Result};
+use crate::eval::engine::Ran;
+use crate::eval::{EvalOptions, Pair, evaluate};
+use crate::pipeline::checkpoint::run_chunks;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+
+/// Config of the evaluate stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateStage {
+    /// Pair timeout in seconds (BIRD: 30).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: f64,
+    /// Episodes per durable chunk.
+    #[serde(default = "default_chunk")]
+    pub chunk_size: usize,
+    /// Row cap per query.
+    #[serde(default = "default_max_rows")]
+    pub max_rows: u64,
+    /// Use the shared gold-result cache.
+    #[serde(default = "default_true")]
+    pub gold_cache: bool,
+}
+
+fn default_timeout() -> f64 {
+    30.0
+}
+fn default_chunk() -> usize {
+    256
+}
+fn default_max_rows() -> u64 {
+    10_000_000
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Schema of the `evaluation` table (before the runner's matrix columns).
+pub fn evaluation_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("step", DataType::UInt64, false),
+        Field::new("question_id", DataType::Int64, false),
+        Field::new("db_id", DataType::Utf8, false),
+        Field::new("difficulty", DataType::Utf8, false),
+        Field::new("u", DataType::UInt8, false),
+        Field::new("verdict", DataType::Utf8, false),
+        Field::new("pred_status", DataType::Utf8, false),
+        Field::new("gold_status", DataType::Utf8, false),
+        Field::new("pred_rows", DataType::UInt64, true),
+    ])
+}
+
+struct Episode {
+    question_id: i64,
+    db_id: String,
+    difficulty: String,
+    db_path: PathBuf,
+    pred: Option<String>,
+    gold: String,
+}
+
+fn status(r: Option<&Ran>) -> &'static str {
+    match r {
+        None => "not_string",
+        Some(Ran::Rows { truncated: true, .. }) => "truncated",
+        Some(Ran::Rows { .. }) => "ok",
+        Some(Ran::Error(_)) => "error",
+        Some(Ran::Timeout) => "timeout",
+    }
+}
+
+impl EvaluateStage {
+    fn episodes(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Episode>> {
+        let p = |n: &str| PathBuf::from(n);
+        let tasks = inputs.get(ctx, "tasks")?;
+        let gold = inputs.get(ctx, "gold")?;
+        let preds = inputs.get(ctx, "predictions")?;
+        let t_qid = column::<Int64Array>(tasks, &p("tasks"), "question_id")?;
+        let (t_db, t_diff, t_path) = (
+            column::<StringArray>(tasks, &p("tasks"), "db_id")?,
+            column::<StringArray>(tasks, &p("tasks"), "difficulty")?,
+            column::<StringArray>(tasks, &p("tasks"), "db_path")?,
+        );
+        let g_qid = column::<Int64Array>(gold, &p("gold"), "question_id")?;
+        let g_sql = column::<StringArray>(gold, &p("gold"), "gold_sql")?;
+        let p_qid = column::<Int64Array>(preds, &p("predictions"), "question_id")?;
+        let p_sql = column::<StringArray>(preds, &p("predictions"), "sql")?;
+        let gold_of: HashMap<i64, &str> = (0..gold.num_rows()).map(|i| (g_qid.value(i), g_sql.value(i))).collect();
+        let pred_of: HashMap<i64, Option<&str>> =
+            (0..preds.num_rows()).map(|i| (p_qid.value(i), p_sql.is_valid(i).then(|| p_sql.value(i)))).collect();
+        let task_of: HashMap<i64, usize> = (0..tasks.num_rows()).map(|i| (t_qid.value(i), i)).collect();
+        let order: Vec<i64> = match inputs.tables.get("order") {
+            Some(o) => column::<Int64Array>(o, &p("order"), "question_id")?.values().to_vec(),
+            None => t_qid.values().to_vec(),
+        };
+        order
+            .into_iter()
+            .map(|qid| {
+                let missing =
+                    |what: &str| Error::Usage(format!("stage '{}': question_id {qid} has no {what}", ctx.stage_id));
+                let i = *task_of.get(&qid).ok_or_else(|| missing("task"))?;
+                Ok(Episode {
+                    question_id: qid,
+                    db_id: t_db.value(i).into(),
+                    difficulty: t_diff.value(i).into(),
+                    db_path: PathBuf::from(t_path.value(i)),
+                    pred: pred_of.get(&qid).ok_or_else(|| missing("prediction"))?.map(str::to_string),
+                    gold: gold_of.get(&qid).ok_or_else(|| missing("gold"))?.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+impl Stage for EvaluateStage {
+    fn kind(&self) -> &'static str {
+        "evaluate"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &["tasks", "gold", "predictions"]
+    }
+
+    fn optional_inputs(&self) -> &'static [&'static str] {
+        &["order"]
+    }
+
+    fn reads_gold(&self) -> bool {
+        true
+    }
+
+    fn outputs(&self, _: &str) -> Vec<String> {
+        vec!["evaluation".into()]
+    }
+
+    fn config_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serializes")
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let episodes = self.episodes(ctx, inputs)?;
+        let timeout = Duration::try_from_secs_f64(self.timeout_secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| Error::Usage(format!("stage '{}': timeout_secs must be positive", ctx.stage_id)))?;
+        let opts = EvalOptions {
+            timeout,
+            max_rows: self.max_rows,
+            cache: self.gold_cache.then(|| ctx.cache_dir.join("gold-results.sqlite")),
+            ..EvalOptions::default()
+        };
+        let parts = run_chunks(ctx, episodes.len(), self.chunk_size, |range, _| {
+            let chunk = &episodes[range.clone()];
+            let pairs: Vec<Pair<'_>> = chunk
+                .iter()
+                .map(|e| Pair { pred: e.pred.as_deref(), gold: &e.gold, db: Path::new(&e.db_path) })
+                .collect();
+            let (results, _) = evaluate(&pairs, &opts)?;
+            let rows = |f: &dyn Fn(&Episode) -> String| StringArray::from_iter_values(chunk.iter().map(f));
+            Ok(RecordBatch::try_new(
+                Arc::new(evaluation_schema()),
+                vec![
+                    Arc::new(UInt64Array::from_iter_values(range.map(|s| s as u64))),
+                    Arc::new(Int64Array::from_iter_values(chunk.iter().map(|e| e.question_id))),
+                    Arc::new(rows(&|e| e.db_id.clone())),
+                    Arc::new(rows(&|e| e.difficulty.clone())),
+                    Arc::new(UInt8Array::from_iter_values(results.iter().map(|r| r.verdict.res()))),
+                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| r.verdict.as_str()))),
+                    Arc::new(StringArray::from_iter_values(
+                        results.iter().map(|r| status(r.pred.as_ref().map(|p| &p.ran))),
+                    )),
+                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| status(Some(&r.gold.ran))))),
+                    Arc::new(UInt64Array::from(
+                        results
+                            .iter()
+                            .map(|r| match r.pred.as_ref().map(|p| &p.ran) {
+                                Some(Ran::Rows { n_rows, .. }) => Some(*n_rows),
+                                _ => None,
+                            })
+                            .collect::<Vec<_>>(),
+                    )),
+                ],
+            )?)
+        })?;
+        let schema = Arc::new(evaluation_schema());
+        Ok(vec![("evaluation".into(), arrow::compute::concat_batches(&schema, &parts)?)])
+    }
+}

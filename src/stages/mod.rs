@@ -1,0 +1,8 @@
+//! The stage kinds, one file each. A stage maps input tables to output tables and never decides
+//! about caching, matrix columns or where files go: the pipeline runner does.
+
+pub mod benchmark;
+pub mod evaluate;
+pub mod permutation;
+pub mod predictions;
+pub mod report;
