@@ -20,4 +20,9 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval
+bench: bench-eval bench-pipeline
+
+# Pipeline overhead: cold run, identical rerun, one more seed; figures in tests/bench/results/pipeline.md.
+bench-pipeline:
+    cargo build --release
+    tests/bench/bench_pipeline.sh target/release/lucid tests/bench/results/pipeline.md

@@ -322,3 +322,28 @@ fn concurrent_runs_share_a_runs_folder_safely() {
     p.run(&[]);
     assert!(computed(&p.manifest("c1")).is_empty(), "gc deleted something run c1 uses");
 }
+
+#[test]
+fn run_tables_open_unchanged_in_duckdb_and_polars() {
+    let check = "import duckdb, polars";
+    if !Command::new("python3").args(["-c", check]).output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: python3 with duckdb and polars not found (.ci/run installs them)");
+        return;
+    }
+    let p = Project::new("py", &sample(), 16);
+    p.run(&[]);
+    let script = r#"
+import duckdb, polars as pl
+ev = "runs/py/evaluation/*.parquet"
+d = duckdb.sql(f"SELECT seed, arm, count(*) AS n, sum(u) AS c FROM read_parquet('{ev}') GROUP BY ALL ORDER BY seed").fetchall()
+assert d == [(0, 'a', 62, 44), (1, 'a', 62, 44)], d
+df = pl.read_parquet(ev)
+assert df.height == 124 and df["u"].sum() == 88, df
+assert set(df.columns) >= {"seed", "arm", "step", "question_id", "u", "verdict"}, df.columns
+t = pl.read_parquet("runs/py/tasks/all.parquet")
+assert t.columns == ["question_id", "db_id", "question", "evidence", "difficulty", "db_path"], t.columns
+print("ok")
+"#;
+    let o = Command::new("python3").args(["-c", script]).current_dir(p.path()).output().unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}
