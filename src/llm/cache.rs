@@ -1,0 +1,115 @@
+//! The response cache: an SQLite file (WAL, safe under concurrent writers) keyed by the hash of
+//! (backend, model, messages, decoding, sample index), so identical prompts across arms, seeds
+//! and reruns cost one call. Failures are not cached. Hits and misses are counted.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity};
+use crate::error::{Error, Result};
+
+/// The cache key of a request to a model (hex blake3).
+pub fn request_key(id: &ModelIdentity, req: &ChatRequest) -> String {
+    let bytes = serde_json::to_vec(&(id, req)).expect("request serializes");
+    blake3::hash(&bytes).to_hex().to_string()
+}
+
+/// A model wrapped with the response cache.
+pub struct CachedModel {
+    inner: Arc<dyn ChatModel>,
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    /// Calls answered from the cache.
+    pub hits: AtomicU64,
+    /// Calls that went to the model.
+    pub misses: AtomicU64,
+}
+
+impl CachedModel {
+    /// Wrap `inner` with the cache file at `path`.
+    pub fn new(inner: Arc<dyn ChatModel>, path: &Path) -> Result<CachedModel> {
+        let err = |source| Error::Sqlite { path: path.into(), source };
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(|source| Error::Write { path: d.into(), source })?;
+        }
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(60)).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "wal").map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS responses (
+                key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,
+                text TEXT NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_ms REAL NOT NULL)",
+        )
+        .map_err(err)?;
+        Ok(CachedModel {
+            inner,
+            conn: Mutex::new(conn),
+            path: path.into(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        })
+    }
+
+    fn lookup(&self, key: &str) -> Option<Completion> {
+        let conn = self.conn.lock().expect("cache lock");
+        conn.query_row("SELECT text, tokens_in, tokens_out FROM responses WHERE key = ?1", params![key], |r| {
+            Ok(Completion {
+                text: r.get(0)?,
+                tokens_in: r.get(1)?,
+                tokens_out: r.get(2)?,
+                latency: Duration::ZERO,
+                attempts: 0,
+                cache_hit: true,
+            })
+        })
+        .optional()
+        .ok()
+        .flatten()
+    }
+
+    fn store(&self, key: &str, req: &ChatRequest, c: &Completion) -> Result<()> {
+        let id = self.inner.identity();
+        let request = serde_json::to_string(req).expect("request serializes");
+        let conn = self.conn.lock().expect("cache lock");
+        conn.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                key,
+                id.backend,
+                id.model,
+                request,
+                c.text,
+                c.tokens_in,
+                c.tokens_out,
+                c.latency.as_secs_f64() * 1e3
+            ],
+        )
+        .map_err(|source| Error::Sqlite { path: self.path.clone(), source })?;
+        Ok(())
+    }
+}
+
+impl ChatModel for CachedModel {
+    fn identity(&self) -> ModelIdentity {
+        self.inner.identity()
+    }
+
+    fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        let key = request_key(&self.inner.identity(), req);
+        if let Some(hit) = self.lookup(&key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(hit);
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let c = self.inner.chat(req)?;
+        // A cache write failure must not lose the answer: report it and return the answer.
+        if let Err(e) = self.store(&key, req, &c) {
+            eprintln!("warning: response cache: {e}");
+        }
+        Ok(c)
+    }
+}

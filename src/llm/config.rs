@@ -1,0 +1,116 @@
+//! Model configuration as written in a pipeline (`model: {backend: openai, ...}`) and the
+//! construction of the backend it names.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::http::{HttpClient, Secret};
+use super::retry::RetryPolicy;
+use super::{ChatModel, anthropic::Anthropic, local::LocalModel, openai::OpenAi, replay::Replay};
+use crate::error::{Error, Result};
+
+/// Which model answers, and how to reach it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "backend", rename_all = "lowercase")]
+pub enum ModelConfig {
+    /// An OpenAI-compatible server.
+    Openai(HttpConfig),
+    /// Anthropic's Messages API.
+    Anthropic(HttpConfig),
+    /// A local GGUF chat model run by candle on the CPU (default: SmolLM2-135M-Instruct).
+    Local(LocalConfig),
+    /// Answers from recorded calls.
+    Replay(ReplayConfig),
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig::Local(LocalConfig::default())
+    }
+}
+
+/// An HTTP backend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Model name.
+    pub model: String,
+    /// Base URL (OpenAI: including `/v1`; default the vendor's).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key (OpenAI default `OPENAI_API_KEY`,
+    /// optional for local servers; Anthropic default `ANTHROPIC_API_KEY`). Never the key itself.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Calls in flight at once.
+    #[serde(default = "default_concurrency")]
+    pub max_concurrency: usize,
+    /// Per-request timeout, seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: f64,
+    /// Retries.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+}
+
+fn default_concurrency() -> usize {
+    4
+}
+fn default_timeout() -> f64 {
+    120.0
+}
+
+/// The local candle backend.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalConfig {
+    /// The GGUF file (default: SmolLM2 from `lucid models fetch`).
+    #[serde(default)]
+    pub gguf: Option<PathBuf>,
+}
+
+/// The replay backend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// A recorded `calls` Parquet table (or a folder of them).
+    pub calls: PathBuf,
+}
+
+impl ModelConfig {
+    /// Build the backend. `models_dir` is where `lucid models fetch` puts the offline models.
+    pub fn build(&self, models_dir: &std::path::Path) -> Result<Arc<dyn ChatModel>> {
+        Ok(match self {
+            ModelConfig::Openai(c) => {
+                let key = match &c.api_key_env {
+                    Some(var) => Some(Secret::from_env(var)?),
+                    None => Secret::from_env("OPENAI_API_KEY").ok(),
+                };
+                let base = c.base_url.clone().unwrap_or_else(|| "https://api.openai.com/v1".into());
+                Arc::new(OpenAi { http: http(c, key)?, base_url: base, model: c.model.clone() })
+            }
+            ModelConfig::Anthropic(c) => {
+                let key = Secret::from_env(c.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY"))?;
+                let base = c.base_url.clone().unwrap_or_else(|| "https://api.anthropic.com".into());
+                Arc::new(Anthropic { http: http(c, Some(key))?, base_url: base, model: c.model.clone() })
+            }
+            ModelConfig::Local(c) => {
+                let path = match &c.gguf {
+                    Some(p) => p.clone(),
+                    None => crate::models::smollm2_path(models_dir)?,
+                };
+                Arc::new(LocalModel::load(&path)?)
+            }
+            ModelConfig::Replay(c) => Arc::new(Replay::load(&c.calls)?),
+        })
+    }
+}
+
+fn http(c: &HttpConfig, key: Option<Secret>) -> Result<HttpClient> {
+    let timeout = Duration::try_from_secs_f64(c.timeout_secs)
+        .map_err(|_| Error::Usage(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
+    HttpClient::new(timeout, c.max_concurrency, c.retry.clone(), key)
+}

@@ -1,0 +1,171 @@
+//! The HTTP machinery shared by the OpenAI-compatible and Anthropic backends: one reqwest client
+//! on a small tokio runtime, a bound on calls in flight, retries on 429/5xx/timeouts/dropped
+//! connections/malformed bodies, and an API key held so it can never be printed.
+
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::retry::{Attempt, RetryPolicy};
+use crate::error::{Error, Result};
+
+/// An API key. Its `Debug` never shows it; `redact` scrubs it from any text.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl Secret {
+    /// Read the key from environment variable `var` (an error names the variable, never a value).
+    pub fn from_env(var: &str) -> Result<Secret> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(Secret(v.trim().to_string())),
+            _ => Err(Error::Usage(format!("environment variable {var} (the API key) is not set"))),
+        }
+    }
+
+    /// The key, for a request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced.
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.len() < 4 { text.to_string() } else { text.replace(&self.0, "[redacted]") }
+    }
+}
+
+/// A counting semaphore for calls in flight.
+struct Permits {
+    free: Mutex<usize>,
+    cv: Condvar,
+}
+
+impl Permits {
+    fn acquire(&self) -> PermitGuard<'_> {
+        let mut free = self.free.lock().expect("permits lock");
+        while *free == 0 {
+            free = self.cv.wait(free).expect("permits lock");
+        }
+        *free -= 1;
+        PermitGuard(self)
+    }
+}
+
+struct PermitGuard<'a>(&'a Permits);
+
+impl Drop for PermitGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().expect("permits lock") += 1;
+        self.0.cv.notify_one();
+    }
+}
+
+/// A JSON-over-HTTP client with retries and a concurrency bound.
+pub struct HttpClient {
+    client: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+    permits: Permits,
+    retry: RetryPolicy,
+    key: Option<Secret>,
+}
+
+impl HttpClient {
+    /// A client with a per-request `timeout`, at most `max_concurrency` calls in flight.
+    pub fn new(
+        timeout: Duration,
+        max_concurrency: usize,
+        retry: RetryPolicy,
+        key: Option<Secret>,
+    ) -> Result<HttpClient> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot build HTTP client: {e}")))?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot start async runtime: {e}")))?;
+        Ok(HttpClient {
+            client,
+            rt,
+            permits: Permits { free: Mutex::new(max_concurrency.max(1)), cv: Condvar::new() },
+            retry,
+            key,
+        })
+    }
+
+    /// The key, if this backend has one.
+    pub fn key(&self) -> Option<&Secret> {
+        self.key.as_ref()
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        self.key.as_ref().map_or_else(|| text.to_string(), |k| k.redact(text))
+    }
+
+    /// POST `body` to `url` with `headers`; returns the parsed JSON response and the attempts made.
+    pub fn post_json(
+        &self,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &serde_json::Value,
+    ) -> (std::result::Result<serde_json::Value, String>, u32) {
+        let _permit = self.permits.acquire();
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            match HeaderValue::from_str(v) {
+                Ok(mut hv) => {
+                    hv.set_sensitive(true);
+                    map.insert(HeaderName::from_static(k), hv);
+                }
+                Err(_) => return (Err(format!("header {k} has characters HTTP does not allow")), 0),
+            }
+        }
+        let (result, attempts) = self.retry.run(|_| self.rt.block_on(self.attempt(url, &map, body)));
+        (result.map_err(|m| self.scrub(&m)), attempts)
+    }
+
+    async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Attempt<serde_json::Value> {
+        let resp = match self.client.post(url).headers(headers.clone()).json(body).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let kind = if e.is_timeout() { "timed out" } else { "connection failed" };
+                return Attempt::Retry { message: self.scrub(&format!("{kind}: {e}")), retry_after: None };
+            }
+        };
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let text = match resp.text().await {
+            Ok(t) => t,
+            Err(e) => {
+                return Attempt::Retry { message: self.scrub(&format!("reading the body failed: {e}")), retry_after };
+            }
+        };
+        let excerpt: String = self.scrub(&text).chars().take(300).collect();
+        if status.as_u16() == 429 || status.as_u16() == 408 || status.is_server_error() {
+            return Attempt::Retry { message: format!("HTTP {status}: {excerpt}"), retry_after };
+        }
+        if !status.is_success() {
+            return Attempt::Fatal(format!("HTTP {status}: {excerpt}"));
+        }
+        match serde_json::from_str(&text) {
+            Ok(v) => Attempt::Ok(v),
+            Err(e) => {
+                Attempt::Retry { message: format!("malformed JSON response ({e}): {excerpt}"), retry_after: None }
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The local backend: a GGUF llama-architecture chat model (default SmolLM2-135M-Instruct) run
+//! by candle on the CPU, offline. Greedy or seeded sampling, max-tokens and stop sequences. Each
+//! call works on its own copy of the weights handle (shared tensors, private KV cache), so calls
+//! from several threads do not interfere.
+
+use std::path::Path;
+use std::time::Instant;
+
+use candle_core::quantized::gguf_file;
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::{LogitsProcessor, Sampling};
+use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
+
+use super::gguf_tokenizer::GgufChat;
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, cut_at_stop};
+use crate::error::{Error, Result};
+
+/// A loaded local model.
+pub struct LocalModel {
+    weights: ModelWeights,
+    /// Tokenizer and chat template from the GGUF.
+    pub chat: GgufChat,
+    identity: ModelIdentity,
+}
+
+impl LocalModel {
+    /// Load a GGUF file.
+    pub fn load(path: &Path) -> Result<LocalModel> {
+        let bad = |m: String| Error::input(path, m);
+        let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
+        let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
+        let chat = GgufChat::from_metadata(&ct.metadata).map_err(bad)?;
+        let weights =
+            ModelWeights::from_gguf(ct, &mut file, &Device::Cpu).map_err(|e| bad(format!("cannot load: {e}")))?;
+        let hash = crate::eval::engine::hash_file(path)?.to_hex();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let identity = ModelIdentity { backend: "local".into(), model: format!("{name}@{}", &hash[..16]) };
+        Ok(LocalModel { weights, chat, identity })
+    }
+
+    /// Generate for `req`: (generated token ids, text), or an error message.
+    pub fn generate(&self, req: &ChatRequest) -> std::result::Result<(u32, Vec<u32>, String), String> {
+        let prompt = self.chat.render(&req.messages)?;
+        let ids = self.chat.encode(&prompt)?;
+        let d = &req.decoding;
+        if ids.len() + d.max_tokens as usize > MAX_SEQ_LEN {
+            return Err(format!(
+                "prompt of {} tokens plus max_tokens {} exceeds the model's {MAX_SEQ_LEN}-token window",
+                ids.len(),
+                d.max_tokens
+            ));
+        }
+        let ce = |e: candle_core::Error| format!("candle: {e}");
+        let mut model = self.weights.clone();
+        let input = Tensor::new(ids.as_slice(), &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+        let mut logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let sampling = match (d.temperature, d.top_p) {
+            (t, _) if t <= 0.0 => Sampling::ArgMax,
+            (t, Some(p)) => Sampling::TopP { p, temperature: t },
+            (t, None) => Sampling::All { temperature: t },
+        };
+        let seed = d.seed ^ (req.sample_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut sampler = LogitsProcessor::from_sampling(seed, sampling);
+        let mut out: Vec<u32> = Vec::new();
+        let mut text = String::new();
+        while out.len() < d.max_tokens as usize {
+            let next = sampler.sample(&logits).map_err(ce)?;
+            if self.chat.stop_ids.contains(&next) {
+                break;
+            }
+            out.push(next);
+            text = self.chat.decode(&out)?;
+            if d.stop.iter().any(|s| !s.is_empty() && text.contains(s.as_str())) {
+                break;
+            }
+            let pos = ids.len() + out.len() - 1;
+            let step = Tensor::new(&[next], &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+            logits = model.forward(&step, pos).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        }
+        Ok((ids.len() as u32, out, cut_at_stop(&text, &d.stop)))
+    }
+}
+
+impl ChatModel for LocalModel {
+    fn identity(&self) -> ModelIdentity {
+        self.identity.clone()
+    }
+
+    fn chat(&self, req: &ChatRequest) -> std::result::Result<Completion, CallFailure> {
+        let start = Instant::now();
+        let (tokens_in, out, text) = self.generate(req).map_err(|message| CallFailure { message, attempts: 1 })?;
+        Ok(Completion {
+            text,
+            tokens_in,
+            tokens_out: out.len() as u32,
+            latency: start.elapsed(),
+            attempts: 1,
+            cache_hit: false,
+        })
+    }
+}

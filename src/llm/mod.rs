@@ -1,0 +1,155 @@
+//! Chat models: one trait, four backends (OpenAI-compatible HTTP, Anthropic Messages, a local
+//! candle GGUF model, replay of recorded calls), a response cache, and retries. A call that still
+//! fails after its retries is returned as a [`CallFailure`] for the caller to record — never
+//! dropped, never a panic. API keys are read from environment variables and never written out.
+
+pub mod anthropic;
+pub mod cache;
+pub mod config;
+pub mod gguf_tokenizer;
+pub mod http;
+pub mod local;
+pub mod openai;
+pub mod replay;
+pub mod retry;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use config::ModelConfig;
+
+/// Who speaks a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The user (our prompts).
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The role name used by every API and chat template.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// Speaker.
+    pub role: Role,
+    /// Text.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(c: impl Into<String>) -> Message {
+        Message { role: Role::System, content: c.into() }
+    }
+    /// A user message.
+    pub fn user(c: impl Into<String>) -> Message {
+        Message { role: Role::User, content: c.into() }
+    }
+}
+
+/// Decoding parameters (part of every cache key).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decoding {
+    /// Most tokens to generate.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+    /// 0 = greedy.
+    #[serde(default)]
+    pub temperature: f64,
+    /// Nucleus sampling mass (None: off).
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// Sampling seed (local backend; sent as `seed` to OpenAI-compatible servers).
+    #[serde(default)]
+    pub seed: u64,
+    /// Stop sequences.
+    #[serde(default)]
+    pub stop: Vec<String>,
+}
+
+fn default_max_tokens() -> u32 {
+    256
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Decoding { max_tokens: default_max_tokens(), temperature: 0.0, top_p: None, seed: 0, stop: Vec::new() }
+    }
+}
+
+/// One request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// Decoding.
+    pub decoding: Decoding,
+    /// Which sample of an otherwise identical request (distinct samples are cached apart).
+    pub sample_index: u32,
+}
+
+/// A successful call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Completion {
+    /// The generated text (stop sequence removed).
+    pub text: String,
+    /// Prompt tokens.
+    pub tokens_in: u32,
+    /// Generated tokens.
+    pub tokens_out: u32,
+    /// Wall-clock time including retries (0 for cache hits).
+    pub latency: Duration,
+    /// Attempts made (0 for cache hits).
+    pub attempts: u32,
+    /// Served from the response cache.
+    pub cache_hit: bool,
+}
+
+/// A call that failed after its retries.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("model call failed after {attempts} attempt(s): {message}")]
+pub struct CallFailure {
+    /// What went wrong (never contains a key).
+    pub message: String,
+    /// Attempts made.
+    pub attempts: u32,
+}
+
+/// Which model answers: part of every cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// openai / anthropic / local / replay.
+    pub backend: String,
+    /// Model name (local: the GGUF's content hash prefix and file name).
+    pub model: String,
+}
+
+/// A chat model.
+pub trait ChatModel: Send + Sync {
+    /// Backend and model.
+    fn identity(&self) -> ModelIdentity;
+    /// Answer one request (after retries, a failure is a value).
+    fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure>;
+}
+
+/// `text` up to the first stop sequence (servers usually cut already; this makes it certain).
+pub fn cut_at_stop(text: &str, stop: &[String]) -> String {
+    let end = stop.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str())).min().unwrap_or(text.len());
+    text[..end].to_string()
+}

@@ -1,0 +1,73 @@
+//! Any OpenAI-compatible `/chat/completions` server (hosted APIs, vLLM, llama.cpp server, Ollama).
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::http::HttpClient;
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, cut_at_stop};
+
+/// The OpenAI-compatible backend.
+pub struct OpenAi {
+    /// HTTP client.
+    pub http: HttpClient,
+    /// Base URL including the version path (e.g. `http://localhost:8000/v1`).
+    pub base_url: String,
+    /// Model name sent to the server.
+    pub model: String,
+}
+
+/// The request body for `req`.
+pub fn body(model: &str, req: &ChatRequest) -> serde_json::Value {
+    let d = &req.decoding;
+    let messages: Vec<_> =
+        req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect();
+    let mut b = json!({
+        "model": model,
+        "messages": messages,
+        "max_tokens": d.max_tokens,
+        "temperature": d.temperature,
+        "seed": d.seed.wrapping_add(req.sample_index as u64),
+        "n": 1,
+    });
+    if let Some(p) = d.top_p {
+        b["top_p"] = json!(p);
+    }
+    if !d.stop.is_empty() {
+        b["stop"] = json!(d.stop);
+    }
+    b
+}
+
+/// Text and token counts from a response, or why it is unusable.
+pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), String> {
+    let text = v["choices"][0]["message"]["content"]
+        .as_str()
+        .ok_or_else(|| "response has no choices[0].message.content".to_string())?;
+    let tok = |k: &str| v["usage"][k].as_u64().unwrap_or(0) as u32;
+    Ok((text.to_string(), tok("prompt_tokens"), tok("completion_tokens")))
+}
+
+impl ChatModel for OpenAi {
+    fn identity(&self) -> ModelIdentity {
+        ModelIdentity { backend: "openai".into(), model: self.model.clone() }
+    }
+
+    fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        let start = Instant::now();
+        let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
+        let headers: Vec<(&'static str, String)> =
+            self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default();
+        let (result, attempts) = self.http.post_json(&url, &headers, &body(&self.model, req));
+        let (text, tokens_in, tokens_out) =
+            result.and_then(|v| parse(&v)).map_err(|message| CallFailure { message, attempts })?;
+        Ok(Completion {
+            text: cut_at_stop(&text, &req.decoding.stop),
+            tokens_in,
+            tokens_out,
+            latency: start.elapsed(),
+            attempts,
+            cache_hit: false,
+        })
+    }
+}

@@ -1,0 +1,77 @@
+//! Replay: answers from a recorded `calls` table (columns `key`, `backend`, `model`, `text`,
+//! `tokens_in`, `tokens_out`; failed calls have a null `text`), for exact reruns without a model.
+//! A request that was never recorded is a recorded failure, not a guess.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use arrow::array::{Array, StringArray, UInt32Array};
+
+use super::cache::request_key;
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity};
+use crate::bench::tables::column;
+use crate::error::{Error, Result};
+
+/// Recorded answers by request key.
+pub struct Replay {
+    identity: ModelIdentity,
+    answers: HashMap<String, (String, u32, u32)>,
+}
+
+impl Replay {
+    /// Load a calls table (a Parquet file or a folder of them).
+    pub fn load(path: &Path) -> Result<Replay> {
+        let files: Vec<std::path::PathBuf> = if path.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(path)
+                .map_err(|source| Error::Read { path: path.into(), source })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![path.to_path_buf()]
+        };
+        let mut answers = HashMap::new();
+        let mut identity = None;
+        for f in files {
+            let b = crate::table::read_parquet(&f)?;
+            let (key, text) = (column::<StringArray>(&b, &f, "key")?, column::<StringArray>(&b, &f, "text")?);
+            let (backend, model) = (column::<StringArray>(&b, &f, "backend")?, column::<StringArray>(&b, &f, "model")?);
+            let (tin, tout) =
+                (column::<UInt32Array>(&b, &f, "tokens_in")?, column::<UInt32Array>(&b, &f, "tokens_out")?);
+            for i in 0..b.num_rows() {
+                let id = ModelIdentity { backend: backend.value(i).into(), model: model.value(i).into() };
+                match &identity {
+                    None => identity = Some(id),
+                    Some(seen) if *seen != id => {
+                        return Err(Error::input(&f, format!("row {i}: calls of two models ({seen:?} and {id:?})")));
+                    }
+                    _ => {}
+                }
+                if text.is_valid(i) {
+                    answers.insert(key.value(i).to_string(), (text.value(i).to_string(), tin.value(i), tout.value(i)));
+                }
+            }
+        }
+        let identity = identity.ok_or_else(|| Error::input(path, "no recorded calls"))?;
+        Ok(Replay { identity, answers })
+    }
+}
+
+impl ChatModel for Replay {
+    /// The recorded model's identity, so request keys match the recording.
+    fn identity(&self) -> ModelIdentity {
+        self.identity.clone()
+    }
+
+    fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        let key = request_key(&self.identity, req);
+        let (text, tokens_in, tokens_out) = self.answers.get(&key).cloned().ok_or_else(|| CallFailure {
+            message: format!("replay: no recorded response for request {key}"),
+            attempts: 1,
+        })?;
+        Ok(Completion { text, tokens_in, tokens_out, latency: Duration::ZERO, attempts: 1, cache_hit: false })
+    }
+}
