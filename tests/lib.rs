@@ -3,8 +3,12 @@
 mod common;
 mod eval_cli;
 mod eval_rule;
+mod fake_server;
 mod hostile_sql;
 mod literal_grounding;
+mod llm_http;
+mod models;
 mod pipeline;
 mod spiderman;
 mod tables;
+mod tiny_models;

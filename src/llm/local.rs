@@ -12,7 +12,7 @@ use candle_transformers::generation::{LogitsProcessor, Sampling};
 use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
 
 use super::gguf_tokenizer::GgufChat;
-use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, cut_at_stop};
+use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Result};
 
 /// A loaded local model.
@@ -38,11 +38,25 @@ impl LocalModel {
         Ok(LocalModel { weights, chat, identity })
     }
 
-    /// Generate for `req`: (generated token ids, text), or an error message.
+    /// Generate for `req`: (prompt tokens, generated token ids, text), or an error message.
     pub fn generate(&self, req: &ChatRequest) -> std::result::Result<(u32, Vec<u32>, String), String> {
         let prompt = self.chat.render(&req.messages)?;
         let ids = self.chat.encode(&prompt)?;
-        let d = &req.decoding;
+        let (out, text) = self.generate_ids(&ids, &req.decoding, req.sample_index)?;
+        Ok((ids.len() as u32, out, text))
+    }
+
+    /// Continue raw `text` (no chat template): the generated text.
+    pub fn continue_text(&self, text: &str, decoding: &Decoding) -> std::result::Result<String, String> {
+        Ok(self.generate_ids(&self.chat.encode(text)?, decoding, 0)?.1)
+    }
+
+    fn generate_ids(
+        &self,
+        ids: &[u32],
+        d: &Decoding,
+        sample_index: u32,
+    ) -> std::result::Result<(Vec<u32>, String), String> {
         if ids.len() + d.max_tokens as usize > MAX_SEQ_LEN {
             return Err(format!(
                 "prompt of {} tokens plus max_tokens {} exceeds the model's {MAX_SEQ_LEN}-token window",
@@ -52,14 +66,14 @@ impl LocalModel {
         }
         let ce = |e: candle_core::Error| format!("candle: {e}");
         let mut model = self.weights.clone();
-        let input = Tensor::new(ids.as_slice(), &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
         let mut logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
             (t, Some(p)) => Sampling::TopP { p, temperature: t },
             (t, None) => Sampling::All { temperature: t },
         };
-        let seed = d.seed ^ (req.sample_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let seed = d.seed ^ (sample_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut sampler = LogitsProcessor::from_sampling(seed, sampling);
         let mut out: Vec<u32> = Vec::new();
         let mut text = String::new();
@@ -77,7 +91,7 @@ impl LocalModel {
             let step = Tensor::new(&[next], &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
             logits = model.forward(&step, pos).and_then(|l| l.squeeze(0)).map_err(ce)?;
         }
-        Ok((ids.len() as u32, out, cut_at_stop(&text, &d.stop)))
+        Ok((out, cut_at_stop(&text, &d.stop)))
     }
 }
 

@@ -6,12 +6,12 @@ use serde::Deserialize;
 
 use super::stage::Stage;
 use crate::stages::{
-    benchmark::BenchmarkStage, evaluate::EvaluateStage, permutation::PermutationStage, predictions::PredictionsStage,
-    report::ReportStage,
+    benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, permutation::PermutationStage,
+    predictions::PredictionsStage, report::ReportStage,
 };
 
 /// Every stage kind a pipeline may name.
-pub const KINDS: &[&str] = &["benchmark", "permutation", "predictions", "evaluate", "report"];
+pub const KINDS: &[&str] = &["benchmark", "permutation", "predictions", "embed", "evaluate", "report"];
 
 /// The shape of a pipeline file, for error messages.
 pub const SHAPE: &str = "{name, description?, seeds?, arms?, runs_dir?, max_parallel?, stages: [{id, kind, description?, inputs?, matrix?, config?}]}";
@@ -22,6 +22,7 @@ pub fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) ->
         "benchmark" => Arc::new(BenchmarkStage::deserialize(d)?),
         "permutation" => Arc::new(PermutationStage::deserialize(d)?),
         "predictions" => Arc::new(PredictionsStage::deserialize(d)?),
+        "embed" => Arc::new(EmbedStage::deserialize(d)?),
         "evaluate" => Arc::new(EvaluateStage::deserialize(d)?),
         "report" => Arc::new(ReportStage::deserialize(d)?),
         other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),

@@ -2,6 +2,7 @@
 //! about caching, matrix columns or where files go: the pipeline runner does.
 
 pub mod benchmark;
+pub mod embed;
 pub mod evaluate;
 pub mod permutation;
 pub mod predictions;

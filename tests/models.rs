@@ -1,0 +1,193 @@
+//! Models without downloads (tiny generated BERT and llama through the real loading code), and
+//! with the real offline models when `lucid models fetch` has put them in the cache.
+
+use std::time::Duration;
+
+use lucid::embed::bert::cosine;
+use lucid::embed::{Embedder, Pooling, VectorIndex};
+use lucid::llm::local::LocalModel;
+use lucid::llm::{ChatModel, ChatRequest, Decoding, Message};
+
+use crate::tiny_models::{write_tiny_bert, write_tiny_llama};
+
+fn request(text: &str, decoding: Decoding) -> ChatRequest {
+    ChatRequest { messages: vec![Message::user(text)], decoding, sample_index: 0 }
+}
+
+#[test]
+fn tiny_bert_embeds_unit_vectors_independent_of_batch_padding() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = write_tiny_bert(&dir.path().join("tiny-bert"));
+    for pooling in [Pooling::Mean, Pooling::Cls, Pooling::Pooler] {
+        let e = Embedder::load(&folder, pooling, 256).unwrap();
+        assert_eq!(e.dim, 32);
+        let short = "how many heads ?";
+        let long = "list the name , age of the heads of the departments where age older than 56 ?";
+        let alone = e.embed(&[short], 8).unwrap();
+        let batched = e.embed(&[long, short, "what is the capital of france ?"], 8).unwrap();
+        assert!((alone[0].iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5, "L2-normalised");
+        // Padding to the batch's longest sentence must not change a vector (masks work), and the
+        // wheel-style fixed padding of 128 is off (it would make this slow, not wrong).
+        assert!(cosine(&alone[0], &batched[1]) > 0.99999, "{pooling:?}: batch changed the vector");
+        assert!(cosine(&batched[0], &batched[2]) < 0.9999);
+    }
+    // Pooler and mean pooling differ (the pooler weights are loaded and used).
+    let m = Embedder::load(&folder, Pooling::Mean, 256).unwrap().embed(&["how many heads"], 1).unwrap();
+    let p = Embedder::load(&folder, Pooling::Pooler, 256).unwrap().embed(&["how many heads"], 1).unwrap();
+    assert!(cosine(&m[0], &p[0]) < 0.999);
+}
+
+#[test]
+fn tiny_llama_tokenizes_renders_and_generates_reproducibly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_llama(&dir.path().join("tiny.gguf"));
+    let model = LocalModel::load(&path).unwrap();
+    let chat = &model.chat;
+    let id = |t: &str| chat.tokenizer.token_to_id(t).unwrap();
+    // Byte-level BPE from the GGUF: merges apply, no prefix space is added, specials stay whole.
+    assert_eq!(
+        chat.encode("hello world").unwrap(),
+        vec![id("he"), id("ll"), id("o"), id("Ġ"), id("w"), id("o"), id("r"), id("l"), id("d")]
+    );
+    let prompt = chat.render(&[Message::user("hi")]).unwrap();
+    assert_eq!(prompt, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+    assert_eq!(chat.encode(&prompt).unwrap()[0], id("<|im_start|>"));
+    assert_eq!(chat.decode(&chat.encode("hello world").unwrap()).unwrap(), "hello world");
+
+    let greedy = Decoding { max_tokens: 12, ..Decoding::default() };
+    let a = model.chat(&request("hello", greedy.clone())).unwrap();
+    let b = model.chat(&request("hello", greedy.clone())).unwrap();
+    assert_eq!(a.text, b.text, "greedy decoding is deterministic");
+    assert!(a.tokens_out > 0 && a.tokens_out <= 12 && a.tokens_in > 5, "{a:?}");
+    // A stop sequence cuts the text before it.
+    let chars: Vec<char> = a.text.chars().collect();
+    if chars.len() >= 3 {
+        let stop: String = chars[1..3].iter().collect();
+        let c = model.chat(&request("hello", Decoding { stop: vec![stop.clone()], ..greedy.clone() })).unwrap();
+        assert!(!c.text.contains(&stop) && a.text.starts_with(&c.text), "{:?} vs {:?}", c.text, a.text);
+    }
+    // Seeded sampling: same seed and sample, same text.
+    let sampled = Decoding { temperature: 1.0, seed: 5, ..greedy.clone() };
+    let s1 = model.chat(&request("hello", sampled.clone())).unwrap();
+    let s2 = model.chat(&request("hello", sampled)).unwrap();
+    assert_eq!(s1.text, s2.text);
+    // Too long a prompt is a recorded failure, not a panic.
+    let long = "hello ".repeat(5000);
+    assert!(model.chat(&request(&long, greedy)).is_err());
+}
+
+#[test]
+fn retrieval_over_100k_rows_is_exact() {
+    let dim = 384;
+    let mut rng = lucid::stages::permutation::SplitMix64(3);
+    let mut unit = || {
+        let v: Vec<f32> = (0..dim).map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let rows: Vec<Vec<f32>> = (0..20_000).map(|_| unit()).collect();
+    let mut idx = VectorIndex::with_capacity(dim, rows.len());
+    for r in &rows {
+        idx.push(r);
+    }
+    let q = unit();
+    let got = idx.search_prefix(&q, 4, 15_000);
+    let mut all: Vec<(usize, f32)> = rows[..15_000].iter().enumerate().map(|(i, r)| (i, cosine(&q, r))).collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), all[..4].iter().map(|a| a.0).collect::<Vec<_>>());
+}
+
+/// The real offline models, when fetched.
+fn real(name: &str) -> Option<std::path::PathBuf> {
+    let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
+    let p = match name {
+        "smollm2" => lucid::models::smollm2_path(&dir),
+        _ => lucid::models::minilm_path(&dir),
+    };
+    match p {
+        Ok(p) => Some(p),
+        Err(_) => {
+            eprintln!("skipped: {name} not fetched (run `lucid models fetch`)");
+            None
+        }
+    }
+}
+
+#[test]
+fn real_minilm_matches_sentence_transformers() {
+    let Some(dir) = real("minilm") else { return };
+    let fixture: serde_json::Value = serde_json::from_str(include_str!("fixtures/minilm_reference.json")).unwrap();
+    let sentences: Vec<&str> = fixture["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    let want: Vec<Vec<f32>> = fixture["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect())
+        .collect();
+    let e = Embedder::load(&dir, Pooling::Mean, 256).unwrap();
+    let got = e.embed(&sentences, 4).unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let c = cosine(g, w);
+        assert!(c >= 0.9999, "sentence {i}: cosine {c} with sentence-transformers");
+    }
+}
+
+#[test]
+fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
+    let Some(path) = real("smollm2") else { return };
+    let model = LocalModel::load(&path).unwrap();
+    // Token ids measured with llama.cpp (llama-cpp-python 0.3.36, vocab_only) on the same GGUF.
+    let cases: &[(&str, &[u32])] = &[
+        ("Hello, world!", &[19556, 28, 905, 17]),
+        (
+            "SELECT COUNT(*) FROM singer WHERE age > 30;",
+            &[23428, 3214, 23330, 12905, 25, 18451, 24078, 28531, 1850, 2986, 216, 35, 32, 43],
+        ),
+        (
+            "<|im_start|>user\nHow many heads of departments are older than 56?<|im_end|>\n",
+            &[1, 4093, 198, 2020, 800, 8648, 282, 11609, 359, 3943, 670, 216, 37, 38, 47, 2, 198],
+        ),
+    ];
+    for (text, ids) in cases {
+        assert_eq!(model.chat.encode(text).unwrap(), ids.to_vec(), "{text:?}");
+    }
+    // The weights work: greedy continuation of a fact, and a chat answer through the template.
+    let d = Decoding { max_tokens: 3, ..Decoding::default() };
+    let text = model.continue_text("The capital of France is", &d).unwrap();
+    assert!(text.contains("Paris"), "{text:?}");
+    let c = model.chat(&request("Name the capital of France in one word.", Decoding { max_tokens: 16, ..d })).unwrap();
+    assert!(c.tokens_out > 0 && c.latency > Duration::ZERO, "{c:?}");
+}
+
+#[test]
+fn embed_stage_writes_the_embeddings_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let bert = write_tiny_bert(&dir.path().join("tiny-bert"));
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini");
+    let yaml = format!(
+        "name: e\nstages:\n  - id: benchmark\n    kind: benchmark\n    config: {{path: {}}}\n  - id: embed\n    kind: embed\n    inputs: [tasks]\n    config: {{model: {}, batch_size: 16}}\n",
+        data.display(),
+        bert.display()
+    );
+    std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
+    let run = |args: &[&str]| {
+        let o = crate::common::lucid(&dir.path().join("cache")).current_dir(dir.path()).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", crate::common::stderr(&o));
+        crate::common::stdout(&o)
+    };
+    run(&["run", "p.yaml", "-q"]);
+    let out = run(&[
+        "query",
+        "runs/e",
+        "SELECT count(*) AS n, count(DISTINCT question_id) AS q, min(model) AS m FROM embeddings",
+        "--format",
+        "csv",
+    ]);
+    let row = out.lines().nth(1).unwrap();
+    assert!(row.starts_with("62,62,tiny-bert@"), "{row}");
+    let batch = lucid::table::read_parquet(&dir.path().join("runs/e/embeddings/all.parquet")).unwrap();
+    let (ids, flat, dim) = lucid::embed::table::read_vectors(&batch).unwrap();
+    assert_eq!((ids.len(), dim), (62, 32));
+    let first = &flat[..dim];
+    assert!((first.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
+}
