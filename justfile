@@ -20,9 +20,17 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline
+bench: bench-eval bench-pipeline bench-models
 
 # Pipeline overhead: cold run, identical rerun, one more seed; figures in tests/bench/results/pipeline.md.
 bench-pipeline:
     cargo build --release
     tests/bench/bench_pipeline.sh target/release/lucid tests/bench/results/pipeline.md
+
+# Model speed vs sentence-transformers and llama-cpp-python (installed into .venv-bench for the
+# benchmark only; llama-cpp-python compiles for ~15 min); figures in tests/bench/results/models.md.
+bench-models:
+    cargo build --release
+    target/release/lucid models fetch
+    test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
+    python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --out tests/bench/results/models.md

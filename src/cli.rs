@@ -42,6 +42,9 @@ pub struct ModelsArgs {
     pub action: ModelsAction,
     /// With `path`: smollm2 or minilm.
     pub name: Option<String>,
+    /// With `bench`: a BIRD-style question JSON whose `question` fields are embedded.
+    #[arg(long, value_name = "FILE")]
+    pub questions: Option<PathBuf>,
     /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -58,6 +61,8 @@ pub enum ModelsAction {
     Path,
     /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
     Smoke,
+    /// Throughput figures as JSON: embedding (--questions), generation, retrieval at 1k/10k/100k.
+    Bench,
 }
 
 /// `lucid run`.

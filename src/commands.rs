@@ -228,6 +228,10 @@ pub fn models(a: &ModelsArgs) -> Result<()> {
             };
             writeln!(out, "{}", p.display()).map_err(werr)
         }
+        ModelsAction::Bench => {
+            let figures = crate::models_bench::run(&dir, a.questions.as_deref())?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&figures).expect("json")).map_err(werr)
+        }
         ModelsAction::Smoke => {
             use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
             let model = crate::llm::local::LocalModel::load(&crate::models::smollm2_path(&dir)?)?;

@@ -12,6 +12,7 @@ pub mod error;
 pub mod eval;
 pub mod llm;
 pub mod models;
+pub mod models_bench;
 pub mod par;
 pub mod pipeline;
 pub mod query;

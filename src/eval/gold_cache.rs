@@ -19,6 +19,19 @@ pub struct GoldCache {
     path: PathBuf,
 }
 
+/// Open (creating its folder) an SQLite file that several processes write: WAL journal and a
+/// generous busy timeout.
+pub fn open_shared(path: &Path) -> Result<Connection> {
+    let err = |source| Error::Sqlite { path: path.into(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.into(), source })?;
+    }
+    let conn = Connection::open(path).map_err(err)?;
+    conn.busy_timeout(Duration::from_secs(60)).map_err(err)?;
+    conn.pragma_update(None, "journal_mode", "wal").map_err(err)?;
+    Ok(conn)
+}
+
 /// The key of one gold result: database bytes, query text and the row cap it ran under.
 pub fn key(db_hash: &blake3::Hash, sql: &str, max_rows: u64) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
@@ -33,12 +46,7 @@ impl GoldCache {
     /// Open or create the cache file.
     pub fn open(path: &Path) -> Result<GoldCache> {
         let err = |source| Error::Sqlite { path: path.into(), source };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.into(), source })?;
-        }
-        let conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "wal").map_err(err)?;
+        let conn = open_shared(path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS gold_results (
                 key BLOB PRIMARY KEY, kind INTEGER NOT NULL, set_hash BLOB, n_rows INTEGER,

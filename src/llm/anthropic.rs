@@ -1,11 +1,9 @@
 //! Anthropic's Messages API (`/v1/messages`).
 
-use std::time::Instant;
-
 use serde_json::json;
 
 use super::http::HttpClient;
-use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, Role, cut_at_stop};
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, Role};
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -58,22 +56,11 @@ impl ChatModel for Anthropic {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
-        let start = Instant::now();
         let url = format!("{}/v1/messages", self.base_url.trim_end_matches('/'));
         let mut headers: Vec<(&'static str, String)> = vec![("anthropic-version", ANTHROPIC_VERSION.into())];
         if let Some(k) = self.http.key() {
             headers.push(("x-api-key", k.expose().to_string()));
         }
-        let (result, attempts) = self.http.post_json(&url, &headers, &body(&self.model, req));
-        let (text, tokens_in, tokens_out) =
-            result.and_then(|v| parse(&v)).map_err(|message| CallFailure { message, attempts })?;
-        Ok(Completion {
-            text: cut_at_stop(&text, &req.decoding.stop),
-            tokens_in,
-            tokens_out,
-            latency: start.elapsed(),
-            attempts,
-            cache_hit: false,
-        })
+        self.http.chat_call(&url, &headers, &body(&self.model, req), req, parse)
     }
 }

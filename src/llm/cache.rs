@@ -33,12 +33,7 @@ impl CachedModel {
     /// Wrap `inner` with the cache file at `path`.
     pub fn new(inner: Arc<dyn ChatModel>, path: &Path) -> Result<CachedModel> {
         let err = |source| Error::Sqlite { path: path.into(), source };
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d).map_err(|source| Error::Write { path: d.into(), source })?;
-        }
-        let conn = Connection::open(path).map_err(err)?;
-        conn.busy_timeout(Duration::from_secs(60)).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "wal").map_err(err)?;
+        let conn = crate::eval::gold_cache::open_shared(path)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS responses (
                 key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,

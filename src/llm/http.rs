@@ -8,6 +8,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::retry::{Attempt, RetryPolicy};
+use super::{CallFailure, ChatRequest, Completion, cut_at_stop};
 use crate::error::{Error, Result};
 
 /// An API key. Its `Debug` never shows it; `redact` scrubs it from any text.
@@ -65,6 +66,9 @@ impl Drop for PermitGuard<'_> {
         self.0.cv.notify_one();
     }
 }
+
+/// Reads (text, prompt tokens, generated tokens) out of an API's JSON response.
+pub type ParseFn = fn(&serde_json::Value) -> std::result::Result<(String, u32, u32), String>;
 
 /// A JSON-over-HTTP client with retries and a concurrency bound.
 pub struct HttpClient {
@@ -131,6 +135,29 @@ impl HttpClient {
         }
         let (result, attempts) = self.retry.run(|_| self.rt.block_on(self.attempt(url, &map, body)));
         (result.map_err(|m| self.scrub(&m)), attempts)
+    }
+
+    /// One chat call: POST, parse with the API's `parse`, cut at stop sequences, account time.
+    pub fn chat_call(
+        &self,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &serde_json::Value,
+        req: &ChatRequest,
+        parse: ParseFn,
+    ) -> std::result::Result<Completion, CallFailure> {
+        let start = std::time::Instant::now();
+        let (result, attempts) = self.post_json(url, headers, body);
+        let (text, tokens_in, tokens_out) =
+            result.and_then(|v| parse(&v)).map_err(|message| CallFailure { message, attempts })?;
+        Ok(Completion {
+            text: cut_at_stop(&text, &req.decoding.stop),
+            tokens_in,
+            tokens_out,
+            latency: start.elapsed(),
+            attempts,
+            cache_hit: false,
+        })
     }
 
     async fn attempt(&self, url: &str, headers: &HeaderMap, body: &serde_json::Value) -> Attempt<serde_json::Value> {

@@ -1,11 +1,9 @@
 //! Any OpenAI-compatible `/chat/completions` server (hosted APIs, vLLM, llama.cpp server, Ollama).
 
-use std::time::Instant;
-
 use serde_json::json;
 
 use super::http::HttpClient;
-use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, cut_at_stop};
+use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity};
 
 /// The OpenAI-compatible backend.
 pub struct OpenAi {
@@ -54,20 +52,9 @@ impl ChatModel for OpenAi {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
-        let start = Instant::now();
         let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
         let headers: Vec<(&'static str, String)> =
             self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default();
-        let (result, attempts) = self.http.post_json(&url, &headers, &body(&self.model, req));
-        let (text, tokens_in, tokens_out) =
-            result.and_then(|v| parse(&v)).map_err(|message| CallFailure { message, attempts })?;
-        Ok(Completion {
-            text: cut_at_stop(&text, &req.decoding.stop),
-            tokens_in,
-            tokens_out,
-            latency: start.elapsed(),
-            attempts,
-            cache_hit: false,
-        })
+        self.http.chat_call(&url, &headers, &body(&self.model, req), req, parse)
     }
 }

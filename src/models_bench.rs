@@ -1,0 +1,90 @@
+//! `lucid models bench`: the figures behind `just bench-models` — MiniLM embedding throughput on a
+//! question file, SmolLM2 generation speed, and exact top-k retrieval latency at bank sizes of
+//! 1k, 10k and 100k. Timings live here, never in tests.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::embed::{Embedder, Pooling, VectorIndex};
+use crate::error::Result;
+use crate::llm::local::LocalModel;
+use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
+use crate::stages::permutation::SplitMix64;
+
+/// The prompt used for generation speed (also used by the Python peer).
+pub const GEN_PROMPT: &str =
+    "Write a SQLite query that lists the name and age of every singer older than 30, ordered by age.";
+/// Tokens generated per run.
+pub const GEN_TOKENS: u32 = 64;
+
+#[derive(Deserialize)]
+struct Q {
+    question: String,
+}
+
+fn unit(rng: &mut SplitMix64, dim: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..dim).map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// Measure everything that is available; absent models are reported, not fatal.
+pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    out.insert("threads".into(), json!(crate::par::default_jobs()));
+    if let (Some(qpath), Ok(dir)) = (questions, crate::models::minilm_path(models_dir)) {
+        let qs: Vec<Q> = crate::bench::bird::read_json(qpath)?;
+        let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
+        let e = Embedder::load(&dir, Pooling::Mean, 256)?;
+        e.embed(&texts[..texts.len().min(64)], 64)?;
+        let t = Instant::now();
+        e.embed(&texts, 64)?;
+        let secs = t.elapsed().as_secs_f64();
+        out.insert(
+            "embed".into(),
+            json!({"model": e.name, "sentences": texts.len(), "seconds": secs, "sentences_per_s": texts.len() as f64 / secs, "batch": 64}),
+        );
+    }
+    if let Ok(path) = crate::models::smollm2_path(models_dir) {
+        let m = LocalModel::load(&path)?;
+        let req = ChatRequest {
+            messages: vec![Message::user(GEN_PROMPT)],
+            decoding: Decoding { max_tokens: GEN_TOKENS, ..Decoding::default() },
+            sample_index: 0,
+        };
+        let _ = m.chat(&req);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let c = m.chat(&req).map_err(|f| crate::error::Error::Usage(f.to_string()))?;
+            runs.push((c.tokens_in, c.tokens_out, c.latency.as_secs_f64()));
+        }
+        runs.sort_by(|a, b| a.2.total_cmp(&b.2));
+        let (tin, tout, secs) = runs[1];
+        out.insert(
+            "generate".into(),
+            json!({"prompt_tokens": tin, "generated_tokens": tout, "seconds": secs, "tokens_per_s": tout as f64 / secs}),
+        );
+    }
+    let mut rng = SplitMix64(1);
+    let mut retrieval = Vec::new();
+    let dim = 384;
+    let mut idx = VectorIndex::with_capacity(dim, 100_000);
+    let queries: Vec<Vec<f32>> = (0..200).map(|_| unit(&mut rng, dim)).collect();
+    for size in [1_000usize, 10_000, 100_000] {
+        while idx.len() < size {
+            idx.push(&unit(&mut rng, dim));
+        }
+        let t = Instant::now();
+        let mut sink = 0.0f32;
+        for q in &queries {
+            sink += idx.search(q, 4)[0].1;
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / queries.len() as f64;
+        retrieval.push(json!({"bank": size, "dim": dim, "k": 4, "us_per_query": us, "checksum": sink}));
+    }
+    out.insert("retrieval".into(), json!(retrieval));
+    Ok(serde_json::Value::Object(out))
+}
