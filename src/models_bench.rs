@@ -83,7 +83,14 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
             sink += idx.search(q, 4)[0].1;
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / queries.len() as f64;
-        retrieval.push(json!({"bank": size, "dim": dim, "k": 4, "us_per_query": us, "checksum": sink}));
+        let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        let t = Instant::now();
+        let many = idx.search_many(&refs, &vec![size; refs.len()], 4, crate::par::default_jobs());
+        let batched_us = t.elapsed().as_secs_f64() * 1e6 / queries.len() as f64;
+        let agree = many.iter().zip(&queries).all(|(m, q)| *m == idx.search(q, 4));
+        retrieval
+            .push(json!({"bank": size, "dim": dim, "k": 4, "us_per_query": us, "batched_us_per_query": batched_us,
+            "batched_equals_single": agree, "checksum": sink}));
     }
     out.insert("retrieval".into(), json!(retrieval));
     Ok(serde_json::Value::Object(out))

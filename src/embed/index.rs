@@ -90,6 +90,58 @@ impl VectorIndex {
     }
 }
 
+/// Rows per block in [`VectorIndex::search_many`]: 512 x 384 floats = 768 KiB, cache-resident
+/// while every query of a worker is scored against it.
+const BLOCK_ROWS: usize = 512;
+
+impl VectorIndex {
+    /// Top-k for many queries at once, query `i` over the first `prefixes[i]` rows. Rows stream
+    /// through in cache-sized blocks, each read once per worker for all its queries (memory
+    /// traffic divided by the batch size); queries are split over `jobs` threads. Results equal
+    /// [`VectorIndex::search_prefix`] per query. Retrieval in the memory loop depends only on the
+    /// task order and the embeddings, so a seed's retrieved sets can all be computed this way.
+    pub fn search_many(&self, queries: &[&[f32]], prefixes: &[usize], k: usize, jobs: usize) -> Vec<Vec<(usize, f32)>> {
+        assert_eq!(queries.len(), prefixes.len(), "one prefix per query");
+        let items: Vec<usize> = (0..queries.len()).collect();
+        let per = queries.len().div_ceil(jobs.max(1)).max(1);
+        let chunks: Vec<&[usize]> = items.chunks(per).collect();
+        let parts =
+            crate::par::par_map_with(&chunks, jobs, || (), |_, chunk| self.search_block(queries, prefixes, chunk, k));
+        parts.into_iter().flatten().collect()
+    }
+
+    fn search_block(
+        &self,
+        queries: &[&[f32]],
+        prefixes: &[usize],
+        which: &[usize],
+        k: usize,
+    ) -> Vec<Vec<(usize, f32)>> {
+        let mut best: Vec<Vec<(usize, f32)>> = vec![Vec::with_capacity(k + 1); which.len()];
+        let longest = which.iter().map(|&q| prefixes[q].min(self.len())).max().unwrap_or(0);
+        let better = |a: &(usize, f32), b: &(usize, f32)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
+        let mut start = 0;
+        while start < longest {
+            let end = (start + BLOCK_ROWS).min(longest);
+            for (slot, &q) in which.iter().enumerate() {
+                let stop = end.min(prefixes[q]);
+                let b = &mut best[slot];
+                for i in start..stop {
+                    let s = dot(queries[q], self.row(i));
+                    if k == 0 || (b.len() == k && !better(&(i, s), &b[k - 1])) {
+                        continue;
+                    }
+                    let pos = b.iter().position(|x| better(&(i, s), x)).unwrap_or(b.len());
+                    b.insert(pos, (i, s));
+                    b.truncate(k);
+                }
+            }
+            start = end;
+        }
+        best
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +158,11 @@ mod tests {
         assert!((hits[0].1 - 0.96).abs() < 1e-6);
         assert_eq!(idx.search_prefix(&q, 4, 2).iter().map(|h| h.0).collect::<Vec<_>>(), vec![0, 1]);
         assert!(idx.search_prefix(&q, 4, 0).is_empty());
+        let many = idx.search_many(&[&q, &q, &[0.0, 1.0, 0.0]], &[4, 2, 3], 2, 2);
+        assert_eq!(
+            many,
+            vec![idx.search_prefix(&q, 2, 4), idx.search_prefix(&q, 2, 2), idx.search_prefix(&[0.0, 1.0, 0.0], 2, 3)]
+        );
         let long: Vec<f32> = (0..19).map(|i| i as f32).collect();
         assert_eq!(dot(&long, &long), (0..19).map(|i| (i * i) as f32).sum::<f32>());
     }
