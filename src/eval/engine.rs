@@ -35,6 +35,19 @@ pub enum Ran {
     Timeout,
 }
 
+impl Ran {
+    /// The status word of a query's run in tables (`None`: the prediction was not a string).
+    pub fn status(r: Option<&Ran>) -> &'static str {
+        match r {
+            None => "not_string",
+            Some(Ran::Rows { truncated: true, .. }) => "truncated",
+            Some(Ran::Rows { .. }) => "ok",
+            Some(Ran::Error(_)) => "error",
+            Some(Ran::Timeout) => "timeout",
+        }
+    }
+}
+
 /// One query's result and time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueryRun {

@@ -64,13 +64,7 @@ impl AccuracyTable {
 }
 
 fn status(run: Option<&QueryRun>) -> &'static str {
-    match run.map(|r| &r.ran) {
-        None => "not_string",
-        Some(Ran::Rows { truncated: true, .. }) => "truncated",
-        Some(Ran::Rows { .. }) => "ok",
-        Some(Ran::Error(_)) => "error",
-        Some(Ran::Timeout) => "timeout",
-    }
+    Ran::status(run.map(|r| &r.ran))
 }
 
 /// Write one JSON line per pair, in input order: `{"idx", "res", ...}`.

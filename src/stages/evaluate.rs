@@ -75,16 +75,6 @@ struct Episode {
     gold: String,
 }
 
-fn status(r: Option<&Ran>) -> &'static str {
-    match r {
-        None => "not_string",
-        Some(Ran::Rows { truncated: true, .. }) => "truncated",
-        Some(Ran::Rows { .. }) => "ok",
-        Some(Ran::Error(_)) => "error",
-        Some(Ran::Timeout) => "timeout",
-    }
-}
-
 impl EvaluateStage {
     fn episodes(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Episode>> {
         let p = |n: &str| PathBuf::from(n);
@@ -187,9 +177,9 @@ impl Stage for EvaluateStage {
                     Arc::new(UInt8Array::from_iter_values(results.iter().map(|r| r.verdict.res()))),
                     Arc::new(StringArray::from_iter_values(results.iter().map(|r| r.verdict.as_str()))),
                     Arc::new(StringArray::from_iter_values(
-                        results.iter().map(|r| status(r.pred.as_ref().map(|p| &p.ran))),
+                        results.iter().map(|r| Ran::status(r.pred.as_ref().map(|p| &p.ran))),
                     )),
-                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| status(Some(&r.gold.ran))))),
+                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| Ran::status(Some(&r.gold.ran))))),
                     Arc::new(UInt64Array::from(
                         results
                             .iter()
