@@ -13,7 +13,8 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 #[test]
 fn bundled_sample_predictions_score_as_pythons_rule_says() {
     let cache = tempfile::tempdir().unwrap();
-    let out = cache.path().join("pq.jsonl");
+    // A folder that does not exist yet, as in the README command (runs/demo-eval.jsonl).
+    let out = cache.path().join("runs/pq.jsonl");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini");
     let o = lucid(cache.path())
         .args(["eval", "--bundled", "--pred"])

@@ -70,6 +70,9 @@ fn status(run: Option<&QueryRun>) -> &'static str {
 /// Write one JSON line per pair, in input order: `{"idx", "res", ...}`.
 pub fn write_per_question(path: &Path, set: &EvalSet, results: &[PairResult]) -> Result<()> {
     let werr = |source| Error::Write { path: path.into(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.into(), source })?;
+    }
     let tmp = path.with_extension("jsonl.tmp");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(werr)?);
     for (i, r) in results.iter().enumerate() {
