@@ -28,9 +28,10 @@ bench-pipeline:
     tests/bench/bench_pipeline.sh target/release/lucid tests/bench/results/pipeline.md
 
 # Model speed vs sentence-transformers and llama-cpp-python (installed into .venv-bench for the
-# benchmark only; llama-cpp-python compiles for ~15 min); figures in tests/bench/results/models.md.
+# benchmark only; llama-cpp-python compiles from source, with GGML_NATIVE off: the native build
+# segfaults in generation on these machines); figures in tests/bench/results/models.md.
 bench-models:
     cargo build --release
     target/release/lucid models fetch
-    test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
+    test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
     python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --out tests/bench/results/models.md
