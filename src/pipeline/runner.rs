@@ -160,7 +160,9 @@ pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
                 }
             };
             let digest = key.digest();
-            let hit = store.entry(&digest).filter(|e| e.outputs.values().all(|h| store.verify(h)));
+            let entry = store.entry(&digest);
+            let entry_exists = entry.is_some();
+            let hit = entry.filter(|e| e.outputs.values().all(|h| store.verify(h)));
             let old = previous.as_ref().and_then(|m| m.find(&stage.id, &inst.label));
             {
                 let mut m = manifest.lock().expect("manifest lock");
@@ -181,7 +183,7 @@ pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
                     cached += 1;
                 }
                 None => {
-                    let why = miss_reasons(&key, old, store.entry(&digest).is_some());
+                    let why = miss_reasons(&key, old, entry_exists);
                     let shown = if opts.explain { why.join("; ") } else { why[0].clone() };
                     display.println(&format!("  run     {}  ({shown})", label(i)));
                     if opts.explain {
