@@ -148,8 +148,6 @@ fn report_matches_lucid_eval_and_query_reads_the_run() {
         assert!(listing.contains(t), "{listing}");
     }
     // Several runs: a `run` column tells them apart.
-    let p2 = Command::new(env!("CARGO_BIN_EXE_lucid"));
-    drop(p2);
     std::fs::write(
         p.path().join("p2.yaml"),
         std::fs::read_to_string(p.path().join("p.yaml")).unwrap().replace("name: q", "name: q2"),
