@@ -1,8 +1,8 @@
 # lucid tasks. The README's two commands do not need `just`; these are conveniences.
 
-# The offline demo (main job): EX of the bundled sample predictions on the bundled benchmark.
+# The offline demo (main job): the study's shape with local SmolLM2 + MiniLM on the bundled benchmark.
 demo:
-    cargo run --release -- eval --bundled --pred data/mini/sample_predictions.json --per-question runs/demo-eval.jsonl
+    cargo run --release -- demo
 
 # The whole test suite, offline.
 test:
@@ -20,7 +20,11 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models
+bench: bench-eval bench-pipeline bench-models bench-loop
+
+# Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
+bench-loop:
+    tests/bench/bench_loop.sh
 
 # Pipeline overhead: cold run, identical rerun, one more seed; figures in tests/bench/results/pipeline.md.
 bench-pipeline:

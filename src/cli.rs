@@ -22,6 +22,8 @@ pub enum Command {
     Load(LoadArgs),
     /// Run one query in the sandbox and show its outcome and answer-free checks.
     Exec(ExecArgs),
+    /// The offline demo: fetch the offline models if absent, run pipelines/demo.yaml, print EX.
+    Demo(DemoArgs),
     /// Run a pipeline: only what changed is computed, the rest comes from the stage store.
     Run(RunArgs),
     /// SQL (DataFusion) over the tables of one or more runs.
@@ -63,6 +65,39 @@ pub enum ModelsAction {
     Smoke,
     /// Throughput figures as JSON: embedding (--questions), generation, retrieval at 1k/10k/100k.
     Bench,
+}
+
+/// `lucid demo`.
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// The demo pipeline.
+    #[arg(long, default_value = "pipelines/demo.yaml", value_name = "YAML")]
+    pub pipeline: PathBuf,
+    /// Override a key, as for `lucid run`.
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl DemoArgs {
+    /// The `lucid run` it stands for.
+    pub fn run_args(&self) -> RunArgs {
+        RunArgs {
+            pipeline: self.pipeline.clone(),
+            set: self.set.clone(),
+            only: Vec::new(),
+            limit: None,
+            dry_run: false,
+            explain: false,
+            quiet: self.quiet,
+            cache_dir: self.cache_dir.clone(),
+        }
+    }
 }
 
 /// `lucid run`.

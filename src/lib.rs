@@ -3,6 +3,7 @@
 //! The library behind the `lucid` binary: benchmark loaders, sandboxed SQL, BIRD-exact
 //! execution accuracy, and the tables every later stage reads and writes.
 
+pub mod agent;
 pub mod bench;
 pub mod cache_dir;
 pub mod cli;

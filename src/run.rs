@@ -27,6 +27,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Eval(a) => run_eval(&a),
         Command::Load(a) => run_load(&a),
         Command::Exec(a) => run_exec(&a),
+        Command::Demo(a) => match crate::commands::demo(&a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return 1,
+            Err(e) => Err(e),
+        },
         Command::Run(a) => match crate::commands::run_pipeline(&a) {
             Ok(true) => Ok(()),
             Ok(false) => return 1,

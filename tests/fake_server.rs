@@ -23,6 +23,8 @@ pub enum Reply {
     Malformed,
     /// 500 whose body echoes the request's auth headers (a server that leaks them).
     EchoAuth,
+    /// 200 with the answer a function computes from the last message's text (a scripted model).
+    Scripted(fn(&str) -> String),
 }
 
 /// A logged request.
@@ -118,6 +120,12 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>) {
     let mut body = vec![0; len];
     let _ = reader.read_exact(&mut body);
     let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+    let last_message = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
     log.lock().unwrap().push(Logged { path: path.clone(), headers: headers.clone(), body });
     let mut out = stream;
     let respond = |out: &mut TcpStream, status: u16, body: &str, extra: &str| {
@@ -141,6 +149,7 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>) {
             respond(&mut out, 200, &answer_body(&path, t), "")
         }
         Reply::Malformed => respond(&mut out, 200, "{\"choices\": [", ""),
+        Reply::Scripted(f) => respond(&mut out, 200, &answer_body(&path, &f(&last_message)), ""),
         Reply::EchoAuth => {
             let echoed: Vec<String> = headers
                 .iter()

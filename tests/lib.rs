@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one module per feature.
 
+mod agent_rules;
 mod common;
 mod eval_cli;
 mod eval_rule;
@@ -10,5 +11,6 @@ mod llm_http;
 mod models;
 mod pipeline;
 mod spiderman;
+mod study;
 mod tables;
 mod tiny_models;

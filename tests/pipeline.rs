@@ -61,7 +61,7 @@ impl Project {
 }
 
 /// (stage[label], state) of every instance in a manifest.
-fn states(m: &serde_json::Value) -> Vec<(String, String)> {
+pub fn states(m: &serde_json::Value) -> Vec<(String, String)> {
     m["instances"]
         .as_array()
         .unwrap()
@@ -75,7 +75,7 @@ fn states(m: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn computed(m: &serde_json::Value) -> Vec<String> {
+pub fn computed(m: &serde_json::Value) -> Vec<String> {
     states(m).into_iter().filter(|(_, s)| s == "done").map(|(i, _)| i).collect()
 }
 

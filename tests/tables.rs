@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::common::{lucid, stderr};
 
-fn documented(table: &str) -> Vec<(String, String, bool)> {
+pub fn documented(table: &str) -> Vec<(String, String, bool)> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(format!("{table}.json"));
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     doc["columns"]
@@ -18,7 +18,7 @@ fn documented(table: &str) -> Vec<(String, String, bool)> {
         .collect()
 }
 
-fn actual(path: &Path) -> Vec<(String, String, bool)> {
+pub fn actual(path: &Path) -> Vec<(String, String, bool)> {
     let batch = lucid::table::read_parquet(path).unwrap();
     batch.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().to_string(), f.is_nullable())).collect()
 }

@@ -95,14 +95,44 @@ impl ChatModel for CachedModel {
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let key = request_key(&self.inner.identity(), req);
-        if let Some(hit) = self.lookup(&key) {
+        // Identical requests in flight at once (two arms at the same step) make one call: the
+        // second waits for the first and reads its answer from the cache.
+        let slot = in_flight(&key);
+        let _guard = slot.lock().expect("in-flight lock");
+        let out = self.chat_once(&key, req);
+        drop(_guard);
+        release(&key, slot);
+        out
+    }
+}
+
+type Slot = Arc<Mutex<()>>;
+
+static IN_FLIGHT: std::sync::LazyLock<Mutex<std::collections::HashMap<String, Slot>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn in_flight(key: &str) -> Slot {
+    IN_FLIGHT.lock().expect("in-flight map").entry(key.to_string()).or_default().clone()
+}
+
+fn release(key: &str, slot: Slot) {
+    let mut map = IN_FLIGHT.lock().expect("in-flight map");
+    // The map's reference and ours: nobody else waits on this key.
+    if Arc::strong_count(&slot) == 2 {
+        map.remove(key);
+    }
+}
+
+impl CachedModel {
+    fn chat_once(&self, key: &str, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        if let Some(hit) = self.lookup(key) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(hit);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let c = self.inner.chat(req)?;
         // A cache write failure must not lose the answer: report it and return the answer.
-        if let Err(e) = self.store(&key, req, &c) {
+        if let Err(e) = self.store(key, req, &c) {
             eprintln!("warning: response cache: {e}");
         }
         Ok(c)

@@ -24,6 +24,8 @@ pub enum ModelConfig {
     Local(LocalConfig),
     /// Answers from recorded calls.
     Replay(ReplayConfig),
+    /// An instant deterministic stand-in (loop-overhead benchmarks, model-free pipeline runs).
+    Scripted,
 }
 
 impl Default for ModelConfig {
@@ -105,6 +107,7 @@ impl ModelConfig {
                 Arc::new(LocalModel::load(&path)?)
             }
             ModelConfig::Replay(c) => Arc::new(Replay::load(&c.calls)?),
+            ModelConfig::Scripted => Arc::new(super::scripted::Scripted),
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Chat models: one trait, four backends (OpenAI-compatible HTTP, Anthropic Messages, a local
-//! candle GGUF model, replay of recorded calls), a response cache, and retries. A call that still
+//! candle GGUF model, replay of recorded calls) plus an instant scripted stand-in for overhead
+//! benchmarks, a response cache, and retries. A call that still
 //! fails after its retries is returned as a [`CallFailure`] for the caller to record — never
 //! dropped, never a panic. API keys are read from environment variables and never written out.
 
@@ -12,6 +13,7 @@ pub mod local;
 pub mod openai;
 pub mod replay;
 pub mod retry;
+pub mod scripted;
 
 use std::time::Duration;
 

@@ -47,21 +47,38 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
     if spec.stages.is_empty() {
         return Err(Error::input(path, "no stages"));
     }
-    let mut producer: HashMap<String, usize> = HashMap::new();
+    let mut producer: HashMap<String, Vec<usize>> = HashMap::new();
     let mut seen_ids: HashMap<&str, usize> = HashMap::new();
     for (i, s) in spec.stages.iter().enumerate() {
         if seen_ids.insert(&s.id, i).is_some() {
             return Err(err(&s.id, &s.id, format!("duplicate stage id '{}'", s.id)));
         }
+        if let Some(arms) = &s.arms {
+            if !s.matrix.contains(&Axis::Arm) {
+                return Err(err(&s.id, "arms", format!("stage '{}' lists arms but does not expand over arm", s.id)));
+            }
+            if let Some(a) = arms.iter().find(|a| !spec.arms.contains(a)) {
+                return Err(err(
+                    &s.id,
+                    "arms",
+                    format!("stage '{}' runs arm '{a}', which the pipeline's arms do not list", s.id),
+                ));
+            }
+        }
         for out in s.stage.outputs(&s.id) {
-            if let Some(&other) = producer.get(&out) {
+            let writers = producer.entry(out.clone()).or_default();
+            // Two stages may write one table only for disjoint arms.
+            if let Some(&other) = writers.iter().find(|&&o| !disjoint_arms(&spec, &spec.stages[o], s)) {
                 return Err(err(
                     &s.id,
                     "kind",
-                    format!("table '{out}' is written by both '{}' and '{}'", spec.stages[other].id, s.id),
+                    format!(
+                        "table '{out}' is written by both '{}' and '{}' (allowed only for disjoint `arms:`)",
+                        spec.stages[other].id, s.id
+                    ),
                 ));
             }
-            producer.insert(out, i);
+            writers.push(i);
         }
         for axis in &s.matrix {
             let empty = match axis {
@@ -139,7 +156,8 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
 
     // Topological order (Kahn); what remains is a cycle.
     let n = spec.stages.len();
-    let deps: Vec<Vec<usize>> = stage_inputs.iter().map(|ins| ins.iter().map(|t| producer[t]).collect()).collect();
+    let deps: Vec<Vec<usize>> =
+        stage_inputs.iter().map(|ins| ins.iter().flat_map(|t| producer[t].iter().copied()).collect()).collect();
     let mut indegree: Vec<usize> = deps.iter().map(Vec::len).collect();
     let mut order = Vec::with_capacity(n);
     let mut ready: Vec<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
@@ -173,7 +191,12 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         for axis in axes {
             let values: Vec<AxisValue> = match axis {
                 Axis::Seed => spec.seeds.iter().map(|&x| AxisValue::Seed(x)).collect(),
-                Axis::Arm => spec.arms.iter().map(|a| AxisValue::Arm(a.clone())).collect(),
+                Axis::Arm => spec
+                    .arms
+                    .iter()
+                    .filter(|a| stage_arms(s).is_none_or(|sub| sub.contains(a)))
+                    .map(|a| AxisValue::Arm(a.clone()))
+                    .collect(),
             };
             combos = combos
                 .into_iter()
@@ -189,9 +212,9 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         for matrix in combos {
             let mut inputs = BTreeMap::new();
             for t in &stage_inputs[si] {
-                let bound: Vec<usize> = of_stage[producer[t]]
+                let bound: Vec<usize> = producer[t]
                     .iter()
-                    .copied()
+                    .flat_map(|&p| of_stage[p].iter().copied())
                     .filter(|&pi| instances[pi].matrix.iter().all(|(k, v)| matrix.get(k).is_none_or(|mv| mv == v)))
                     .collect();
                 inputs.insert(t.clone(), bound);
@@ -210,4 +233,18 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         }
     }
     Ok(Plan { spec, instances, stage_inputs })
+}
+
+fn stage_arms(s: &super::spec::StageSpec) -> Option<&Vec<String>> {
+    s.arms.as_ref().filter(|_| s.matrix.contains(&Axis::Arm))
+}
+
+/// Whether two stages expand over arm with no arm in common.
+fn disjoint_arms(spec: &PipelineSpec, a: &super::spec::StageSpec, b: &super::spec::StageSpec) -> bool {
+    if !a.matrix.contains(&Axis::Arm) || !b.matrix.contains(&Axis::Arm) {
+        return false;
+    }
+    let arms = |s: &super::spec::StageSpec| stage_arms(s).cloned().unwrap_or_else(|| spec.arms.clone());
+    let (x, y) = (arms(a), arms(b));
+    !x.iter().any(|v| y.contains(v))
 }

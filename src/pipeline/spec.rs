@@ -75,11 +75,14 @@ pub struct StageSpec {
     pub inputs: Vec<String>,
     /// Axes it expands over.
     pub matrix: Vec<Axis>,
+    /// The arms this stage runs (a subset of the pipeline's; default all). Two stages may write
+    /// the same table for disjoint arms, e.g. an oracle arm that alone may read `gold`.
+    pub arms: Option<Vec<String>>,
     /// The typed stage (kind + config).
     pub stage: Arc<dyn Stage>,
 }
 
-const STAGE_FIELDS: &[&str] = &["id", "kind", "description", "inputs", "matrix", "config"];
+const STAGE_FIELDS: &[&str] = &["id", "kind", "description", "inputs", "matrix", "arms", "config"];
 
 impl<'de> Deserialize<'de> for StageSpec {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -93,11 +96,12 @@ impl<'de> Visitor<'de> for StageVisitor {
     type Value = StageSpec;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a stage: {id, kind, inputs, matrix, config}")
+        f.write_str("a stage: {id, kind, inputs, matrix, arms, config}")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<StageSpec, A::Error> {
-        let (mut id, mut kind, mut inputs, mut matrix, mut stage) = (None, None::<String>, None, None, None);
+        let (mut id, mut kind, mut inputs, mut matrix, mut arms, mut stage) =
+            (None, None::<String>, None, None, None, None);
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "id" => id = Some(map.next_value::<String>()?),
@@ -116,6 +120,7 @@ impl<'de> Visitor<'de> for StageVisitor {
                 }
                 "inputs" => inputs = Some(map.next_value::<Vec<String>>()?),
                 "matrix" => matrix = Some(map.next_value::<Vec<Axis>>()?),
+                "arms" => arms = Some(map.next_value::<Vec<String>>()?),
                 "config" => {
                     let Some(k) = &kind else {
                         return Err(de::Error::custom("`kind` must come before `config` in a stage"));
@@ -131,7 +136,7 @@ impl<'de> Visitor<'de> for StageVisitor {
             Some(s) => s,
             None => registry::default_config(&kind).map_err(de::Error::custom)?,
         };
-        Ok(StageSpec { id, inputs: inputs.unwrap_or_default(), matrix: matrix.unwrap_or_default(), stage })
+        Ok(StageSpec { id, inputs: inputs.unwrap_or_default(), matrix: matrix.unwrap_or_default(), arms, stage })
     }
 }
 

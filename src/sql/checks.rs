@@ -66,12 +66,21 @@ pub const MIN_LITERAL_CHARS: usize = 3;
 ///
 /// Returns the ungrounded literals, in order of appearance; the channel fires when it is non-empty.
 pub fn ungrounded_literals(question: &str, evidence: &str, sql: &str) -> Vec<String> {
+    ungrounded_literals_min(question, evidence, sql, MIN_LITERAL_CHARS)
+}
+
+/// [`ungrounded_literals`] with another shortest-literal threshold.
+pub fn ungrounded_literals_min(question: &str, evidence: &str, sql: &str, min_chars: usize) -> Vec<String> {
     let context = fold(&format!("{question}\n{evidence}"));
-    filter_literals(sql).into_iter().filter(|lit| !context.contains(&fold(lit))).collect()
+    filter_literals_min(sql, min_chars).into_iter().filter(|lit| !context.contains(&fold(lit))).collect()
 }
 
 /// The entity-like filter literals of `sql` (steps 1–3 of [`ungrounded_literals`]).
 pub fn filter_literals(sql: &str) -> Vec<String> {
+    filter_literals_min(sql, MIN_LITERAL_CHARS)
+}
+
+fn filter_literals_min(sql: &str, min_chars: usize) -> Vec<String> {
     let tokens: Vec<Token<'_>> = lexer::tokenize(sql).into_iter().filter(Token::is_significant).collect();
     let mut out = Vec::new();
     let mut in_list_depth: Option<usize> = None;
@@ -107,15 +116,15 @@ pub fn filter_literals(sql: &str) -> Vec<String> {
         }
         let Some(value) = tok.string_value() else { continue };
         let trimmed = value.trim_matches(|c: char| c == '%' || c == '_' || c == '*' || c.is_whitespace());
-        if is_entity_like(trimmed) {
+        if is_entity_like(trimmed, min_chars) {
             out.push(trimmed.to_string());
         }
     }
     out
 }
 
-fn is_entity_like(s: &str) -> bool {
-    s.chars().count() >= MIN_LITERAL_CHARS && s.chars().any(char::is_alphabetic)
+fn is_entity_like(s: &str, min_chars: usize) -> bool {
+    s.chars().count() >= min_chars && s.chars().any(char::is_alphabetic)
 }
 
 /// Lower-case with whitespace runs folded to one space.

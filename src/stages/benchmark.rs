@@ -42,6 +42,9 @@ pub struct BenchmarkStage {
     /// Keep only the first N questions (a quick subset).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Keep only the first N questions of each database (a subset that covers every database).
+    #[serde(default)]
+    pub per_db: Option<usize>,
 }
 
 fn default_split() -> String {
@@ -68,6 +71,16 @@ impl BenchmarkStage {
             Source::Bird => bench::bird::load(&dir()?, &self.split)?,
             Source::Spider => bench::spider::load(&dir()?, &self.questions)?,
         };
+        if let Some(n) = self.per_db {
+            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+            b.tasks.retain(|t| {
+                let c = seen.entry(t.db_id.clone()).or_default();
+                *c += 1;
+                *c <= n
+            });
+            let kept: std::collections::HashSet<i64> = b.tasks.iter().map(|t| t.question_id).collect();
+            b.gold.retain(|g| kept.contains(&g.question_id));
+        }
         if let Some(n) = self.limit {
             b.tasks.truncate(n);
             b.gold.truncate(n);

@@ -1,7 +1,7 @@
 //! `kind: evaluate` — execution accuracy per episode (`evaluation`: step, question_id, db_id,
 //! difficulty, u, verdict, pred_status, gold_status, pred_rows) with BIRD's rule. One of the only
-//! stages allowed to read `gold`. Processes episodes in the seed's order when an `order` input is
-//! given, in resumable chunks; gold results come from the shared gold-result cache, so every arm
+//! stages allowed to read `gold`. Predictions come from a `predictions` table (in the seed's order
+//! when an `order` input is given) or from the agent's `episodes` (in step order), in resumable chunks; gold results come from the shared gold-result cache, so every arm
 //! and seed executes each gold query once. No timings in the table: it is the same on every run.
 
 use std::collections::HashMap;
@@ -80,7 +80,6 @@ impl EvaluateStage {
         let p = |n: &str| PathBuf::from(n);
         let tasks = inputs.get(ctx, "tasks")?;
         let gold = inputs.get(ctx, "gold")?;
-        let preds = inputs.get(ctx, "predictions")?;
         let t_qid = column::<Int64Array>(tasks, &p("tasks"), "question_id")?;
         let (t_db, t_diff, t_path) = (
             column::<StringArray>(tasks, &p("tasks"), "db_id")?,
@@ -89,15 +88,34 @@ impl EvaluateStage {
         );
         let g_qid = column::<Int64Array>(gold, &p("gold"), "question_id")?;
         let g_sql = column::<StringArray>(gold, &p("gold"), "gold_sql")?;
-        let p_qid = column::<Int64Array>(preds, &p("predictions"), "question_id")?;
-        let p_sql = column::<StringArray>(preds, &p("predictions"), "sql")?;
         let gold_of: HashMap<i64, &str> = (0..gold.num_rows()).map(|i| (g_qid.value(i), g_sql.value(i))).collect();
+        let task_of: HashMap<i64, usize> = (0..tasks.num_rows()).map(|i| (t_qid.value(i), i)).collect();
+        // Predictions: a `predictions` table (in the `order` input's order, else the tasks'), or
+        // the agent's `episodes` (in step order).
+        let (source, preds) = match (inputs.tables.get("episodes"), inputs.tables.get("predictions")) {
+            (Some(e), None) => ("episodes", e),
+            (None, Some(p)) => ("predictions", p),
+            _ => {
+                return Err(Error::Usage(format!(
+                    "stage '{}' needs exactly one of the inputs `predictions` and `episodes`",
+                    ctx.stage_id
+                )));
+            }
+        };
+        let p_qid = column::<Int64Array>(preds, &p(source), "question_id")?;
+        let p_sql = column::<StringArray>(preds, &p(source), "sql")?;
         let pred_of: HashMap<i64, Option<&str>> =
             (0..preds.num_rows()).map(|i| (p_qid.value(i), p_sql.is_valid(i).then(|| p_sql.value(i)))).collect();
-        let task_of: HashMap<i64, usize> = (0..tasks.num_rows()).map(|i| (t_qid.value(i), i)).collect();
-        let order: Vec<i64> = match inputs.tables.get("order") {
-            Some(o) => column::<Int64Array>(o, &p("order"), "question_id")?.values().to_vec(),
-            None => t_qid.values().to_vec(),
+        let order: Vec<i64> = match (source, inputs.tables.get("order")) {
+            ("episodes", _) => {
+                let step = column::<UInt64Array>(preds, &p(source), "step")?;
+                let mut by_step: Vec<(u64, i64)> =
+                    (0..preds.num_rows()).map(|i| (step.value(i), p_qid.value(i))).collect();
+                by_step.sort_unstable();
+                by_step.into_iter().map(|(_, q)| q).collect()
+            }
+            (_, Some(o)) => column::<Int64Array>(o, &p("order"), "question_id")?.values().to_vec(),
+            (_, None) => t_qid.values().to_vec(),
         };
         order
             .into_iter()
@@ -124,15 +142,15 @@ impl Stage for EvaluateStage {
     }
 
     fn version(&self) -> u32 {
-        1
+        2
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
-        &["tasks", "gold", "predictions"]
+        &["tasks", "gold"]
     }
 
     fn optional_inputs(&self) -> &'static [&'static str] {
-        &["order"]
+        &["predictions", "episodes", "order"]
     }
 
     fn reads_gold(&self) -> bool {

@@ -4,6 +4,9 @@
 pub mod benchmark;
 pub mod embed;
 pub mod evaluate;
+pub mod flag;
+pub mod memory_loop;
 pub mod permutation;
 pub mod predictions;
 pub mod report;
+pub mod retrieve;

@@ -1,0 +1,6 @@
+-- Execution accuracy (EX, percent) per arm and seed. The oracle arm is a ceiling (it reads gold).
+-- Rerun by hand: lucid query runs/<name> "$(cat pipelines/reports/ex_by_arm.sql)"
+SELECT arm, seed, count(*) AS n, round(100.0 * avg(u), 2) AS ex
+FROM evaluation
+GROUP BY arm, seed
+ORDER BY CASE arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 ELSE 3 END, arm, seed

@@ -1,0 +1,417 @@
+//! `kind: memory_loop` — the Memento-style agent of one arm and seed (`episodes`, `calls`). Per
+//! task in the seed's order: the top-k earlier episodes of this arm and seed by similarity alone
+//! (from the seed's `retrieval` table; their stored labels are shown, never used to rank) ->
+//! planner -> executor -> sandbox (twice) -> self-grade -> detector -> stored label by the arm's
+//! rule -> appended to the bank. Chunks are durable: a killed run rebuilds the bank from the
+//! finished parts and continues, losing and duplicating nothing. The no-memory arm shows no
+//! memories, so its episodes are independent and run concurrently; its prompts are the same for
+//! every seed, so a second seed is served by the response cache. Only a stage configured with
+//! `read_gold: true` (and `gold` in its inputs) may run the oracle arm, and it may run nothing else.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow::array::{Float32Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+use serde::{Deserialize, Serialize};
+
+use crate::agent::arms::{ArmSpec, Mode, arm_spec};
+use crate::agent::detector::DetectorConfig;
+use crate::agent::episode::{
+    BankEntry, Retrieved, bank_entries, calls_batch, calls_schema, episodes_batch, episodes_schema,
+};
+use crate::agent::prompts::{Prompts, ShownMemory};
+use crate::agent::schema::SchemaStyle;
+use crate::agent::step::{Agent, AgentTask, OracleFn, Roles, Worker};
+use crate::bench::tables::column;
+use crate::error::{Error, Result};
+use crate::llm::cache::CachedModel;
+use crate::llm::{ChatModel, ModelConfig};
+use crate::pipeline::checkpoint::run_chunks_tables;
+use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::sql::sandbox::Limits;
+
+/// Config of the memory-loop stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryLoopStage {
+    /// The model for every role (default: local SmolLM2).
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// Folder of prompt templates.
+    #[serde(default = "default_prompts")]
+    pub prompts: String,
+    /// Memories shown to the planner (at most the retrieve stage's k).
+    #[serde(default = "default_k")]
+    pub k: usize,
+    /// Decoding per role.
+    #[serde(default)]
+    pub roles: Roles,
+    /// How the schema is shown: create (CREATE TABLE statements) | compact (`table(col TYPE, ..)`).
+    #[serde(default)]
+    pub schema_style: SchemaStyle,
+    /// Schema shown to the model, in characters (0: all).
+    #[serde(default = "default_schema_chars")]
+    pub schema_chars: usize,
+    /// Result rows shown to the self-grader.
+    #[serde(default = "default_preview")]
+    pub preview_rows: usize,
+    /// Query timeout, seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: f64,
+    /// Row cap per query.
+    #[serde(default = "default_max_rows")]
+    pub max_rows: u64,
+    /// The answer-free detector.
+    #[serde(default)]
+    pub detector: DetectorConfig,
+    /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
+    #[serde(default)]
+    pub arms: BTreeMap<String, ArmSpec>,
+    /// This stage runs the oracle arm and reads `gold` (a ceiling, not a method).
+    #[serde(default)]
+    pub read_gold: bool,
+    /// Episodes per durable chunk.
+    #[serde(default = "default_chunk")]
+    pub chunk_size: usize,
+    /// Episodes in flight at once for the no-memory arm.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Use the response cache (`<cache>/responses.sqlite`).
+    #[serde(default = "default_true")]
+    pub response_cache: bool,
+}
+
+fn default_prompts() -> String {
+    "pipelines/prompts".into()
+}
+fn default_k() -> usize {
+    4
+}
+fn default_schema_chars() -> usize {
+    6000
+}
+fn default_preview() -> usize {
+    5
+}
+fn default_timeout() -> f64 {
+    30.0
+}
+fn default_max_rows() -> u64 {
+    1_000_000
+}
+fn default_chunk() -> usize {
+    8
+}
+fn default_concurrency() -> usize {
+    4
+}
+fn default_true() -> bool {
+    true
+}
+
+/// Config fields that change how fast, not what: left out of the cache key.
+const OPERATIONAL: &[&str] = &["chunk_size", "concurrency", "response_cache"];
+const MODEL_OPERATIONAL: &[&str] = &["max_concurrency", "timeout_secs", "retry"];
+
+struct Loaded {
+    tasks: HashMap<i64, AgentTask>,
+    order: Vec<i64>,
+    /// Neighbours (step, similarity) per step, best first.
+    neighbours: Vec<Vec<(usize, f32)>>,
+    gold: HashMap<i64, String>,
+}
+
+impl MemoryLoopStage {
+    fn arm(&self, ctx: &StageContext) -> Result<ArmSpec> {
+        let name = ctx.arm().ok_or_else(|| {
+            Error::Usage(format!(
+                "stage '{}' (memory_loop) must expand over arms: add `matrix: [seed, arm]`",
+                ctx.stage_id
+            ))
+        })?;
+        let spec = arm_spec(&self.arms, name).ok_or_else(|| {
+            Error::Usage(format!(
+                "stage '{}': unknown arm '{name}': use no-memory, memento, lucid or oracle, or map it under `arms:` \
+                 to a mode",
+                ctx.stage_id
+            ))
+        })?;
+        match (spec.mode == Mode::Oracle, self.read_gold) {
+            (true, false) => Err(Error::Usage(format!(
+                "stage '{}': arm '{name}' is an oracle (it reads gold): run it in its own stage with \
+                 `read_gold: true`, `gold` in its inputs and `arms: [{name}]`",
+                ctx.stage_id
+            ))),
+            (false, true) => Err(Error::Usage(format!(
+                "stage '{}' reads gold, so it may run only oracle arms, not '{name}'",
+                ctx.stage_id
+            ))),
+            _ => Ok(spec),
+        }
+    }
+
+    fn model_file(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
+        let models = crate::models::models_dir(&ctx.cache_dir);
+        Ok(match &self.model {
+            ModelConfig::Local(c) => vec![match &c.gguf {
+                Some(p) => ctx.resolve(&p.to_string_lossy()),
+                None => crate::models::smollm2_path(&models)?,
+            }],
+            ModelConfig::Replay(c) => {
+                let p = ctx.resolve(&c.calls.to_string_lossy());
+                if p.is_dir() {
+                    let mut v: Vec<PathBuf> = std::fs::read_dir(&p)
+                        .map_err(|source| Error::Read { path: p.clone(), source })?
+                        .filter_map(|e| e.ok().map(|e| e.path()))
+                        .filter(|f| f.extension().is_some_and(|x| x == "parquet"))
+                        .collect();
+                    v.sort();
+                    v
+                } else {
+                    vec![p]
+                }
+            }
+            _ => Vec::new(),
+        })
+    }
+
+    fn load(&self, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded> {
+        let p = |n: &str| PathBuf::from(n);
+        let t = inputs.get(ctx, "tasks")?;
+        let (qid, db, question) = (
+            column::<Int64Array>(t, &p("tasks"), "question_id")?,
+            column::<StringArray>(t, &p("tasks"), "db_id")?,
+            column::<StringArray>(t, &p("tasks"), "question")?,
+        );
+        let (evidence, path) =
+            (column::<StringArray>(t, &p("tasks"), "evidence")?, column::<StringArray>(t, &p("tasks"), "db_path")?);
+        let tasks: HashMap<i64, AgentTask> = (0..t.num_rows())
+            .map(|i| {
+                let task = AgentTask {
+                    question_id: qid.value(i),
+                    db_id: db.value(i).into(),
+                    question: question.value(i).into(),
+                    evidence: evidence.value(i).into(),
+                    db_path: PathBuf::from(path.value(i)),
+                };
+                (task.question_id, task)
+            })
+            .collect();
+        let order = column::<Int64Array>(inputs.get(ctx, "order")?, &p("order"), "question_id")?.values().to_vec();
+        if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
+            return Err(Error::Usage(format!("stage '{}': question_id {q} of the order is not a task", ctx.stage_id)));
+        }
+        let mut neighbours = vec![Vec::new(); order.len()];
+        if mode != Mode::NoMemory && self.k > 0 {
+            let r = inputs.tables.get("retrieval").ok_or_else(|| {
+                Error::Usage(format!("stage '{}': memory arms need the `retrieval` input", ctx.stage_id))
+            })?;
+            let (step, qid) = (
+                column::<UInt64Array>(r, &p("retrieval"), "step")?,
+                column::<Int64Array>(r, &p("retrieval"), "question_id")?,
+            );
+            let (nstep, sim) = (
+                column::<UInt64Array>(r, &p("retrieval"), "neighbor_step")?,
+                column::<Float32Array>(r, &p("retrieval"), "similarity")?,
+            );
+            for i in 0..r.num_rows() {
+                let s = step.value(i) as usize;
+                if order.get(s) != Some(&qid.value(i)) || nstep.value(i) as usize >= s {
+                    return Err(Error::input(
+                        "retrieval",
+                        format!("row {i}: step {s} does not match this seed's order (rerun the retrieve stage)"),
+                    ));
+                }
+                neighbours[s].push((nstep.value(i) as usize, sim.value(i)));
+            }
+            for n in &mut neighbours {
+                n.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                n.truncate(self.k);
+            }
+        }
+        let mut gold = HashMap::new();
+        if self.read_gold {
+            let g = inputs.get(ctx, "gold")?;
+            let (gq, gs) = (
+                column::<Int64Array>(g, &p("gold"), "question_id")?,
+                column::<StringArray>(g, &p("gold"), "gold_sql")?,
+            );
+            gold = (0..g.num_rows()).map(|i| (gq.value(i), gs.value(i).to_string())).collect();
+        }
+        Ok(Loaded { tasks, order, neighbours, gold })
+    }
+
+    fn build_model(&self, ctx: &StageContext) -> Result<Arc<dyn ChatModel>> {
+        let model = match &self.model {
+            ModelConfig::Local(c) => {
+                let mut c = c.clone();
+                c.gguf = c.gguf.map(|p| ctx.resolve(&p.to_string_lossy()));
+                ModelConfig::Local(c)
+            }
+            ModelConfig::Replay(c) => {
+                let mut c = c.clone();
+                c.calls = ctx.resolve(&c.calls.to_string_lossy());
+                ModelConfig::Replay(c)
+            }
+            other => other.clone(),
+        };
+        let inner = model.build(&crate::models::models_dir(&ctx.cache_dir))?;
+        Ok(if self.response_cache {
+            Arc::new(CachedModel::new(inner, &responses_path(&ctx.cache_dir))?)
+        } else {
+            inner
+        })
+    }
+}
+
+impl Stage for MemoryLoopStage {
+    fn kind(&self) -> &'static str {
+        "memory_loop"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &["tasks", "order"]
+    }
+
+    fn optional_inputs(&self) -> &'static [&'static str] {
+        &["retrieval", "gold"]
+    }
+
+    fn reads_gold(&self) -> bool {
+        self.read_gold
+    }
+
+    fn outputs(&self, _: &str) -> Vec<String> {
+        vec!["episodes".into(), "calls".into()]
+    }
+
+    fn config_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("config serializes");
+        let obj = v.as_object_mut().expect("an object");
+        for k in OPERATIONAL {
+            obj.remove(*k);
+        }
+        if let Some(m) = obj.get_mut("model").and_then(|m| m.as_object_mut()) {
+            for k in MODEL_OPERATIONAL {
+                m.remove(*k);
+            }
+        }
+        v
+    }
+
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        self.arm(ctx)?; // a misconfigured arm fails before any file is read
+        let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
+        for f in self.model_file(ctx)? {
+            fp.insert(format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy()), file_fingerprint(&f)?);
+        }
+        Ok(fp)
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let arm = self.arm(ctx)?;
+        let data = self.load(ctx, inputs, arm.mode)?;
+        let model = self.build_model(ctx)?;
+        let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
+        let timeout = Duration::try_from_secs_f64(self.timeout_secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| Error::Usage(format!("stage '{}': timeout_secs must be positive", ctx.stage_id)))?;
+        let limits = Limits { timeout, max_rows: self.max_rows, run_twice: true, ..Limits::default() };
+        let agent = Agent {
+            model: model.as_ref(),
+            prompts: &prompts,
+            roles: &self.roles,
+            schema_style: self.schema_style,
+            schema_chars: self.schema_chars,
+            preview_rows: self.preview_rows,
+            limits: &limits,
+            detector: &self.detector,
+            arm: &arm,
+        };
+        let eval_opts = crate::eval::EvalOptions {
+            timeout,
+            jobs: 1,
+            cache: Some(ctx.cache_dir.join("gold-results.sqlite")),
+            ..Default::default()
+        };
+        let oracle_fn = |task: &AgentTask, sql: Option<&str>| -> Result<u8> {
+            let gold = data.gold.get(&task.question_id).ok_or_else(|| {
+                Error::Usage(format!("stage '{}': question_id {} has no gold", ctx.stage_id, task.question_id))
+            })?;
+            let pair = crate::eval::Pair { pred: sql, gold, db: &task.db_path };
+            let (r, _) = crate::eval::evaluate(&[pair], &eval_opts)?;
+            Ok(r[0].verdict.res())
+        };
+        let oracle: Option<&OracleFn<'_>> = (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_>);
+
+        let mut bank: Vec<BankEntry> = Vec::new();
+        let mut worker = Worker::default();
+        let parts =
+            run_chunks_tables(ctx, data.order.len(), self.chunk_size, &["episodes", "calls"], |range, before| {
+                if arm.mode == Mode::NoMemory {
+                    let steps: Vec<usize> = range.collect();
+                    let done = crate::par::par_map_with(&steps, self.concurrency.max(1), Worker::default, |w, &s| {
+                        agent.episode(w, s as u64, &data.tasks[&data.order[s]], Vec::new(), oracle)
+                    });
+                    let (eps, calls): (Vec<_>, Vec<_>) =
+                        done.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
+                    return Ok(vec![episodes_batch(&eps)?, calls_batch(&calls.concat())?]);
+                }
+                if bank.len() != range.start {
+                    bank.clear();
+                    for part in before {
+                        bank.extend(bank_entries(&part[0])?);
+                    }
+                }
+                let (mut eps, mut calls) = (Vec::new(), Vec::new());
+                for s in range {
+                    let task = &data.tasks[&data.order[s]];
+                    let memories = data.neighbours[s]
+                        .iter()
+                        .map(|&(n, similarity)| {
+                            let m = &bank[n];
+                            let same_db = m.db_id == task.db_id;
+                            let shown = ShownMemory {
+                                question: data.tasks[&m.question_id].question.clone(),
+                                plan: m.plan.clone(),
+                                sql: m.sql.clone(),
+                                q: m.stored_q,
+                                same_db,
+                                similarity,
+                            };
+                            let rec = Retrieved {
+                                step: n as u64,
+                                question_id: m.question_id,
+                                similarity,
+                                shown_label: m.stored_q,
+                                same_db,
+                            };
+                            (rec, shown)
+                        })
+                        .collect();
+                    let (ep, c) = agent.episode(&mut worker, s as u64, task, memories, oracle)?;
+                    bank.push(BankEntry::of(&ep));
+                    eps.push(ep);
+                    calls.extend(c);
+                }
+                Ok(vec![episodes_batch(&eps)?, calls_batch(&calls)?])
+            })?;
+        let concat = |i: usize, schema: arrow::datatypes::Schema| -> Result<RecordBatch> {
+            let batches: Vec<RecordBatch> = parts.iter().map(|p| p[i].clone()).collect();
+            Ok(arrow::compute::concat_batches(&Arc::new(schema), &batches)?)
+        };
+        Ok(vec![("episodes".into(), concat(0, episodes_schema())?), ("calls".into(), concat(1, calls_schema())?)])
+    }
+}
+
+/// Where the response cache of `cache_dir` lives.
+pub fn responses_path(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("responses.sqlite")
+}

@@ -1,0 +1,169 @@
+//! Table-driven rules of the agent: the self-grade parser (status line only), SQL extraction, the
+//! detector's three channels on real bundled questions and SQL run in the sandbox, and the arms'
+//! labelling (demotion) rule.
+
+use std::path::PathBuf;
+
+use lucid::agent::arms::{Mode, arm_spec, stored_q};
+use lucid::agent::detector::{Channel, DetectorConfig, Observed};
+use lucid::agent::parse::{Verdict, extract_sql, parse_verdict};
+use lucid::sql::sandbox::{Limits, OpenOptions, Sandbox};
+
+#[test]
+fn verdict_comes_from_the_status_line_only() {
+    use Verdict::*;
+    let cases: &[(&str, Verdict)] = &[
+        ("VERDICT: CORRECT", Correct),
+        ("VERDICT: INCORRECT", Incorrect),
+        ("verdict: correct", Correct),
+        ("The query counts the right rows.\nVERDICT: CORRECT", Correct),
+        ("VERDICT: CORRECT\nThe count matches the question.", Correct),
+        ("**VERDICT: INCORRECT**", Incorrect),
+        ("**Verdict:** Correct.", Correct),
+        ("  VERDICT :  INCORRECT  ", Incorrect),
+        ("VERDICT: NOT CORRECT", Unparseable),
+        ("VERDICT: PARTIALLY CORRECT", Unparseable),
+        ("VERDICT: CORRECT?", Unparseable),
+        ("The answer is not correct.", Unparseable),
+        ("This is correct.", Unparseable),
+        ("The query is CORRECT", Unparseable),
+        ("", Unparseable),
+        ("VERDICT: CORRECT\nOn reflection the filter is wrong.\nVERDICT: INCORRECT", Incorrect),
+        ("VERDICT: INCORRECT\nVERDICT: maybe", Unparseable),
+        ("My verdict: correct", Unparseable),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse_verdict(text), *want, "{text:?}");
+    }
+    assert_eq!(Verdict::Correct.r(), Some(1));
+    assert_eq!(Verdict::Incorrect.r(), Some(0));
+    assert_eq!(Verdict::Unparseable.r(), None);
+}
+
+#[test]
+fn sql_is_taken_from_the_first_fence_or_the_first_select() {
+    let cases: &[(&str, Option<&str>)] = &[
+        ("```sql\nSELECT COUNT(*) FROM books\n```", Some("SELECT COUNT(*) FROM books")),
+        ("```sqlite\nSELECT 1;\n```\nThis counts.", Some("SELECT 1")),
+        ("Here it is:\n```\nSELECT name FROM t\n```", Some("SELECT name FROM t")),
+        (
+            "```sql\nSELECT title FROM books WHERE genre = 'Romance'",
+            Some("SELECT title FROM books WHERE genre = 'Romance'"),
+        ),
+        ("The query is: SELECT a FROM b;", Some("SELECT a FROM b")),
+        ("with x as (select 1) select * from x", Some("with x as (select 1) select * from x")),
+        ("I cannot answer that.", None),
+        ("```sql\n```", None),
+        ("Selection of rows is not possible.", None),
+        ("```\n\n```sql\nSELECT * FROM flights\n```", Some("SELECT * FROM flights")),
+        ("```sql\nCREATE TABLE t (a INT)\n\nSELECT a FROM t\n```", Some("SELECT a FROM t")),
+        ("```sql\nCREATE TABLE t (a INT)\n```", None),
+    ];
+    for (text, want) in cases {
+        assert_eq!(extract_sql(text).as_deref(), *want, "{text:?}");
+    }
+}
+
+fn bundled_db(cache: &std::path::Path, db: &str) -> PathBuf {
+    let b = lucid::bench::bundled::load(&lucid::bench::bundled::default_dir(), cache).unwrap();
+    b.tasks.iter().find(|t| t.db_id == db).unwrap().db_path.clone()
+}
+
+#[test]
+fn detector_channels_on_real_questions_and_sql() {
+    let cache = tempfile::tempdir().unwrap();
+    let db = bundled_db(cache.path(), "library");
+    let sandbox = Sandbox::open(&db, &OpenOptions::default()).unwrap();
+    let limits = Limits { run_twice: true, ..Limits::default() };
+    let q = "How many books in the catalogue belong to the Romance genre?";
+    // (sql, exec, degenerate, literal)
+    let cases: &[(Option<&str>, bool, bool, bool)] = &[
+        (Some("SELECT COUNT(*) FROM books WHERE genre = 'Romance'"), false, false, false),
+        (Some("SELECT COUNT(*) FROM books WHERE genre = 'Science Fiction'"), false, false, true),
+        (Some("SELECT title FROM books WHERE genre = 'Romance' AND 1 = 0"), false, true, false),
+        (Some("SELECT NULL FROM books LIMIT 2"), false, true, false),
+        (Some("SELECT COUNT(*) FROM no_such_table"), true, false, false),
+        (Some("SELECT COUNT(*) FROM books; DROP TABLE books"), true, false, false),
+        (Some("SELECT random() FROM books LIMIT 1"), true, false, false),
+        (None, true, false, false),
+    ];
+    let det = DetectorConfig::default();
+    for (sql, exec, degenerate, literal) in cases {
+        let (status, n_rows, all_null) = match sql {
+            Some(s) => {
+                let e = sandbox.execute(s, &limits);
+                let rows = e.outcome.rows().cloned();
+                (e.outcome.status().as_str(), rows.as_ref().map(|r| r.n_rows), rows.is_some_and(|r| r.all_null))
+            }
+            None => ("error", None, false),
+        };
+        let f = det.detect(q, "", &Observed { sql: *sql, status, n_rows, all_null });
+        assert_eq!((f.exec, f.degenerate, f.literal), (*exec, *degenerate, *literal), "{sql:?}");
+        assert_eq!(f.flagged(&det.channels), *exec || *degenerate || *literal, "{sql:?}");
+    }
+    // Channel subsets and thresholds.
+    let f = det.detect(
+        q,
+        "",
+        &Observed {
+            sql: Some("SELECT 1 FROM books WHERE genre = 'Poetry'"),
+            status: "ok",
+            n_rows: Some(0),
+            all_null: false,
+        },
+    );
+    assert!(f.degenerate && f.literal && !f.exec);
+    assert!(!f.flagged(&[Channel::Execution]));
+    assert!(f.flagged(&[Channel::Literal]));
+    let lax = DetectorConfig { empty_rows: false, min_literal_chars: 7, ..DetectorConfig::default() };
+    let f = lax.detect(
+        q,
+        "",
+        &Observed {
+            sql: Some("SELECT 1 FROM books WHERE genre = 'Poetry'"),
+            status: "ok",
+            n_rows: Some(0),
+            all_null: false,
+        },
+    );
+    assert!(!f.degenerate && !f.literal, "{f:?}");
+    // Evidence grounds a literal.
+    let f = det.detect(
+        "How many books are in the genre named in the hint?",
+        "genre refers to 'Science Fiction'",
+        &Observed {
+            sql: Some("SELECT COUNT(*) FROM books WHERE genre = 'Science Fiction'"),
+            status: "ok",
+            n_rows: Some(1),
+            all_null: false,
+        },
+    );
+    assert!(!f.literal);
+}
+
+#[test]
+fn stored_label_follows_the_arm_rule() {
+    use Mode::*;
+    // (mode, r, flagged, u, stored q)
+    let cases: &[(Mode, Option<u8>, bool, Option<u8>, u8)] = &[
+        (Memento, Some(1), false, None, 1),
+        (Memento, Some(1), true, None, 1), // memento ignores the detector
+        (Memento, Some(0), false, None, 0),
+        (Memento, None, false, None, 0), // unparseable self-grade: untrusted
+        (Lucid, Some(1), false, None, 1),
+        (Lucid, Some(1), true, None, 0), // demotion
+        (Lucid, Some(0), true, None, 0),
+        (Lucid, Some(0), false, None, 0), // never promotes
+        (Lucid, None, false, None, 0),
+        (Oracle, Some(1), false, Some(0), 0),
+        (Oracle, Some(0), true, Some(1), 1),
+        (NoMemory, Some(1), true, None, 1),
+    ];
+    for (mode, r, flagged, u, want) in cases {
+        assert_eq!(stored_q(*mode, *r, *flagged, *u), *want, "{mode:?} r={r:?} flagged={flagged} u={u:?}");
+    }
+    let none = Default::default();
+    assert_eq!(arm_spec(&none, "lucid").unwrap().mode, Lucid);
+    assert_eq!(arm_spec(&none, "no-memory").unwrap().mode, NoMemory);
+    assert!(arm_spec(&none, "my-arm").is_none());
+}

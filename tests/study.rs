@@ -1,0 +1,357 @@
+//! The study end to end against a scripted model behind a real loopback OpenAI-compatible server
+//! with injected faults: every arm and seed keeps every episode, faults end in a retried success
+//! or a recorded failure, a canary planted in the gold SQL never reaches the model, labels follow
+//! each arm's rule, reruns come from the cache and a new seed computes only its own instances.
+//! Plus the structural label-free check on the shipped pipelines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::common::{lucid, stderr, stdout};
+use crate::fake_server::{FakeServer, Reply};
+use crate::pipeline::computed;
+
+const CANARY: &str = "lucid-canary-0x5eed";
+
+/// A scripted model: a plan, then a query over the first table of the schema (a count for "How
+/// many" questions, an empty result otherwise), then a lenient self-grade.
+fn scripted(prompt: &str) -> String {
+    if prompt.contains("numbered plan") {
+        return "1. Read the first table.".into();
+    }
+    if prompt.contains("Write one SQLite") {
+        let table = prompt
+            .split("CREATE TABLE ")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !(c.is_alphanumeric() || c == '_')).next())
+            .unwrap_or("missing");
+        return if prompt.contains("How many") {
+            format!("```sql\nSELECT COUNT(*) FROM {table}\n```")
+        } else {
+            format!("```sql\nSELECT * FROM {table} WHERE 1 = 0\n```")
+        };
+    }
+    if prompt.contains("VERDICT") {
+        return "VERDICT: CORRECT\nIt answers the question.".into();
+    }
+    "?".into()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The bundled benchmark with a canary in question 0's gold SQL (same result as the original).
+fn canary_benchmark(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini"), &data);
+    let path = data.join("questions.json");
+    let mut q: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let sql = q[0]["SQL"].as_str().unwrap().to_string();
+    q[0]["SQL"] = format!("{sql} AND '{CANARY}' = '{CANARY}'").into();
+    std::fs::write(&path, serde_json::to_string_pretty(&q).unwrap()).unwrap();
+    data
+}
+
+fn pipeline(url: &str, data: &Path, bert: &Path) -> String {
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
+    let agent = format!(
+        "{{model: {{backend: openai, model: scripted, base_url: '{url}/v1', max_concurrency: 1, \
+         retry: {{max_attempts: 3, base_delay_ms: 1, max_delay_ms: 5}}}}, prompts: '{}', concurrency: 1, chunk_size: 3",
+        prompts.display()
+    );
+    format!(
+        "name: study
+seeds: [0, 1]
+arms: [no-memory, memento, lucid, oracle]
+max_parallel: 1
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: bundled, path: '{data}', per_db: 3}}
+  - id: order
+    kind: permutation
+    matrix: [seed]
+    inputs: [tasks]
+  - id: embed
+    kind: embed
+    inputs: [tasks]
+    config: {{model: '{bert}'}}
+  - id: retrieve
+    kind: retrieve
+    matrix: [seed]
+    inputs: [order, embeddings]
+  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    arms: [no-memory, memento, lucid]
+    inputs: [tasks, order, retrieval]
+    config: {agent}}}
+  - id: oracle
+    kind: memory_loop
+    matrix: [seed, arm]
+    arms: [oracle]
+    inputs: [tasks, order, retrieval, gold]
+    config: {agent}, read_gold: true}}
+  - id: evaluate
+    kind: evaluate
+    matrix: [seed, arm]
+    inputs: [tasks, gold, episodes]
+  - id: flags
+    kind: flag
+    matrix: [seed, arm]
+    inputs: [tasks, episodes]
+    config: {{channels: [execution]}}
+",
+        data = data.display(),
+        bert = bert.display()
+    )
+}
+
+fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
+    let o = lucid(cache).current_dir(dir).args(["query", "runs/study", sql, "--format", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn study_with_faults_keeps_every_episode_and_never_shows_gold() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let data = canary_benchmark(dir.path());
+    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    // First call: 429, 500, dropped connection -> recorded failure after 3 attempts. Second call:
+    // malformed JSON, then an answer -> retried success. Then the scripted model.
+    let server = FakeServer::start(
+        vec![Reply::Status(429, "{}", Some("0")), Reply::Status(500, "{}", None), Reply::Drop, Reply::Malformed],
+        Reply::Scripted(scripted),
+    );
+    std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
+    let run = |extra: &[&str]| {
+        let o =
+            lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).args(extra).output().unwrap();
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        o
+    };
+    run(&[]);
+    let n = 15; // 3 questions of each of 5 databases
+
+    // No episode lost or duplicated, in any arm or seed.
+    let rows = query(
+        &cache,
+        dir.path(),
+        "SELECT arm, seed, count(*) AS n, count(DISTINCT step) AS steps, min(step) AS lo, max(step) AS hi FROM episodes GROUP BY arm, seed ORDER BY arm, seed",
+    );
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for r in &rows {
+        assert_eq!(
+            (r["n"].as_i64(), r["steps"].as_i64(), r["lo"].as_i64(), r["hi"].as_i64()),
+            (Some(n), Some(n), Some(0), Some(n - 1)),
+            "{r}"
+        );
+    }
+    // The injected faults: one recorded failure (3 attempts), one retried success; every call recorded.
+    let failed = query(&cache, dir.path(), "SELECT role, attempts, error FROM calls WHERE error IS NOT NULL");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["attempts"].as_i64(), Some(3));
+    let ep_failed = query(&cache, dir.path(), "SELECT sum(failed_calls) AS f FROM episodes");
+    assert_eq!(ep_failed[0]["f"].as_i64(), Some(1));
+    let retried = query(&cache, dir.path(), "SELECT count(*) AS c FROM calls WHERE attempts = 2 AND error IS NULL");
+    assert_eq!(retried[0]["c"].as_i64(), Some(1));
+    let misses = query(&cache, dir.path(), "SELECT sum(attempts) AS a FROM calls WHERE NOT cache_hit");
+    assert_eq!(
+        misses[0]["a"].as_u64(),
+        Some(server.requests().len() as u64),
+        "every request the server saw is an attempt on record"
+    );
+
+    // Label-free: the canary in the gold SQL reached no prompt, and evaluation did read gold.
+    let requests = server.requests();
+    assert!(requests.len() > 50);
+    for r in &requests {
+        assert!(!r.body.to_string().contains(CANARY), "gold reached a prompt: {}", r.body);
+    }
+    let gold_ran =
+        query(&cache, dir.path(), "SELECT count(*) AS c FROM evaluation WHERE question_id = 0 AND gold_status = 'ok'");
+    assert_eq!(gold_ran[0]["c"].as_i64(), Some(8));
+
+    // Labels follow each arm's rule; memories shown carry the label their episode stored.
+    let labels = query(
+        &cache,
+        dir.path(),
+        "SELECT e.arm, e.r, e.flagged, e.stored_q, v.u FROM episodes e JOIN evaluation v ON e.arm = v.arm AND e.seed = v.seed AND e.step = v.step",
+    );
+    for l in &labels {
+        let (r, flagged, q, u) = (
+            l["r"].as_i64(),
+            l["flagged"].as_bool().unwrap(),
+            l["stored_q"].as_i64().unwrap(),
+            l["u"].as_i64().unwrap(),
+        );
+        let want = match l["arm"].as_str().unwrap() {
+            "lucid" if flagged => 0,
+            "oracle" => u,
+            _ => r.unwrap_or(0),
+        };
+        assert_eq!(q, want, "{l}");
+    }
+    let demoted = labels.iter().filter(|l| l["arm"] == "lucid" && l["flagged"] == true && l["r"] == 1).count();
+    assert!(demoted > 0, "the scripted model's empty answers are flagged and demoted");
+    let shown = query(&cache, dir.path(), "SELECT e.arm, e.seed, e.step, unnest(e.retrieved) AS m FROM episodes e");
+    let stored: BTreeMap<(String, i64, i64), i64> =
+        query(&cache, dir.path(), "SELECT arm, seed, step, stored_q FROM episodes")
+            .iter()
+            .map(|r| {
+                (
+                    (r["arm"].as_str().unwrap().to_string(), r["seed"].as_i64().unwrap(), r["step"].as_i64().unwrap()),
+                    r["stored_q"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+    assert!(!shown.is_empty());
+    for s in &shown {
+        let (arm, seed, step) =
+            (s["arm"].as_str().unwrap().to_string(), s["seed"].as_i64().unwrap(), s["step"].as_i64().unwrap());
+        assert_ne!(arm, "no-memory");
+        let m = &s["m"];
+        let ms = m["step"].as_i64().unwrap();
+        assert!(ms < step, "only earlier episodes are retrieved");
+        assert_eq!(m["shown_label"].as_i64().unwrap(), stored[&(arm.clone(), seed, ms)], "{s}");
+    }
+    let flags = query(
+        &cache,
+        dir.path(),
+        "SELECT count(*) AS c FROM flags f JOIN episodes e ON f.arm = e.arm AND f.seed = e.seed AND f.step = e.step WHERE f.flagged <> e.flag_exec",
+    );
+    assert_eq!(flags[0]["c"].as_i64(), Some(0), "the flag stage with the execution channel alone reproduces flag_exec");
+
+    // Every table is as documented in schemas/.
+    for (table, label) in [
+        ("episodes", "seed-0_arm-lucid"),
+        ("calls", "seed-1_arm-oracle"),
+        ("retrieval", "seed-0"),
+        ("evaluation", "seed-0_arm-memento"),
+        ("flags", "seed-1_arm-no-memory"),
+    ] {
+        let file = dir.path().join("runs/study").join(table).join(format!("{label}.parquet"));
+        assert_eq!(crate::tables::actual(&file), crate::tables::documented(table), "{table}");
+    }
+
+    // A rerun is served from the store; a third seed computes only seed 2's instances.
+    let before = server.requests().len();
+    run(&[]);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs/study/manifest.json")).unwrap()).unwrap();
+    assert!(computed(&m).is_empty(), "{:?}", computed(&m));
+    assert_eq!(server.requests().len(), before);
+    run(&["--set", "seeds=[0,1,2]"]);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs/study/manifest.json")).unwrap()).unwrap();
+    let done: BTreeSet<String> = computed(&m).into_iter().collect();
+    assert!(!done.is_empty());
+    for d in &done {
+        assert!(d.contains("seed-2"), "only seed 2 is new work, got {done:?}");
+    }
+}
+
+#[test]
+fn agent_stages_cannot_reach_gold() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let agent_kinds = ["benchmark", "permutation", "embed", "retrieve", "memory_loop", "flag"];
+    for file in ["pipelines/demo.yaml", "pipelines/bird.yaml", "pipelines/spiderman.yaml"] {
+        let path = repo.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let spec = lucid::pipeline::spec::parse(&path, &text, &[]).unwrap();
+        let plan = lucid::pipeline::plan::build(&path, &text, spec).unwrap();
+        let mut loops = 0;
+        for inst in &plan.instances {
+            let stage = &plan.spec.stages[inst.stage];
+            let kind = stage.stage.kind();
+            if kind == "memory_loop" && stage.stage.reads_gold() {
+                assert!(
+                    stage.arms.as_ref().is_some_and(|a| a == &vec!["oracle".to_string()]),
+                    "{file}: only the oracle may read gold"
+                );
+                continue;
+            }
+            if agent_kinds.contains(&kind) {
+                loops += usize::from(kind == "memory_loop");
+                assert!(!inst.inputs.contains_key("gold"), "{file}: {} reads gold", stage.id);
+                assert!(!stage.stage.reads_gold(), "{file}: {}", stage.id);
+            }
+        }
+        assert!(loops >= 6, "{file}: the memory arms run as agent stages");
+    }
+    // The tables agent stages read carry no reference answer.
+    for f in lucid::bench::tables::tasks_schema().fields() {
+        assert!(!f.name().contains("sql") && !f.name().contains("gold"), "{}", f.name());
+    }
+    // Listing gold as an input of an agent stage is refused before anything runs.
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "name: x\nseeds: [0]\narms: [lucid]\nstages:\n  - id: benchmark\n    kind: benchmark\n  - id: order\n    kind: permutation\n    matrix: [seed]\n    inputs: [tasks]\n  - id: agent\n    kind: memory_loop\n    matrix: [seed, arm]\n    inputs: [tasks, order, gold]\n";
+    std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
+    let o =
+        lucid(&dir.path().join("cache")).current_dir(dir.path()).args(["run", "p.yaml", "--dry-run"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("may not read 'gold'"), "{}", stderr(&o));
+    // An oracle arm in a stage that may not read gold is refused when it starts.
+    let yaml = yaml
+        .replace("arms: [lucid]", "arms: [oracle]")
+        .replace("inputs: [tasks, order, gold]", "inputs: [tasks, order]");
+    std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
+    let o =
+        lucid(&dir.path().join("cache")).current_dir(dir.path()).args(["run", "p.yaml", "--quiet"]).output().unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is an oracle"), "{}", stderr(&o));
+}
+
+/// The columns of `episodes` that must not depend on interruptions (timings and cache hits may).
+const STABLE: &str = "SELECT arm, seed, step, question_id, db_id, retrieved, plan, sql, exec_status, n_rows, result_hash, grade, r, flagged, stored_q FROM episodes ORDER BY arm, seed, step";
+
+#[test]
+fn killed_study_resumes_without_losing_or_duplicating_episodes() {
+    let reference = {
+        let dir = tempfile::tempdir().unwrap();
+        let server = FakeServer::start(vec![], Reply::Scripted(scripted));
+        let data = canary_benchmark(dir.path());
+        let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+        std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
+        let cache = dir.path().join("cache");
+        let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (query(&cache, dir.path(), STABLE), dir)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::start(vec![], Reply::Scripted(scripted));
+    let data = canary_benchmark(dir.path());
+    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    // Same data paths as the reference are not needed: only the episode contents are compared.
+    std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
+    let cache = dir.path().join("cache");
+    for round in 0..6u64 {
+        let mut child = lucid(&cache)
+            .current_dir(dir.path())
+            .args(["run", "study.yaml", "--quiet"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150 + 170 * round));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let resumed = query(&cache, dir.path(), STABLE);
+    assert_eq!(resumed.len(), reference.0.len());
+    assert_eq!(resumed, reference.0, "a killed and resumed study has the same episodes");
+}
