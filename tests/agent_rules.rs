@@ -102,30 +102,18 @@ fn detector_channels_on_real_questions_and_sql() {
         assert_eq!(f.flagged(&det.channels), *exec || *degenerate || *literal, "{sql:?}");
     }
     // Channel subsets and thresholds.
-    let f = det.detect(
-        q,
-        "",
-        &Observed {
-            sql: Some("SELECT 1 FROM books WHERE genre = 'Poetry'"),
-            status: "ok",
-            n_rows: Some(0),
-            all_null: false,
-        },
-    );
+    let poetry = Observed {
+        sql: Some("SELECT 1 FROM books WHERE genre = 'Poetry'"),
+        status: "ok",
+        n_rows: Some(0),
+        all_null: false,
+    };
+    let f = det.detect(q, "", &poetry);
     assert!(f.degenerate && f.literal && !f.exec);
     assert!(!f.flagged(&[Channel::Execution]));
     assert!(f.flagged(&[Channel::Literal]));
     let lax = DetectorConfig { empty_rows: false, min_literal_chars: 7, ..DetectorConfig::default() };
-    let f = lax.detect(
-        q,
-        "",
-        &Observed {
-            sql: Some("SELECT 1 FROM books WHERE genre = 'Poetry'"),
-            status: "ok",
-            n_rows: Some(0),
-            all_null: false,
-        },
-    );
+    let f = lax.detect(q, "", &poetry);
     assert!(!f.degenerate && !f.literal, "{f:?}");
     // Evidence grounds a literal.
     let f = det.detect(
@@ -145,7 +133,8 @@ fn detector_channels_on_real_questions_and_sql() {
 fn stored_label_follows_the_arm_rule() {
     use Mode::*;
     // (mode, r, flagged, u, stored q)
-    let cases: &[(Mode, Option<u8>, bool, Option<u8>, u8)] = &[
+    type Case = (Mode, Option<u8>, bool, Option<u8>, u8);
+    let cases: &[Case] = &[
         (Memento, Some(1), false, None, 1),
         (Memento, Some(1), true, None, 1), // memento ignores the detector
         (Memento, Some(0), false, None, 0),

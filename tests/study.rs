@@ -317,25 +317,26 @@ fn agent_stages_cannot_reach_gold() {
 /// The columns of `episodes` that must not depend on interruptions (timings and cache hits may).
 const STABLE: &str = "SELECT arm, seed, step, question_id, db_id, retrieved, plan, sql, exec_status, n_rows, result_hash, grade, r, flagged, stored_q FROM episodes ORDER BY arm, seed, step";
 
-#[test]
-fn killed_study_resumes_without_losing_or_duplicating_episodes() {
-    let reference = {
-        let dir = tempfile::tempdir().unwrap();
-        let server = FakeServer::start(vec![], Reply::Scripted(scripted));
-        let data = canary_benchmark(dir.path());
-        let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
-        std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
-        let cache = dir.path().join("cache");
-        let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        (query(&cache, dir.path(), STABLE), dir)
-    };
+/// A project with the study pipeline over a fault-free scripted server.
+fn scripted_project() -> (tempfile::TempDir, FakeServer) {
     let dir = tempfile::tempdir().unwrap();
     let server = FakeServer::start(vec![], Reply::Scripted(scripted));
     let data = canary_benchmark(dir.path());
     let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
-    // Same data paths as the reference are not needed: only the episode contents are compared.
     std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
+    (dir, server)
+}
+
+#[test]
+fn killed_study_resumes_without_losing_or_duplicating_episodes() {
+    let reference = {
+        let (dir, _server) = scripted_project();
+        let cache = dir.path().join("cache");
+        let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        query(&cache, dir.path(), STABLE)
+    };
+    let (dir, _server) = scripted_project();
     let cache = dir.path().join("cache");
     for round in 0..6u64 {
         let mut child = lucid(&cache)
@@ -352,6 +353,6 @@ fn killed_study_resumes_without_losing_or_duplicating_episodes() {
     let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let resumed = query(&cache, dir.path(), STABLE);
-    assert_eq!(resumed.len(), reference.0.len());
-    assert_eq!(resumed, reference.0, "a killed and resumed study has the same episodes");
+    assert_eq!(resumed.len(), reference.len());
+    assert_eq!(resumed, reference, "a killed and resumed study has the same episodes");
 }

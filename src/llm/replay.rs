@@ -19,20 +19,24 @@ pub struct Replay {
     answers: HashMap<String, (String, u32, u32)>,
 }
 
+/// The Parquet files of a calls table: the file itself, or a folder's `*.parquet` in name order.
+pub fn calls_files(path: &Path) -> Result<Vec<std::path::PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut v: Vec<_> = std::fs::read_dir(path)
+        .map_err(|source| Error::Read { path: path.into(), source })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 impl Replay {
     /// Load a calls table (a Parquet file or a folder of them).
     pub fn load(path: &Path) -> Result<Replay> {
-        let files: Vec<std::path::PathBuf> = if path.is_dir() {
-            let mut v: Vec<_> = std::fs::read_dir(path)
-                .map_err(|source| Error::Read { path: path.into(), source })?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-                .collect();
-            v.sort();
-            v
-        } else {
-            vec![path.to_path_buf()]
-        };
+        let files = calls_files(path)?;
         let mut answers = HashMap::new();
         let mut identity = None;
         for f in files {

@@ -159,20 +159,7 @@ impl MemoryLoopStage {
                 Some(p) => ctx.resolve(&p.to_string_lossy()),
                 None => crate::models::smollm2_path(&models)?,
             }],
-            ModelConfig::Replay(c) => {
-                let p = ctx.resolve(&c.calls.to_string_lossy());
-                if p.is_dir() {
-                    let mut v: Vec<PathBuf> = std::fs::read_dir(&p)
-                        .map_err(|source| Error::Read { path: p.clone(), source })?
-                        .filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|f| f.extension().is_some_and(|x| x == "parquet"))
-                        .collect();
-                    v.sort();
-                    v
-                } else {
-                    vec![p]
-                }
-            }
+            ModelConfig::Replay(c) => crate::llm::replay::calls_files(&ctx.resolve(&c.calls.to_string_lossy()))?,
             _ => Vec::new(),
         })
     }
