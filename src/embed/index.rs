@@ -163,6 +163,29 @@ mod tests {
             many,
             vec![idx.search_prefix(&q, 2, 4), idx.search_prefix(&q, 2, 2), idx.search_prefix(&[0.0, 1.0, 0.0], 2, 3)]
         );
+        // Many queries, prefixes across block boundaries, a dimension with a tail: exact agreement.
+        let dim = 37;
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        };
+        let mut big = VectorIndex::new(dim);
+        for _ in 0..1100 {
+            let v: Vec<f32> = (0..dim).map(|_| next()).collect();
+            big.push(&v);
+        }
+        let qs: Vec<Vec<f32>> = (0..11).map(|_| (0..dim).map(|_| next()).collect()).collect();
+        let refs: Vec<&[f32]> = qs.iter().map(Vec::as_slice).collect();
+        let prefixes = [0, 1, 2, 5, 512, 513, 700, 1024, 1100, 3, 1099];
+        for jobs in [1, 2] {
+            let got = big.search_many(&refs, &prefixes, 4, jobs);
+            for (i, q) in refs.iter().enumerate() {
+                assert_eq!(got[i], big.search_prefix(q, 4, prefixes[i]), "query {i}, jobs {jobs}");
+            }
+        }
         let long: Vec<f32> = (0..19).map(|i| i as f32).collect();
         assert_eq!(dot(&long, &long), (0..19).map(|i| (i * i) as f32).sum::<f32>());
     }
