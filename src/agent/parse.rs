@@ -66,7 +66,8 @@ pub fn parse_verdict(text: &str) -> Verdict {
 /// The SQL in an executor's answer. Candidates, in order: each fenced block (```sql, ```sqlite or
 /// plain ```, closed or not), then the whole text; the first candidate holding a `SELECT`/`WITH`
 /// keyword gives the SQL, from that keyword to the candidate's end (so a schema echoed before the
-/// query is skipped), without trailing `;` and whitespace. `None` when there is no query.
+/// query is skipped) — in the unfenced text, to the first fence or blank line — without trailing
+/// `;` and whitespace. `None` when there is no query.
 pub fn extract_sql(text: &str) -> Option<String> {
     let mut candidates = Vec::new();
     let mut rest = text;
@@ -88,10 +89,17 @@ pub fn extract_sql(text: &str) -> Option<String> {
         candidates.push(block);
         rest = next;
     }
+    let blocks = candidates.len();
     candidates.push(text);
-    candidates.into_iter().find_map(|c| {
+    candidates.into_iter().enumerate().find_map(|(n, c)| {
         let start = query_start(c)?;
-        let sql = c[start..].trim().trim_end_matches(|ch: char| ch == ';' || ch == '`' || ch.is_whitespace()).trim();
+        let mut sql = &c[start..];
+        if n == blocks {
+            // Unfenced: the query ends at a fence or a blank line (prose or examples follow).
+            let end = [sql.find("```"), sql.find("\n\n")].into_iter().flatten().min().unwrap_or(sql.len());
+            sql = &sql[..end];
+        }
+        let sql = sql.trim().trim_end_matches(|ch: char| ch == ';' || ch == '`' || ch.is_whitespace()).trim();
         (!sql.is_empty()).then(|| sql.to_string())
     })
 }
