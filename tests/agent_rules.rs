@@ -58,7 +58,10 @@ fn sql_is_taken_from_the_first_fence_or_the_first_select() {
         ("```\n\n```sql\nSELECT * FROM flights\n```", Some("SELECT * FROM flights")),
         ("```sql\nCREATE TABLE t (a INT)\n\nSELECT a FROM t\n```", Some("SELECT a FROM t")),
         ("```sql\nCREATE TABLE t (a INT)\n```", None),
-        ("SELECT COUNT(*) FROM books WHERE genre = 'Romance'\n```\n\nExample\nTables: t(a)", Some("SELECT COUNT(*) FROM books WHERE genre = 'Romance'")),
+        (
+            "SELECT COUNT(*) FROM books WHERE genre = 'Romance'\n```\n\nExample\nTables: t(a)",
+            Some("SELECT COUNT(*) FROM books WHERE genre = 'Romance'"),
+        ),
         ("SELECT a FROM t\n\nThis returns every a.", Some("SELECT a FROM t")),
     ];
     for (text, want) in cases {

@@ -45,7 +45,7 @@ pub struct PromptVars<'a> {
     pub evidence: &'a str,
     /// The database schema.
     pub schema: &'a str,
-    /// Retrieved memories (planner; empty for the no-memory arm).
+    /// Retrieved memories (planner and executor; empty for the no-memory arm).
     pub memories: &'a [ShownMemory],
     /// The plan (executor).
     pub plan: &'a str,

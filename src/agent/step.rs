@@ -130,7 +130,8 @@ impl Agent<'_> {
         let planner = self.prompts.render("planner.txt", &PromptVars { memories: &shown, ..base.clone() })?;
         ep.plan = self.call("planner", planner, &self.roles.planner, task, step, &mut ep, &mut calls)?;
         if let Some(plan) = ep.plan.clone() {
-            let executor = self.prompts.render("executor.txt", &PromptVars { plan: &plan, ..base.clone() })?;
+            let executor =
+                self.prompts.render("executor.txt", &PromptVars { plan: &plan, memories: &shown, ..base.clone() })?;
             if let Some(text) =
                 self.call("executor", executor, &self.roles.executor, task, step, &mut ep, &mut calls)?
             {
