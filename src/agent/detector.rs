@@ -79,6 +79,11 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// The ungrounded literals as a JSON list (None when there are none), as tables store them.
+    pub fn literals_json(&self) -> Option<String> {
+        (!self.literals.is_empty()).then(|| serde_json::to_string(&self.literals).expect("strings serialize"))
+    }
+
     /// Whether any of `channels` fired.
     pub fn flagged(&self, channels: &[Channel]) -> bool {
         channels.iter().any(|c| match c {

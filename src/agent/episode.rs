@@ -215,13 +215,7 @@ pub fn episodes_batch(eps: &[Episode]) -> Result<RecordBatch> {
         bools(&|e| e.flags.exec),
         bools(&|e| e.flags.degenerate),
         bools(&|e| e.flags.literal),
-        Arc::new(
-            eps.iter()
-                .map(|e| {
-                    (!e.flags.literals.is_empty()).then(|| serde_json::to_string(&e.flags.literals).expect("json"))
-                })
-                .collect::<StringArray>(),
-        ),
+        Arc::new(eps.iter().map(|e| e.flags.literals_json()).collect::<StringArray>()),
         bools(&|e| e.flagged),
         u8s(&|e| e.stored_q),
         Arc::new(UInt32Array::from_iter_values(eps.iter().map(|e| e.tokens_in))),

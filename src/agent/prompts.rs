@@ -17,6 +17,7 @@ pub const FILES: &[&str] = &["system.txt", "planner.txt", "executor.txt", "grade
 pub struct Prompts {
     env: Environment<'static>,
     dir: PathBuf,
+    system: String,
 }
 
 /// A retrieved memory as the planner sees it.
@@ -68,7 +69,14 @@ impl Prompts {
             let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
             env.add_template_owned(f.to_string(), text).map_err(|e| Error::input(&path, e.to_string()))?;
         }
-        Ok(Prompts { env, dir: dir.to_path_buf() })
+        let mut prompts = Prompts { env, dir: dir.to_path_buf(), system: String::new() };
+        prompts.system = prompts.render("system.txt", &PromptVars::default())?;
+        Ok(prompts)
+    }
+
+    /// The system prompt (it takes no variables: rendered once at load).
+    pub fn system(&self) -> &str {
+        &self.system
     }
 
     /// Render template `file` with `vars`.

@@ -205,9 +205,8 @@ impl Agent<'_> {
         ep: &mut Episode,
         calls: &mut Vec<CallRecord>,
     ) -> Result<Option<String>> {
-        let system = self.prompts.render("system.txt", &PromptVars::default())?;
         let req = ChatRequest {
-            messages: vec![Message::system(system), Message::user(user)],
+            messages: vec![Message::system(self.prompts.system()), Message::user(user)],
             decoding: decoding.clone(),
             sample_index: 0,
         };

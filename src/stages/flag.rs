@@ -100,12 +100,7 @@ impl Stage for FlagStage {
                 bools(&|f| f.exec),
                 bools(&|f| f.degenerate),
                 bools(&|f| f.literal),
-                Arc::new(
-                    flags
-                        .iter()
-                        .map(|f| (!f.literals.is_empty()).then(|| serde_json::to_string(&f.literals).expect("json")))
-                        .collect::<StringArray>(),
-                ),
+                Arc::new(flags.iter().map(|f| f.literals_json()).collect::<StringArray>()),
                 bools(&|f| f.flagged(&self.0.channels)),
             ],
         )?;

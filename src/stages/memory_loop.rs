@@ -152,14 +152,25 @@ impl MemoryLoopStage {
         }
     }
 
-    fn model_file(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
-        let models = crate::models::models_dir(&ctx.cache_dir);
-        Ok(match &self.model {
-            ModelConfig::Local(c) => vec![match &c.gguf {
-                Some(p) => ctx.resolve(&p.to_string_lossy()),
-                None => crate::models::smollm2_path(&models)?,
+    /// The model config with its file paths resolved against the run's base folder.
+    fn resolved_model(&self, ctx: &StageContext) -> ModelConfig {
+        let mut model = self.model.clone();
+        match &mut model {
+            ModelConfig::Local(c) => c.gguf = c.gguf.take().map(|p| ctx.resolve(&p.to_string_lossy())),
+            ModelConfig::Replay(c) => c.calls = ctx.resolve(&c.calls.to_string_lossy()),
+            _ => {}
+        }
+        model
+    }
+
+    /// Files whose content decides the model's answers (for the cache key).
+    fn model_files(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
+        Ok(match self.resolved_model(ctx) {
+            ModelConfig::Local(c) => vec![match c.gguf {
+                Some(p) => p,
+                None => crate::models::smollm2_path(&crate::models::models_dir(&ctx.cache_dir))?,
             }],
-            ModelConfig::Replay(c) => crate::llm::replay::calls_files(&ctx.resolve(&c.calls.to_string_lossy()))?,
+            ModelConfig::Replay(c) => crate::llm::replay::calls_files(&c.calls)?,
             _ => Vec::new(),
         })
     }
@@ -231,19 +242,7 @@ impl MemoryLoopStage {
     }
 
     fn build_model(&self, ctx: &StageContext) -> Result<Arc<dyn ChatModel>> {
-        let model = match &self.model {
-            ModelConfig::Local(c) => {
-                let mut c = c.clone();
-                c.gguf = c.gguf.map(|p| ctx.resolve(&p.to_string_lossy()));
-                ModelConfig::Local(c)
-            }
-            ModelConfig::Replay(c) => {
-                let mut c = c.clone();
-                c.calls = ctx.resolve(&c.calls.to_string_lossy());
-                ModelConfig::Replay(c)
-            }
-            other => other.clone(),
-        };
+        let model = self.resolved_model(ctx);
         let inner = model.build(&crate::models::models_dir(&ctx.cache_dir))?;
         Ok(if self.response_cache {
             Arc::new(CachedModel::new(inner, &responses_path(&ctx.cache_dir))?)
@@ -295,7 +294,7 @@ impl Stage for MemoryLoopStage {
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         self.arm(ctx)?; // a misconfigured arm fails before any file is read
         let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
-        for f in self.model_file(ctx)? {
+        for f in self.model_files(ctx)? {
             fp.insert(format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy()), file_fingerprint(&f)?);
         }
         Ok(fp)
