@@ -191,3 +191,32 @@ fn embed_stage_writes_the_embeddings_table() {
     let first = &flat[..dim];
     assert!((first.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-4);
 }
+
+/// The packed forward pass computes the same model as candle's padded `BertModel` (the reference
+/// implementation): every pooling, sentences of different lengths in one batch.
+#[test]
+fn packed_encoder_matches_candle_bert_model() {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = write_tiny_bert(&dir.path().join("tiny-bert"));
+    let sentences = ["how many heads ?", "list the name , age of the heads of the departments", "what"];
+    let config: Config = serde_json::from_slice(&std::fs::read(folder.join("config.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(folder.join("model.safetensors")).unwrap();
+    let vb = candle_nn::VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu).unwrap();
+    let reference = BertModel::load(vb, &config).unwrap();
+    let mut tok = tokenizers::Tokenizer::from_file(folder.join("tokenizer.json")).unwrap();
+    tok.with_padding(None); // the wheel-style fixed padding of the tiny tokenizer
+    let got = Embedder::load(&folder, Pooling::Mean, 256).unwrap().embed(&sentences, 8).unwrap();
+    let cls = Embedder::load(&folder, Pooling::Cls, 256).unwrap().embed(&sentences, 8).unwrap();
+    for (i, s) in sentences.iter().enumerate() {
+        let ids = tok.encode(*s, true).unwrap().get_ids().to_vec();
+        let n = ids.len();
+        let ids = Tensor::new(ids.as_slice(), &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+        let hidden = reference.forward(&ids, &ids.zeros_like().unwrap(), None).unwrap().squeeze(0).unwrap();
+        let mean = (hidden.sum(0).unwrap() / n as f64).unwrap().to_vec1::<f32>().unwrap();
+        let first = hidden.get(0).unwrap().to_dtype(DType::F32).unwrap().to_vec1::<f32>().unwrap();
+        assert!(cosine(&got[i], &mean) > 0.99999, "sentence {i}: mean pooling differs from BertModel");
+        assert!(cosine(&cls[i], &first) > 0.99999, "sentence {i}: [CLS] differs from BertModel");
+    }
+}

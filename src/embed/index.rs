@@ -1,13 +1,18 @@
 //! Exact top-k retrieval by cosine similarity: unit vectors stored row-major in one contiguous
 //! `Vec<f32>`, scored with an 8-lane dot product the compiler vectorises, and a bounded
 //! selection of the best k. `search_prefix` searches only the first n rows — the episodes that
-//! came before the current one in an append-only bank.
+//! came before the current one in an append-only bank. `search_many` scores many queries at once
+//! with a matrix product and returns exactly what `search_prefix` returns for each.
+
+use crate::embed::matmul::{Mat, matmul_add};
 
 /// An append-only matrix of unit vectors.
 #[derive(Clone, Debug, Default)]
 pub struct VectorIndex {
     dim: usize,
     data: Vec<f32>,
+    /// Largest row norm, for the rounding bound of batched scores.
+    max_norm: f32,
 }
 
 /// Dot product in 8 independent lanes (SIMD-friendly, deterministic order).
@@ -28,12 +33,12 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 impl VectorIndex {
     /// An empty index of `dim`-sized vectors.
     pub fn new(dim: usize) -> VectorIndex {
-        VectorIndex { dim, data: Vec::new() }
+        VectorIndex { dim, data: Vec::new(), max_norm: 0.0 }
     }
 
     /// With room for `n` vectors.
     pub fn with_capacity(dim: usize, n: usize) -> VectorIndex {
-        VectorIndex { dim, data: Vec::with_capacity(dim * n) }
+        VectorIndex { dim, data: Vec::with_capacity(dim * n), max_norm: 0.0 }
     }
 
     /// Vector size.
@@ -54,6 +59,7 @@ impl VectorIndex {
     /// Append a vector (it should be L2-normalised); returns its row.
     pub fn push(&mut self, v: &[f32]) -> usize {
         assert_eq!(v.len(), self.dim, "vector size");
+        self.max_norm = self.max_norm.max(dot(v, v).sqrt());
         self.data.extend_from_slice(v);
         self.len() - 1
     }
@@ -76,38 +82,48 @@ impl VectorIndex {
             return Vec::new();
         }
         let mut best: Vec<(usize, f32)> = Vec::with_capacity(k + 1);
-        let better = |a: &(usize, f32), b: &(usize, f32)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
         for (i, row) in self.data[..n * self.dim].chunks_exact(self.dim).enumerate() {
-            let s = dot(q, row);
-            if best.len() == k && !better(&(i, s), &best[k - 1]) {
-                continue;
-            }
-            let pos = best.iter().position(|b| better(&(i, s), b)).unwrap_or(best.len());
-            best.insert(pos, (i, s));
-            best.truncate(k);
+            offer(&mut best, k, (i, dot(q, row)));
         }
         best
     }
 }
 
-/// Rows per block in [`VectorIndex::search_many`]: 512 x 384 floats = 768 KiB, cache-resident
-/// while every query of a worker is scored against it.
-const BLOCK_ROWS: usize = 512;
+/// Bank rows scored per matrix product in [`VectorIndex::search_many`].
+const BLOCK_ROWS: usize = 1024;
+/// Most queries per matrix product (a 256 x 1024 score block is 1 MiB, cache-resident).
+const QUERY_BLOCK: usize = 256;
+
+/// Ordering of hits: higher similarity first, ties to the earlier row.
+fn better(a: &(usize, f32), b: &(usize, f32)) -> bool {
+    a.1 > b.1 || (a.1 == b.1 && a.0 < b.0)
+}
 
 impl VectorIndex {
-    /// Top-k for many queries at once, query `i` over the first `prefixes[i]` rows. Rows stream
-    /// through in cache-sized blocks, each read once per worker for all its queries (memory
-    /// traffic divided by the batch size); queries are split over `jobs` threads. Results equal
-    /// [`VectorIndex::search_prefix`] per query. Retrieval in the memory loop depends only on the
-    /// task order and the embeddings, so a seed's retrieved sets can all be computed this way.
+    /// Top-k for many queries at once, query `i` over the first `prefixes[i]` rows; results equal
+    /// [`VectorIndex::search_prefix`] per query. Queries sorted by prefix go in blocks, one block
+    /// per worker (`jobs` threads); each block is scored against the bank in one matrix product
+    /// per 1,024 rows (gemm: compute-bound, each row read once per block instead of once per
+    /// query). A product sums in a different order than [`dot`], so it only short-lists: a row
+    /// stays a candidate while its score is within twice the rounding bound of the k-th best,
+    /// and candidates are rescored with [`dot`] and ranked as `search_prefix` ranks them. Retrieval
+    /// in the memory loop depends only on the task order and the embeddings, so a seed's
+    /// retrieved sets are all computed this way.
     pub fn search_many(&self, queries: &[&[f32]], prefixes: &[usize], k: usize, jobs: usize) -> Vec<Vec<(usize, f32)>> {
         assert_eq!(queries.len(), prefixes.len(), "one prefix per query");
-        let items: Vec<usize> = (0..queries.len()).collect();
-        let per = queries.len().div_ceil(jobs.max(1)).max(1);
-        let chunks: Vec<&[usize]> = items.chunks(per).collect();
-        let parts =
-            crate::par::par_map_with(&chunks, jobs, || (), |_, chunk| self.search_block(queries, prefixes, chunk, k));
-        parts.into_iter().flatten().collect()
+        let mut order: Vec<usize> = (0..queries.len()).collect();
+        order.sort_by_key(|&i| prefixes[i]);
+        let per = queries.len().div_ceil(jobs.max(1)).clamp(1, QUERY_BLOCK);
+        let blocks: Vec<&[usize]> = order.chunks(per).collect();
+        let found =
+            crate::par::par_map_with(&blocks, jobs, || (), |_, block| self.search_block(queries, prefixes, block, k));
+        let mut out = vec![Vec::new(); queries.len()];
+        for (block, hits) in blocks.iter().zip(found) {
+            for (&q, h) in block.iter().zip(hits) {
+                out[q] = h;
+            }
+        }
+        out
     }
 
     fn search_block(
@@ -117,29 +133,83 @@ impl VectorIndex {
         which: &[usize],
         k: usize,
     ) -> Vec<Vec<(usize, f32)>> {
-        let mut best: Vec<Vec<(usize, f32)>> = vec![Vec::with_capacity(k + 1); which.len()];
-        let longest = which.iter().map(|&q| prefixes[q].min(self.len())).max().unwrap_or(0);
-        let better = |a: &(usize, f32), b: &(usize, f32)| a.1 > b.1 || (a.1 == b.1 && a.0 < b.0);
+        let d = self.dim;
+        let n = which.iter().map(|&q| prefixes[q].min(self.len())).max().unwrap_or(0);
+        if k == 0 || n == 0 || d == 0 {
+            return vec![Vec::new(); which.len()];
+        }
+        let qmat: Vec<f32> = which.iter().flat_map(|&q| queries[q].iter().copied()).collect();
+        // |product - dot| <= 2 gamma_d |q| |row|: both are sums of the same d products.
+        let unit = f32::EPSILON as f64 / 2.0;
+        let gamma = d as f64 * unit / (1.0 - d as f64 * unit);
+        let margins: Vec<f32> = which
+            .iter()
+            .map(|&q| (4.0 * gamma * (dot(queries[q], queries[q]) as f64).sqrt() * self.max_norm as f64) as f32)
+            .collect();
+        let mut short: Vec<Vec<(usize, f32)>> = vec![Vec::new(); which.len()];
+        let mut cut = vec![f32::NEG_INFINITY; which.len()];
+        let mut scores = vec![0f32; which.len() * BLOCK_ROWS];
         let mut start = 0;
-        while start < longest {
-            let end = (start + BLOCK_ROWS).min(longest);
+        while start < n {
+            let rows = BLOCK_ROWS.min(n - start);
+            let block = &mut scores[..which.len() * rows];
+            block.fill(0.0);
+            let bank = Mat::new(&self.data[start * d..(start + rows) * d], rows, d);
+            matmul_add(block, Mat::new(&qmat, which.len(), d), bank.t(), 1);
             for (slot, &q) in which.iter().enumerate() {
-                let stop = end.min(prefixes[q]);
-                let b = &mut best[slot];
-                for i in start..stop {
-                    let s = dot(queries[q], self.row(i));
-                    if k == 0 || (b.len() == k && !better(&(i, s), &b[k - 1])) {
-                        continue;
+                let stop = prefixes[q].min(start + rows);
+                let list = &mut short[slot];
+                for (j, &s) in block[slot * rows..].iter().take(stop.saturating_sub(start)).enumerate() {
+                    if s >= cut[slot] {
+                        list.push((start + j, s));
                     }
-                    let pos = b.iter().position(|x| better(&(i, s), x)).unwrap_or(b.len());
-                    b.insert(pos, (i, s));
-                    b.truncate(k);
+                }
+                if list.len() >= 8 * k.max(4) {
+                    cut[slot] = prune(list, k, margins[slot]);
                 }
             }
-            start = end;
+            start += rows;
         }
-        best
+        which
+            .iter()
+            .zip(short)
+            .zip(margins)
+            .map(|((&q, mut list), margin)| {
+                prune(&mut list, k, margin);
+                list.sort_unstable_by_key(|c| c.0);
+                let mut best = Vec::with_capacity(k + 1);
+                for (i, _) in list {
+                    offer(&mut best, k, (i, dot(queries[q], self.row(i))));
+                }
+                best
+            })
+            .collect()
     }
+}
+
+/// Put `hit` in its place in `best` (at most `k` long, best first) if it belongs there.
+fn offer(best: &mut Vec<(usize, f32)>, k: usize, hit: (usize, f32)) {
+    if best.len() == k && !better(&hit, &best[k - 1]) {
+        return;
+    }
+    let pos = best.iter().position(|b| better(&hit, b)).unwrap_or(best.len());
+    best.insert(pos, hit);
+    best.truncate(k);
+}
+
+/// Keep the candidates within `margin` of the k-th best product score; returns the new cut.
+fn prune(list: &mut Vec<(usize, f32)>, k: usize, margin: f32) -> f32 {
+    if list.len() <= k {
+        return f32::NEG_INFINITY;
+    }
+    let kth = {
+        let mut s: Vec<f32> = list.iter().map(|c| c.1).collect();
+        let (_, kth, _) = s.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        *kth
+    };
+    let cut = kth - margin;
+    list.retain(|c| c.1 >= cut);
+    cut
 }
 
 #[cfg(test)]
@@ -177,9 +247,19 @@ mod tests {
             let v: Vec<f32> = (0..dim).map(|_| next()).collect();
             big.push(&v);
         }
-        let qs: Vec<Vec<f32>> = (0..11).map(|_| (0..dim).map(|_| next()).collect()).collect();
+        // Exact ties (a row stored twice) and near ties (one ulp apart) after the first block.
+        for i in 0..60 {
+            let row = big.row(i * 7).to_vec();
+            big.push(&row);
+            let mut near = row.clone();
+            near[3] = f32::from_bits(near[3].to_bits() + 1);
+            big.push(&near);
+        }
+        let mut qs: Vec<Vec<f32>> = (0..11).map(|_| (0..dim).map(|_| next()).collect()).collect();
+        qs.extend((0..290).map(|i| big.row(i * 3 % 60 * 7).to_vec()));
         let refs: Vec<&[f32]> = qs.iter().map(Vec::as_slice).collect();
-        let prefixes = [0, 1, 2, 5, 512, 513, 700, 1024, 1100, 3, 1099];
+        let mut prefixes = vec![0, 1, 2, 5, 512, 513, 700, 1024, 1100, 3, 1099];
+        prefixes.extend((0..290).map(|i| 1025 + i * 7 % 196));
         for jobs in [1, 2] {
             let got = big.search_many(&refs, &prefixes, 4, jobs);
             for (i, q) in refs.iter().enumerate() {
