@@ -209,6 +209,11 @@ fn packed_encoder_matches_candle_bert_model() {
     tok.with_padding(None); // the wheel-style fixed padding of the tiny tokenizer
     let got = Embedder::load(&folder, Pooling::Mean, 256).unwrap().embed(&sentences, 8).unwrap();
     let cls = Embedder::load(&folder, Pooling::Cls, 256).unwrap().embed(&sentences, 8).unwrap();
+    // One sentence per batch: batches run side by side and come back in order.
+    let apart = Embedder::load(&folder, Pooling::Mean, 256).unwrap().embed(&sentences, 1).unwrap();
+    for (a, g) in apart.iter().zip(&got) {
+        assert!(cosine(a, g) > 0.99999, "batching changed a vector");
+    }
     for (i, s) in sentences.iter().enumerate() {
         let ids = tok.encode(*s, true).unwrap().get_ids().to_vec();
         let n = ids.len();

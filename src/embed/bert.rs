@@ -62,40 +62,53 @@ impl Embedder {
     }
 
     /// L2-normalised vectors of `texts`, in order, computed `batch_size` sentences at a time
-    /// (packed: a batch's tokens are the rows of one matrix, so there is no padding).
+    /// (packed: a batch's tokens are the rows of one matrix, so there is no padding). Batches run
+    /// side by side, one per core, each on one thread: no synchronisation inside a forward pass.
+    /// With fewer batches than cores, each batch's matmuls share the spare cores.
     pub fn embed(&self, texts: &[&str], batch_size: usize) -> Result<Vec<Vec<f32>>> {
         let jobs = crate::par::default_jobs();
-        let h = self.dim;
+        let batches: Vec<&[&str]> = texts.chunks(batch_size.max(1)).collect();
+        let workers = jobs.min(batches.len()).max(1);
+        let threads = (jobs / workers).max(1);
+        let parts = crate::par::par_map_with(&batches, workers, || (), |_, batch| self.embed_batch(batch, threads));
         let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(batch_size.max(1)) {
-            let enc = self
-                .tokenizer
-                .encode_batch(batch.to_vec(), true)
-                .map_err(|err| Error::Usage(format!("tokenize: {err}")))?;
-            let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
-            let hidden = self.encoder.forward(&ids, jobs)?;
-            let spans = spans(&ids);
-            let cls: Vec<f32> = spans.iter().flat_map(|&(s, _)| hidden[s * h..(s + 1) * h].iter().copied()).collect();
-            let pooled = match self.pooling {
-                Pooling::Mean => spans
-                    .iter()
-                    .flat_map(|&(s, n)| {
-                        let mut sum = vec![0f32; h];
-                        for row in hidden[s * h..(s + n) * h].chunks_exact(h) {
-                            sum.iter_mut().zip(row).for_each(|(a, v)| *a += v);
-                        }
-                        sum.into_iter().map(move |v| v / n.max(1) as f32)
-                    })
-                    .collect(),
-                Pooling::Pooler => self.encoder.pool(&cls, spans.len()).unwrap_or(cls),
-                Pooling::Cls => cls,
-            };
-            out.extend(pooled.chunks_exact(h).map(|v| {
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-                v.iter().map(|x| x / norm).collect::<Vec<f32>>()
-            }));
+        for part in parts {
+            out.extend(part?);
         }
         Ok(out)
+    }
+
+    fn embed_batch(&self, batch: &[&str], threads: usize) -> Result<Vec<Vec<f32>>> {
+        let h = self.dim;
+        let enc = self
+            .tokenizer
+            .encode_batch(batch.to_vec(), true)
+            .map_err(|err| Error::Usage(format!("tokenize: {err}")))?;
+        let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
+        let hidden = self.encoder.forward(&ids, threads)?;
+        let spans = spans(&ids);
+        let cls: Vec<f32> = spans.iter().flat_map(|&(s, _)| hidden[s * h..(s + 1) * h].iter().copied()).collect();
+        let pooled = match self.pooling {
+            Pooling::Mean => spans
+                .iter()
+                .flat_map(|&(s, n)| {
+                    let mut sum = vec![0f32; h];
+                    for row in hidden[s * h..(s + n) * h].chunks_exact(h) {
+                        sum.iter_mut().zip(row).for_each(|(a, v)| *a += v);
+                    }
+                    sum.into_iter().map(move |v| v / n.max(1) as f32)
+                })
+                .collect(),
+            Pooling::Pooler => self.encoder.pool(&cls, spans.len()).unwrap_or(cls),
+            Pooling::Cls => cls,
+        };
+        Ok(pooled
+            .chunks_exact(h)
+            .map(|v| {
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                v.iter().map(|x| x / norm).collect()
+            })
+            .collect())
     }
 }
 

@@ -337,8 +337,6 @@ type Part<'a> = (&'a [(usize, usize)], &'a mut [f32]);
 /// Scaled dot-product attention of each sentence over its own tokens, all heads; `qkv` rows are
 /// [query | key | value].
 fn attention(qkv: &[f32], spans: &[(usize, usize)], heads: usize, h: usize, jobs: usize) -> Vec<f32> {
-    let dh = h / heads;
-    let scale = 1.0 / (dh as f32).sqrt();
     let rows: usize = spans.iter().map(|s| s.1).sum();
     let mut ctx = vec![0f32; rows * h];
     // Split sentences over workers at row boundaries: each worker owns a contiguous part of ctx.
@@ -357,38 +355,52 @@ fn attention(qkv: &[f32], spans: &[(usize, usize)], heads: usize, h: usize, jobs
         parts.push((&spans[first..i], mine));
         rest = tail;
     }
-    std::thread::scope(|s| {
-        for (group, out) in parts {
-            s.spawn(move || {
-                let base = group[0].0;
-                let mut p = Vec::new();
-                for &(start, len) in group {
-                    for head in 0..heads {
-                        let col = |row: usize, which: usize| &qkv[row * 3 * h + which * h + head * dh..][..dh];
-                        for i in 0..len {
-                            let q = col(start + i, 0);
-                            p.clear();
-                            p.extend((0..len).map(|j| crate::embed::index::dot(q, col(start + j, 1)) * scale));
-                            let max = p.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                            p.iter_mut().for_each(|v| *v = (*v - max).exp());
-                            let total: f32 = p.iter().sum();
-                            let o = &mut out[(start + i - base) * h + head * dh..][..dh];
-                            for (j, w) in p.iter().enumerate() {
-                                let w = w / total;
-                                o.iter_mut().zip(col(start + j, 2)).for_each(|(o, v)| *o += w * v);
-                            }
-                        }
-                    }
-                }
-            });
-        }
-    });
+    if parts.len() == 1 {
+        let (group, out) = parts.pop().expect("one part");
+        attend(qkv, group, out, heads, h);
+    } else {
+        std::thread::scope(|s| {
+            for (group, out) in parts {
+                s.spawn(move || attend(qkv, group, out, heads, h));
+            }
+        });
+    }
     ctx
+}
+
+/// Attention for `group`'s sentences, written to `out` (their rows of the output).
+fn attend(qkv: &[f32], group: &[(usize, usize)], out: &mut [f32], heads: usize, h: usize) {
+    let dh = h / heads;
+    let scale = 1.0 / (dh as f32).sqrt();
+    let base = group[0].0;
+    let mut p = Vec::new();
+    for &(start, len) in group {
+        for head in 0..heads {
+            let col = |row: usize, which: usize| &qkv[row * 3 * h + which * h + head * dh..][..dh];
+            for i in 0..len {
+                let q = col(start + i, 0);
+                p.clear();
+                p.extend((0..len).map(|j| crate::embed::index::dot(q, col(start + j, 1)) * scale));
+                let max = p.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                p.iter_mut().for_each(|v| *v = (*v - max).exp());
+                let total: f32 = p.iter().sum();
+                let o = &mut out[(start + i - base) * h + head * dh..][..dh];
+                for (j, w) in p.iter().enumerate() {
+                    let w = w / total;
+                    o.iter_mut().zip(col(start + j, 2)).for_each(|(o, v)| *o += w * v);
+                }
+            }
+        }
+    }
 }
 
 /// Apply `f(row index, row)` to each `width`-sized row of `x`, rows split over `jobs` threads.
 fn for_rows(x: &mut [f32], width: usize, jobs: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
-    let per = (x.len() / width).div_ceil(jobs.max(1)).max(1);
+    if jobs <= 1 {
+        x.chunks_exact_mut(width).enumerate().for_each(|(i, row)| f(i, row));
+        return;
+    }
+    let per = (x.len() / width).div_ceil(jobs).max(1);
     std::thread::scope(|s| {
         for (c, part) in x.chunks_mut(per * width).enumerate() {
             let f = &f;
