@@ -1,6 +1,7 @@
 //! `lucid models bench`: the figures behind `just bench-models` — MiniLM embedding throughput on a
 //! question file, SmolLM2 generation speed, and exact top-k retrieval latency at bank sizes of
-//! 1k, 10k and 100k. Timings live here, never in tests.
+//! 1k, 10k and 100k (one query at a time, 200 at once, and a 100k-episode run's every query over
+//! its earlier episodes, as the retrieve stage does). Timings live here, never in tests.
 
 use std::path::Path;
 use std::time::Instant;
@@ -93,5 +94,18 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
             "batched_equals_single": agree, "checksum": sink}));
     }
     out.insert("retrieval".into(), json!(retrieval));
+    // The retrieve stage's shape: every episode of a 100k-episode run queries the episodes
+    // before it, all in one batched call.
+    let refs: Vec<&[f32]> = (0..idx.len()).map(|i| idx.row(i)).collect();
+    let prefixes: Vec<usize> = (0..idx.len()).collect();
+    let t = Instant::now();
+    let found = idx.search_many(&refs, &prefixes, 4, crate::par::default_jobs());
+    let secs = t.elapsed().as_secs_f64();
+    let agree = (0..100).map(|_| rng.next_u64() as usize % idx.len()).all(|i| found[i] == idx.search_prefix(refs[i], 4, i));
+    out.insert(
+        "loop_retrieval".into(),
+        json!({"episodes": idx.len(), "k": 4, "seconds": secs, "us_per_query": secs * 1e6 / idx.len() as f64,
+            "sample_equals_single": agree}),
+    );
     Ok(serde_json::Value::Object(out))
 }

@@ -5,7 +5,8 @@
               lucid vs sentence-transformers on PyTorch CPU (same model folder, same 256 truncation)
   generation  SmolLM2-135M-Instruct Q4_1, greedy, 64 new tokens, same prompt:
               lucid vs llama-cpp-python on the same GGUF
-  retrieval   lucid's exact top-4 over 1k / 10k / 100k 384-d unit vectors (µs per query)
+  retrieval   lucid's exact top-4 over 1k / 10k / 100k 384-d unit vectors (µs per query), and a
+              100k-episode run where every episode queries the ones before it (the retrieve stage)
 
 The peers run in the Python given by --peer-python (a venv with sentence-transformers and
 llama-cpp-python installed from PyPI for this benchmark only). A peer that is missing or crashes
@@ -101,6 +102,10 @@ def main():
     lines += ["", "| retrieval bank | µs per query, one at a time | µs per query, 200 at once (search_many) | same results |", "|---:|---:|---:|---|"]
     for r in ours.get("retrieval", []):
         lines.append(f"| {r['bank']:,} | {r['us_per_query']:.1f} | {r['batched_us_per_query']:.1f} | {r['batched_equals_single']} |")
+    lr = ours.get("loop_retrieval")
+    if lr:
+        lines += ["", f"Retrieve-stage shape: {lr['episodes']:,} episodes, each querying the episodes before it (top-{lr['k']}, one batched call): "
+                  f"{lr['us_per_query']:.1f} µs per query, {lr['seconds']:.1f} s in all; 100 sampled results equal one-at-a-time search: {lr['sample_equals_single']}."]
     lines += ["", "Raw lucid figures:", "", "```json", json.dumps(ours, indent=1), "```", ""]
     open(a.out, "w").write("\n".join(lines))
     print("\n".join(lines))
