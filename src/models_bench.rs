@@ -101,7 +101,8 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
     let t = Instant::now();
     let found = idx.search_many(&refs, &prefixes, 4, crate::par::default_jobs());
     let secs = t.elapsed().as_secs_f64();
-    let agree = (0..100).map(|_| rng.next_u64() as usize % idx.len()).all(|i| found[i] == idx.search_prefix(refs[i], 4, i));
+    let agree =
+        (0..100).map(|_| rng.next_u64() as usize % idx.len()).all(|i| found[i] == idx.search_prefix(refs[i], 4, i));
     out.insert(
         "loop_retrieval".into(),
         json!({"episodes": idx.len(), "k": 4, "seconds": secs, "us_per_query": secs * 1e6 / idx.len() as f64,

@@ -188,3 +188,26 @@ fn replay_answers_recorded_calls_and_records_the_rest_as_failures() {
     let f = model.chat(&req("never recorded")).unwrap_err();
     assert!(f.message.contains("no recorded response"), "{f:?}");
 }
+
+/// Loop instances start together and each opens the run's response cache: a fresh file opened
+/// by many connections at once (switching it to WAL, creating the table) must never fail with
+/// "database is locked" — found by `just bench-loop`.
+#[test]
+fn many_caches_open_one_fresh_file_at_once() {
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("responses.sqlite");
+        let barrier = std::sync::Barrier::new(12);
+        std::thread::scope(|s| {
+            for i in 0..12 {
+                let (path, barrier) = (&path, &barrier);
+                s.spawn(move || {
+                    let inner = ModelConfig::Scripted.build(&models_dir()).unwrap();
+                    barrier.wait();
+                    let cached = CachedModel::new(inner, path).unwrap_or_else(|e| panic!("round {round}: {e}"));
+                    cached.chat(&req(&format!("q{}", i % 3))).unwrap();
+                });
+            }
+        });
+    }
+}

@@ -32,14 +32,12 @@ pub struct CachedModel {
 impl CachedModel {
     /// Wrap `inner` with the cache file at `path`.
     pub fn new(inner: Arc<dyn ChatModel>, path: &Path) -> Result<CachedModel> {
-        let err = |source| Error::Sqlite { path: path.into(), source };
-        let conn = crate::eval::gold_cache::open_shared(path)?;
-        conn.execute_batch(
+        let conn = crate::eval::gold_cache::open_shared(
+            path,
             "CREATE TABLE IF NOT EXISTS responses (
                 key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,
                 text TEXT NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_ms REAL NOT NULL)",
-        )
-        .map_err(err)?;
+        )?;
         Ok(CachedModel {
             inner,
             conn: Mutex::new(conn),
