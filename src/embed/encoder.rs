@@ -1,7 +1,8 @@
 //! BERT's forward pass over packed sentences: the tokens of a whole batch are rows of one matrix,
-//! with no padding, so every dense layer is one large matmul (candle's gemm) and attention runs per
-//! sentence over its own tokens only. Layer norms, GELU and attention are fused loops split over
-//! the cores. Numerically the same model as candle's padded `BertModel` (tested against it).
+//! with no padding, so every dense layer is one large matmul (gemm, via [`crate::embed::matmul`],
+//! the bias already in the output) and attention runs per sentence over its own tokens only.
+//! Layer norms, GELU and attention are fused loops over rows, split over the threads a caller
+//! gives. Numerically the same model as candle's padded `BertModel` (tested against it).
 
 use std::collections::HashMap;
 use std::path::Path;
