@@ -26,8 +26,8 @@ fn tiny_bert_embeds_unit_vectors_independent_of_batch_padding() {
         let alone = e.embed(&[short], 8).unwrap();
         let batched = e.embed(&[long, short, "what is the capital of france ?"], 8).unwrap();
         assert!((alone[0].iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5, "L2-normalised");
-        // Padding to the batch's longest sentence must not change a vector (masks work), and the
-        // wheel-style fixed padding of 128 is off (it would make this slow, not wrong).
+        // Sharing a batch with longer sentences must not change a vector (packed rows never
+        // attend across sentences), and the wheel-style fixed padding of 128 is off.
         assert!(cosine(&alone[0], &batched[1]) > 0.99999, "{pooling:?}: batch changed the vector");
         assert!(cosine(&batched[0], &batched[2]) < 0.9999);
     }
