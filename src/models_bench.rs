@@ -1,7 +1,8 @@
 //! `lucid models bench`: the figures behind `just bench-models` — MiniLM embedding throughput on a
-//! question file, SmolLM2 generation speed, and exact top-k retrieval latency at bank sizes of
-//! 1k, 10k and 100k (one query at a time, 200 at once, and a 100k-episode run's every query over
-//! its earlier episodes, as the retrieve stage does). Timings live here, never in tests.
+//! question file, SmolLM2 generation speed (as the file is, and requantized to Q8_0), and exact
+//! top-k retrieval latency at bank sizes of 1k, 10k and 100k (one query at a time, 200 at once,
+//! and a 100k-episode run's every query over its earlier episodes, as the retrieve stage does).
+//! Timings live here, never in tests.
 
 use std::path::Path;
 use std::time::Instant;
@@ -11,6 +12,7 @@ use serde_json::json;
 
 use crate::embed::{Embedder, Pooling, VectorIndex};
 use crate::error::Result;
+use crate::llm::config::Requantize;
 use crate::llm::local::LocalModel;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::stages::permutation::SplitMix64;
@@ -32,6 +34,25 @@ fn unit(rng: &mut SplitMix64, dim: usize) -> Vec<f32> {
     v.into_iter().map(|x| x / n).collect()
 }
 
+/// Generation speed: the median of three runs after a warm-up.
+fn generation(m: &LocalModel) -> Result<serde_json::Value> {
+    let req = ChatRequest {
+        messages: vec![Message::user(GEN_PROMPT)],
+        decoding: Decoding { max_tokens: GEN_TOKENS, ..Decoding::default() },
+        sample_index: 0,
+    };
+    let _ = m.chat(&req);
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let c = m.chat(&req).map_err(|f| crate::error::Error::Usage(f.to_string()))?;
+        runs.push((c.tokens_in, c.tokens_out, c.latency.as_secs_f64()));
+    }
+    runs.sort_by(|a, b| a.2.total_cmp(&b.2));
+    let (tin, tout, secs) = runs[1];
+    Ok(json!({"model": m.identity().model, "prompt_tokens": tin, "generated_tokens": tout, "seconds": secs,
+        "tokens_per_s": tout as f64 / secs}))
+}
+
 /// Measure everything that is available; absent models are reported, not fatal.
 pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Value> {
     let mut out = serde_json::Map::new();
@@ -50,24 +71,8 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
         );
     }
     if let Ok(path) = crate::models::smollm2_path(models_dir) {
-        let m = LocalModel::load(&path)?;
-        let req = ChatRequest {
-            messages: vec![Message::user(GEN_PROMPT)],
-            decoding: Decoding { max_tokens: GEN_TOKENS, ..Decoding::default() },
-            sample_index: 0,
-        };
-        let _ = m.chat(&req);
-        let mut runs = Vec::new();
-        for _ in 0..3 {
-            let c = m.chat(&req).map_err(|f| crate::error::Error::Usage(f.to_string()))?;
-            runs.push((c.tokens_in, c.tokens_out, c.latency.as_secs_f64()));
-        }
-        runs.sort_by(|a, b| a.2.total_cmp(&b.2));
-        let (tin, tout, secs) = runs[1];
-        out.insert(
-            "generate".into(),
-            json!({"prompt_tokens": tin, "generated_tokens": tout, "seconds": secs, "tokens_per_s": tout as f64 / secs}),
-        );
+        out.insert("generate".into(), generation(&LocalModel::load(&path)?)?);
+        out.insert("generate_q8_0".into(), generation(&LocalModel::load_as(&path, Some(Requantize::Q8_0))?)?);
     }
     let mut rng = SplitMix64(1);
     let mut retrieval = Vec::new();

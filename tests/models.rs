@@ -155,8 +155,53 @@ fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
     let d = Decoding { max_tokens: 3, ..Decoding::default() };
     let text = model.continue_text("The capital of France is", &d).unwrap();
     assert!(text.contains("Paris"), "{text:?}");
-    let c = model.chat(&request("Name the capital of France in one word.", Decoding { max_tokens: 16, ..d })).unwrap();
+    let c = model
+        .chat(&request("Name the capital of France in one word.", Decoding { max_tokens: 16, ..d.clone() }))
+        .unwrap();
     assert!(c.tokens_out > 0 && c.latency > Duration::ZERO, "{c:?}");
+    // Requantized to Q8_0 at load: still the same model's knowledge, under its own identity (so
+    // its answers never share a response-cache entry with the file's own weights).
+    let q8 = LocalModel::load_as(&path, Some(lucid::llm::config::Requantize::Q8_0)).unwrap();
+    let text = q8.continue_text("The capital of France is", &d).unwrap();
+    assert!(text.contains("Paris"), "{text:?}");
+    assert_ne!(q8.identity(), model.identity());
+}
+
+/// Requantizing rewrites exactly the Q4_1 tensors, each weight within Q8_0's half step (1/254 of
+/// its block's largest magnitude) plus the f16 rounding of the block's scale (127 x 2^-11 of a
+/// step) of the Q4_1 value; other tensors and metadata are kept.
+#[test]
+fn requantize_converts_q4_1_tensors_within_the_q8_0_bound() {
+    use candle_core::quantized::gguf_file::{self, Value};
+    use candle_core::quantized::{GgmlDType, QTensor};
+    use candle_core::{Device, Tensor};
+    let values: Vec<f32> = (0..256).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
+    let t = Tensor::from_vec(values, (4, 64), &Device::Cpu).unwrap();
+    let q41 = QTensor::quantize(&t, GgmlDType::Q4_1).unwrap();
+    let f32t = QTensor::quantize(&t, GgmlDType::F32).unwrap();
+    let name = Value::String("x".into());
+    let mut buf = std::io::Cursor::new(Vec::new());
+    gguf_file::write(&mut buf, &[("general.name", &name)], &[("a", &q41), ("b", &f32t)]).unwrap();
+    buf.set_position(0);
+    let ct = gguf_file::Content::read(&mut buf).unwrap();
+    let (ct, mut out) = lucid::llm::local::requantize_q4_1(ct, &mut buf, GgmlDType::Q8_0).unwrap();
+    assert_eq!(ct.tensor_infos["a"].ggml_dtype, GgmlDType::Q8_0);
+    assert_eq!(ct.tensor_infos["b"].ggml_dtype, GgmlDType::F32);
+    assert!(ct.metadata.contains_key("general.name"));
+    let before = q41.dequantize(&Device::Cpu).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    let after = ct.tensor(&mut out, "a", &Device::Cpu).unwrap().dequantize(&Device::Cpu).unwrap();
+    let after = after.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    for (b, a) in before.chunks(32).zip(after.chunks(32)) {
+        let amax = b.iter().fold(0f32, |m, v| m.max(v.abs()));
+        for (x, y) in b.iter().zip(a) {
+            assert!((x - y).abs() <= (amax / 254.0 + amax / 2048.0) * 1.01 + 1e-6, "{x} -> {y} (block max {amax})");
+        }
+    }
+    let kept = ct.tensor(&mut out, "b", &Device::Cpu).unwrap().dequantize(&Device::Cpu).unwrap();
+    assert_eq!(
+        kept.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        t.flatten_all().unwrap().to_vec1::<f32>().unwrap()
+    );
 }
 
 #[test]

@@ -72,6 +72,21 @@ pub struct LocalConfig {
     /// The GGUF file (default: SmolLM2 from `lucid models fetch`).
     #[serde(default)]
     pub gguf: Option<PathBuf>,
+    /// Requantize the file's Q4_1 weights when loading (see [`Requantize`]); default: the
+    /// file's own weights, computed as llama.cpp computes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requantize: Option<Requantize>,
+}
+
+/// A weight format to convert Q4_1 tensors to at load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Requantize {
+    /// 8-bit blocks of 32: candle has SIMD kernels for them and none for Q4_1 (1.7x faster
+    /// generation on 2 cores). Each weight moves by under 1/220 of its block's largest magnitude
+    /// (half a Q8_0 step plus the f16 rounding of the scale), so answers can differ from
+    /// llama.cpp's on the same file.
+    #[serde(rename = "q8_0")]
+    Q8_0,
 }
 
 /// The replay backend.
@@ -104,7 +119,7 @@ impl ModelConfig {
                     Some(p) => p.clone(),
                     None => crate::models::smollm2_path(models_dir)?,
                 };
-                Arc::new(LocalModel::load(&path)?)
+                Arc::new(LocalModel::load_as(&path, c.requantize)?)
             }
             ModelConfig::Replay(c) => Arc::new(Replay::load(&c.calls)?),
             ModelConfig::Scripted => Arc::new(super::scripted::Scripted),

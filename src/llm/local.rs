@@ -1,19 +1,44 @@
 //! The local backend: a GGUF llama-architecture chat model (default SmolLM2-135M-Instruct) run
-//! by candle on the CPU, offline. Greedy or seeded sampling, max-tokens and stop sequences. Each
+//! by candle on the CPU, offline. Greedy or seeded sampling, max-tokens and stop sequences;
+//! optionally Q4_1 weights requantized to Q8_0 at load (candle's SIMD kernels). Each
 //! call works on its own copy of the weights handle (shared tensors, private KV cache), so calls
 //! from several threads do not interfere.
 
 use std::path::Path;
 use std::time::Instant;
 
-use candle_core::quantized::gguf_file;
+use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
 use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
 
+use super::config::Requantize;
 use super::gguf_tokenizer::GgufChat;
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Result};
+
+/// The GGUF in `file` (read as `ct`) rewritten in memory with its Q4_1 tensors converted to
+/// `to`; metadata and every other tensor unchanged.
+pub fn requantize_q4_1<R: std::io::Read + std::io::Seek>(
+    ct: gguf_file::Content,
+    file: &mut R,
+    to: GgmlDType,
+) -> candle_core::Result<(gguf_file::Content, std::io::Cursor<Vec<u8>>)> {
+    let mut tensors = Vec::new();
+    for (name, info) in &ct.tensor_infos {
+        let t = ct.tensor(file, name, &Device::Cpu)?;
+        let t =
+            if info.ggml_dtype == GgmlDType::Q4_1 { QTensor::quantize(&t.dequantize(&Device::Cpu)?, to)? } else { t };
+        tensors.push((name.clone(), t));
+    }
+    let meta: Vec<(&str, &gguf_file::Value)> = ct.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let refs: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let mut buf = std::io::Cursor::new(Vec::new());
+    gguf_file::write(&mut buf, &meta, &refs)?;
+    buf.set_position(0);
+    let ct = gguf_file::Content::read(&mut buf)?;
+    Ok((ct, buf))
+}
 
 /// A loaded local model.
 pub struct LocalModel {
@@ -24,17 +49,30 @@ pub struct LocalModel {
 }
 
 impl LocalModel {
-    /// Load a GGUF file.
+    /// Load a GGUF file as it is.
     pub fn load(path: &Path) -> Result<LocalModel> {
+        LocalModel::load_as(path, None)
+    }
+
+    /// Load a GGUF file, its Q4_1 weights converted to `requantize` if given.
+    pub fn load_as(path: &Path, requantize: Option<Requantize>) -> Result<LocalModel> {
         let bad = |m: String| Error::input(path, m);
         let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
         let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
         let chat = GgufChat::from_metadata(&ct.metadata).map_err(bad)?;
-        let weights =
-            ModelWeights::from_gguf(ct, &mut file, &Device::Cpu).map_err(|e| bad(format!("cannot load: {e}")))?;
+        let weights = match requantize {
+            Some(Requantize::Q8_0) => {
+                let (ct, mut buf) = requantize_q4_1(ct, &mut file, GgmlDType::Q8_0)
+                    .map_err(|e| bad(format!("cannot requantize: {e}")))?;
+                ModelWeights::from_gguf(ct, &mut buf, &Device::Cpu)
+            }
+            None => ModelWeights::from_gguf(ct, &mut file, &Device::Cpu),
+        }
+        .map_err(|e| bad(format!("cannot load: {e}")))?;
         let hash = crate::eval::engine::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let identity = ModelIdentity { backend: "local".into(), model: format!("{name}@{}", &hash[..16]) };
+        let suffix = if requantize.is_some() { "+q8_0" } else { "" };
+        let identity = ModelIdentity { backend: "local".into(), model: format!("{name}@{}{suffix}", &hash[..16]) };
         Ok(LocalModel { weights, chat, identity })
     }
 

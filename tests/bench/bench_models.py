@@ -99,6 +99,9 @@ def main():
     else:
         got = f"{g['tokens_per_s']:.1f}" if g else "n/a"
         lines.append(f"| SmolLM2 Q4_1 generation, {TOKENS} tokens (tokens/s) | {got} | llama-cpp-python failed: {ll.get('error', 'n/a') or 'crashed'} | n/a |")
+    g8 = ours.get("generate_q8_0", {})
+    if "tokens_per_s" in ll and g8:
+        lines.append(f"| SmolLM2 Q4_1 requantized to Q8_0 at load (`requantize: q8_0`), {TOKENS} tokens (tokens/s) | {g8['tokens_per_s']:.1f} | {ll['tokens_per_s']:.1f} (llama-cpp-python, Q4_1) | {g8['tokens_per_s'] / ll['tokens_per_s']:.2f}x |")
     lines += ["", "| retrieval bank | µs per query, one at a time | µs per query, 200 at once (search_many) | same results |", "|---:|---:|---:|---|"]
     for r in ours.get("retrieval", []):
         lines.append(f"| {r['bank']:,} | {r['us_per_query']:.1f} | {r['batched_us_per_query']:.1f} | {r['batched_equals_single']} |")
