@@ -144,7 +144,8 @@ pub enum Format {
 /// `lucid query`.
 #[derive(Args, Debug)]
 pub struct QueryArgs {
-    /// Runs (`runs/<name>`), a runs folder, or Parquet table folders; then the SQL (none: list tables).
+    /// Runs (`runs/<name>`), a runs folder, or Parquet table folders; then the SQL, as text or a
+    /// `.sql` file such as `pipelines/reports/study.sql` (none: list the tables).
     #[arg(required = true, num_args = 1..)]
     pub args: Vec<String>,
     /// Output format.

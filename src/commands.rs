@@ -28,7 +28,8 @@ pub fn demo(a: &crate::cli::DemoArgs) -> Result<bool> {
     let ok = run_pipeline(&a.run_args())?;
     println!(
         "query it: lucid query runs/demo \"SELECT arm, seed, avg(u) FROM evaluation GROUP BY 1, 2\"\n\
-         reports: pipelines/reports/*.sql (rerun any with lucid query); the real study: pipelines/bird.yaml"
+         a report: lucid query runs/demo pipelines/reports/study.sql (any of pipelines/reports/*.sql)\n\
+         the real study: pipelines/bird.yaml"
     );
     Ok(ok)
 }
@@ -83,10 +84,17 @@ pub fn run_pipeline(a: &RunArgs) -> Result<bool> {
 
 /// `lucid query`.
 pub fn query(a: &QueryArgs) -> Result<()> {
-    let (paths, sql): (Vec<_>, Option<&String>) = {
+    let (paths, sql): (Vec<_>, Option<String>) = {
         let last = a.args.last().expect("clap requires one");
-        if a.args.len() > 1 && !Path::new(last).exists() {
-            (a.args[..a.args.len() - 1].iter().map(Into::into).collect(), Some(last))
+        let path = Path::new(last);
+        let all = || a.args[..a.args.len() - 1].iter().map(Into::into).collect();
+        if a.args.len() > 1 && path.extension().is_some_and(|e| e == "sql") && path.is_file() {
+            // A report file: `lucid query runs/demo pipelines/reports/study.sql` (its leading `--`
+            // comments would read as flags if passed as text).
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
+            (all(), Some(text))
+        } else if a.args.len() > 1 && !path.exists() {
+            (all(), Some(last.clone()))
         } else {
             (a.args.iter().map(Into::into).collect(), None)
         }
@@ -104,7 +112,7 @@ pub fn query(a: &QueryArgs) -> Result<()> {
             }
             return Ok(());
         };
-        let batch = crate::query::collect(&ctx, sql).await?;
+        let batch = crate::query::collect(&ctx, &sql).await?;
         emit(&batch, a.format, a.out.as_deref())
     })
 }

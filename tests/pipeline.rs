@@ -141,6 +141,12 @@ fn report_matches_lucid_eval_and_query_reads_the_run() {
     // The report's own SQL reruns by hand with the same answer.
     let q = p.cmd().args(["query", "runs/q", REPORT_SQL, "--format", "csv"]).output().unwrap();
     assert_eq!(stdout(&q).lines().nth(1), Some("0,a,62,44"));
+    // A shipped report file, leading `--` comments and all (regression: passed as text, clap read
+    // the comment as a flag).
+    let report = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/ex.sql");
+    let q = p.cmd().args(["query", "runs/q"]).arg(&report).args(["--format", "csv"]).output().unwrap();
+    assert!(q.status.success(), "{}", stderr(&q));
+    assert!(stdout(&q).lines().any(|l| l == "0,a,total,62,70.97"), "{}", stdout(&q));
     // No SQL: the tables and their columns.
     let q = p.cmd().args(["query", "runs/q"]).output().unwrap();
     let listing = stdout(&q);

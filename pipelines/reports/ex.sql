@@ -1,5 +1,5 @@
 -- Execution accuracy (EX, percent) per seed, arm and difficulty, with a 'total' row per seed x arm.
--- Rerun by hand: lucid query runs/<name> "$(cat pipelines/reports/ex.sql)"
+-- Rerun by hand: lucid query runs/<name> pipelines/reports/ex.sql
 SELECT seed, arm, difficulty, count(*) AS n, round(100.0 * avg(u), 2) AS ex
 FROM evaluation
 GROUP BY seed, arm, difficulty
