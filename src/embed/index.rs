@@ -139,12 +139,14 @@ impl VectorIndex {
             return vec![Vec::new(); which.len()];
         }
         let qmat: Vec<f32> = which.iter().flat_map(|&q| queries[q].iter().copied()).collect();
-        // |product - dot| <= 2 gamma_d |q| |row|: both are sums of the same d products.
+        // |product - dot| <= 2 gamma_d |q| |row| (both sum the same d products), so a short-list
+        // margin of twice that keeps every true top-k row; 5 instead of 4 leaves room for the
+        // rounding of `kth - margin` itself.
         let unit = f32::EPSILON as f64 / 2.0;
         let gamma = d as f64 * unit / (1.0 - d as f64 * unit);
         let margins: Vec<f32> = which
             .iter()
-            .map(|&q| (4.0 * gamma * (dot(queries[q], queries[q]) as f64).sqrt() * self.max_norm as f64) as f32)
+            .map(|&q| (5.0 * gamma * (dot(queries[q], queries[q]) as f64).sqrt() * self.max_norm as f64) as f32)
             .collect();
         let mut short: Vec<Vec<(usize, f32)>> = vec![Vec::new(); which.len()];
         let mut cut = vec![f32::NEG_INFINITY; which.len()];
