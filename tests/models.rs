@@ -238,7 +238,8 @@ fn embed_stage_writes_the_embeddings_table() {
 }
 
 /// The packed forward pass computes the same model as candle's padded `BertModel` (the reference
-/// implementation): every pooling, sentences of different lengths in one batch.
+/// implementation): mean and [CLS] pooling, sentences of different lengths in one batch, and
+/// one sentence per batch.
 #[test]
 fn packed_encoder_matches_candle_bert_model() {
     use candle_core::{DType, Device, Tensor};

@@ -167,8 +167,12 @@ impl Encoder {
             other => return Err(Error::input(path, format!("config.json: hidden_act `{other}` is not supported"))),
         };
         let eps = config.layer_norm_eps as f32;
-        let word = w.get("embeddings.word_embeddings.weight")?;
-        let vocab = word.dims2().map_err(|e| w.bad("embeddings.word_embeddings.weight", e))?.0;
+        let word_name = "embeddings.word_embeddings.weight";
+        let word = w.get(word_name)?;
+        if word.dims2().map_err(|e| w.bad(word_name, e))?.1 != h {
+            return Err(w.bad(word_name, format!("width is not hidden_size {h}")));
+        }
+        let word = word.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(|e| w.bad(word_name, e))?;
         let max_positions = config.max_position_embeddings;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for l in 0..config.num_hidden_layers {
@@ -185,7 +189,7 @@ impl Encoder {
         }
         let pooler = if pooler { w.dense(&["pooler.dense"], h).ok() } else { None };
         Ok(Encoder {
-            word: w.vec("embeddings.word_embeddings.weight", vocab * h)?,
+            word,
             position: w.vec("embeddings.position_embeddings.weight", max_positions * h)?,
             token_type: w.vec("embeddings.token_type_embeddings.weight", h).or_else(|_| {
                 let t = w.get("embeddings.token_type_embeddings.weight")?;
@@ -199,11 +203,6 @@ impl Encoder {
             hidden: h,
             max_positions,
         })
-    }
-
-    /// Whether BERT's pooler weights were loaded.
-    pub fn has_pooler(&self) -> bool {
-        self.pooler.is_some()
     }
 
     /// The last hidden states of `sentences` (token ids, segment 0), packed: row `i` of the

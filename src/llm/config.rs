@@ -97,6 +97,16 @@ pub struct ReplayConfig {
     pub calls: PathBuf,
 }
 
+impl LocalConfig {
+    /// The GGUF file: the configured one, else SmolLM2 from `models_dir`.
+    pub fn gguf_path(&self, models_dir: &std::path::Path) -> Result<PathBuf> {
+        match &self.gguf {
+            Some(p) => Ok(p.clone()),
+            None => crate::models::smollm2_path(models_dir),
+        }
+    }
+}
+
 impl ModelConfig {
     /// Build the backend. `models_dir` is where `lucid models fetch` puts the offline models.
     pub fn build(&self, models_dir: &std::path::Path) -> Result<Arc<dyn ChatModel>> {
@@ -114,13 +124,7 @@ impl ModelConfig {
                 let base = c.base_url.clone().unwrap_or_else(|| "https://api.anthropic.com".into());
                 Arc::new(Anthropic { http: http(c, Some(key))?, base_url: base, model: c.model.clone() })
             }
-            ModelConfig::Local(c) => {
-                let path = match &c.gguf {
-                    Some(p) => p.clone(),
-                    None => crate::models::smollm2_path(models_dir)?,
-                };
-                Arc::new(LocalModel::load_as(&path, c.requantize)?)
-            }
+            ModelConfig::Local(c) => Arc::new(LocalModel::load_as(&c.gguf_path(models_dir)?, c.requantize)?),
             ModelConfig::Replay(c) => Arc::new(Replay::load(&c.calls)?),
             ModelConfig::Scripted => Arc::new(super::scripted::Scripted),
         })

@@ -166,10 +166,7 @@ impl MemoryLoopStage {
     /// Files whose content decides the model's answers (for the cache key).
     fn model_files(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
         Ok(match self.resolved_model(ctx) {
-            ModelConfig::Local(c) => vec![match c.gguf {
-                Some(p) => p,
-                None => crate::models::smollm2_path(&crate::models::models_dir(&ctx.cache_dir))?,
-            }],
+            ModelConfig::Local(c) => vec![c.gguf_path(&crate::models::models_dir(&ctx.cache_dir))?],
             ModelConfig::Replay(c) => crate::llm::replay::calls_files(&c.calls)?,
             _ => Vec::new(),
         })
