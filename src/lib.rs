@@ -11,6 +11,7 @@ mod commands;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod fingerprint;
 pub mod llm;
 pub mod models;
 pub mod models_bench;

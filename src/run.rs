@@ -174,7 +174,7 @@ fn run_load(a: &LoadArgs) -> Result<()> {
         (Some(dir), _, None) => bench::bird::load(dir, &a.source.split)?,
         (None, false, _) => return Err(Error::Usage("lucid load needs --bench DIR or --bundled".into())),
     };
-    bench::tables::write_benchmark(&a.out, &bench)?;
+    bench::tables::write_benchmark(&a.out, &bench, &cache)?;
     println!("{}: {} tasks -> {}", bench.name, bench.tasks.len(), a.out.display());
     Ok(())
 }

@@ -31,6 +31,20 @@ fn verdict_comes_from_the_status_line_only() {
         ("VERDICT: CORRECT\nOn reflection the filter is wrong.\nVERDICT: INCORRECT", Incorrect),
         ("VERDICT: INCORRECT\nVERDICT: maybe", Unparseable),
         ("My verdict: correct", Unparseable),
+        // The first word after `VERDICT:` decides, whatever follows it on the line.
+        ("VERDICT: CORRECT. The query counts the rows the question asks for.", Correct),
+        ("VERDICT: INCORRECT - wrong table", Incorrect),
+        ("VERDICT: INCORRECT — it ignores the year filter.", Incorrect),
+        ("VERDICT: Correct, because the count matches.", Correct),
+        ("VERDICT: **CORRECT** (the filter is right)", Correct),
+        ("VERDICT: `INCORRECT`: no rows", Incorrect),
+        ("VERDICT: correct\n", Correct),
+        ("VERDICT: CORRECT/INCORRECT", Unparseable),
+        ("VERDICT: CORRECT or INCORRECT", Unparseable),
+        ("VERDICT: CORRECT (or INCORRECT)", Unparseable),
+        ("VERDICT: CORRECTLY ANSWERED", Unparseable),
+        ("VERDICT: NOT CORRECT - it counts the wrong table", Unparseable),
+        ("VERDICT: INCORRECT? maybe", Unparseable),
     ];
     for (text, want) in cases {
         assert_eq!(parse_verdict(text), *want, "{text:?}");
@@ -63,6 +77,22 @@ fn sql_is_taken_from_the_first_fence_or_the_first_select() {
             Some("SELECT COUNT(*) FROM books WHERE genre = 'Romance'"),
         ),
         ("SELECT a FROM t\n\nThis returns every a.", Some("SELECT a FROM t")),
+        // Quoted identifiers of every style end the query intact, fenced or not.
+        ("```sql\nSELECT COUNT(*) FROM `countries`\n```", Some("SELECT COUNT(*) FROM `countries`")),
+        ("SELECT COUNT(*) FROM `countries`", Some("SELECT COUNT(*) FROM `countries`")),
+        ("SELECT COUNT(*) FROM `countries`;", Some("SELECT COUNT(*) FROM `countries`")),
+        ("SELECT COUNT(*) FROM `countries`\n```", Some("SELECT COUNT(*) FROM `countries`")),
+        ("```sql\nSELECT \"First Name\" FROM \"people\"\n```", Some("SELECT \"First Name\" FROM \"people\"")),
+        ("```sql\nSELECT [Full Name] FROM [my table];\n```", Some("SELECT [Full Name] FROM [my table]")),
+        ("SELECT a FROM t WHERE b = 'x;y' ;", Some("SELECT a FROM t WHERE b = 'x;y'")),
+        ("SELECT a FROM t WHERE b = 'it''s'", Some("SELECT a FROM t WHERE b = 'it''s'")),
+        ("```sql\nSELECT a FROM t WHERE b = '```'\n```", Some("SELECT a FROM t WHERE b = '```'")),
+        ("```sql\nSELECT a FROM t WHERE b = 'x\n\ny'\n```", Some("SELECT a FROM t WHERE b = 'x\n\ny'")),
+        ("```sql\nSELECT a -- the name\nFROM t -- done\n```", Some("SELECT a -- the name\nFROM t")),
+        ("```sql\nSELECT a /* ; */ FROM t;;\n```", Some("SELECT a /* ; */ FROM t")),
+        ("```sql\nSELECT a FROM t\n\nWHERE a > 1\n```", Some("SELECT a FROM t\n\nWHERE a > 1")),
+        ("```sql\nSELECT a FROM t WHERE b = 'open\n```\nThat is all.", Some("SELECT a FROM t WHERE b = 'open")),
+        ("```sql\nSELECT T1.`name` FROM `a b` AS T1```", Some("SELECT T1.`name` FROM `a b` AS T1")),
     ];
     for (text, want) in cases {
         assert_eq!(extract_sql(text).as_deref(), *want, "{text:?}");

@@ -48,15 +48,10 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `../shared/data/spiderman-train`, when present.
+/// `../shared/data/spiderman-train`, when present (see [`crate::probes::require`]).
 pub fn spiderman() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train");
-    if p.join("dev.json").is_file() {
-        Some(p)
-    } else {
-        eprintln!("skipped: ../shared/data/spiderman-train is not present");
-        None
-    }
+    crate::probes::require(crate::probes::Probe::SpiderMan)
+        .then(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train"))
 }
 
 /// blake3 of every file under `dir`, by path.

@@ -25,6 +25,25 @@ pub enum Reply {
     EchoAuth,
     /// 200 with the answer a function computes from the last message's text (a scripted model).
     Scripted(fn(&str) -> String),
+    /// As `Scripted`, with a closure (a model that knows a fixture, or sleeps).
+    Func(Answerer),
+}
+
+/// A closure that answers a prompt.
+#[derive(Clone)]
+pub struct Answerer(pub Arc<dyn Fn(&str) -> String + Send + Sync>);
+
+impl std::fmt::Debug for Answerer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Answerer")
+    }
+}
+
+impl Reply {
+    /// A reply computed by `f` from the last message's text.
+    pub fn func(f: impl Fn(&str) -> String + Send + Sync + 'static) -> Reply {
+        Reply::Func(Answerer(Arc::new(f)))
+    }
 }
 
 /// A logged request.
@@ -62,8 +81,11 @@ impl FakeServer {
                         std::thread::spawn(move || {
                             let now = inf.fetch_add(1, Ordering::SeqCst) + 1;
                             max.fetch_max(now, Ordering::SeqCst);
-                            serve(stream, reply, &log);
-                            inf.fetch_sub(1, Ordering::SeqCst);
+                            // A request stops being in flight as its answer is sent (the client
+                            // may send the next one the moment it has read this one).
+                            let done = std::sync::Once::new();
+                            serve(stream, reply, &log, &|| done.call_once(|| _ = inf.fetch_sub(1, Ordering::SeqCst)));
+                            done.call_once(|| _ = inf.fetch_sub(1, Ordering::SeqCst));
                         });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(2)),
@@ -93,7 +115,7 @@ fn answer_body(path: &str, text: &str) -> String {
     .to_string()
 }
 
-fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>) {
+fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>, answered: &dyn Fn()) {
     stream.set_nonblocking(false).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -129,6 +151,7 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>) {
     log.lock().unwrap().push(Logged { path: path.clone(), headers: headers.clone(), body });
     let mut out = stream;
     let respond = |out: &mut TcpStream, status: u16, body: &str, extra: &str| {
+        answered();
         let _ = write!(
             out,
             "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
@@ -150,6 +173,7 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>) {
         }
         Reply::Malformed => respond(&mut out, 200, "{\"choices\": [", ""),
         Reply::Scripted(f) => respond(&mut out, 200, &answer_body(&path, &f(&last_message)), ""),
+        Reply::Func(f) => respond(&mut out, 200, &answer_body(&path, &(f.0)(&last_message)), ""),
         Reply::EchoAuth => {
             let echoed: Vec<String> = headers
                 .iter()

@@ -154,7 +154,7 @@ fn concurrency_is_bounded_and_identical_prompts_cost_one_call() {
 fn replay_answers_recorded_calls_and_records_the_rest_as_failures() {
     use arrow::array::{RecordBatch, StringArray, UInt32Array};
     use arrow::datatypes::{DataType, Field, Schema};
-    let id = lucid::llm::ModelIdentity { backend: "openai".into(), model: "test-model".into() };
+    let id = lucid::llm::ModelIdentity::new("openai", "test-model");
     let recorded = req("recorded");
     let key = lucid::llm::cache::request_key(&id, &recorded);
     let schema = Schema::new(vec![

@@ -99,17 +99,11 @@ fn retrieval_over_100k_rows_is_exact() {
 
 /// The real offline models, when fetched.
 fn real(name: &str) -> Option<std::path::PathBuf> {
+    use crate::probes::{Probe, require};
     let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
-    let p = match name {
-        "smollm2" => lucid::models::smollm2_path(&dir),
-        _ => lucid::models::minilm_path(&dir),
-    };
-    match p {
-        Ok(p) => Some(p),
-        Err(_) => {
-            eprintln!("skipped: {name} not fetched (run `lucid models fetch`)");
-            None
-        }
+    match name {
+        "smollm2" => require(Probe::SmolLm2).then(|| lucid::models::smollm2_path(&dir).unwrap()),
+        _ => require(Probe::MiniLm).then(|| lucid::models::minilm_path(&dir).unwrap()),
     }
 }
 

@@ -329,9 +329,7 @@ fn concurrent_runs_share_a_runs_folder_safely() {
 
 #[test]
 fn run_tables_open_unchanged_in_duckdb_and_polars() {
-    let check = "import duckdb, polars";
-    if !Command::new("python3").args(["-c", check]).output().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: python3 with duckdb and polars not found (.ci/run installs them)");
+    if !crate::probes::require(crate::probes::Probe::PythonReaders) {
         return;
     }
     let p = Project::new("py", &sample(), 16);

@@ -40,6 +40,26 @@ fn res_lines(path: &Path) -> Vec<u64> {
         .collect()
 }
 
+/// Every gold query, answered verbatim in a fence (and, having no blank line, unfenced), is
+/// extracted exactly: every distinct final token of the benchmark's queries is covered.
+#[test]
+fn gold_queries_are_extracted_exactly() {
+    let Some(dir) = spiderman() else { return };
+    let qs = questions(&dir);
+    let mut endings = BTreeSet::new();
+    for q in &qs {
+        let want = q.sql.trim().trim_end_matches(';').trim_end();
+        let last = lucid::sql::lexer::tokenize(want).into_iter().rfind(|t| t.is_significant()).unwrap();
+        endings.insert(format!("{:?}:{}", last.kind, last.text.chars().last().unwrap()));
+        for answer in [format!("```sql\n{}\n```\nThis answers it.", q.sql), format!("{};\n\nThis answers it.", q.sql)] {
+            assert_eq!(lucid::agent::parse::extract_sql(&answer).as_deref(), Some(want), "{answer:?}");
+        }
+    }
+    // Backtick-quoted names, string literals, numbers, parentheses and bare words all end queries.
+    assert!(endings.iter().any(|e| e.starts_with("QuotedIdent:`")), "{endings:?}");
+    assert!(endings.len() >= 5, "{endings:?}");
+}
+
 #[test]
 fn gold_as_predictions_scores_100_percent() {
     let Some(dir) = spiderman() else { return };
@@ -75,8 +95,7 @@ fn mutate(i: usize, qs: &[Q]) -> Option<String> {
 #[test]
 fn mutated_predictions_agree_with_pythons_rule_question_by_question() {
     let Some(dir) = spiderman() else { return };
-    if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 not found");
+    if !crate::probes::require(crate::probes::Probe::Python) {
         return;
     }
     let qs = questions(&dir);

@@ -61,11 +61,28 @@ fn canary_benchmark(dir: &Path) -> PathBuf {
     data
 }
 
+/// Operational settings of the loop: none of them is part of what it computes.
+#[derive(Clone, Copy)]
+struct Ops {
+    chunk_size: usize,
+    concurrency: usize,
+    max_concurrency: usize,
+    max_attempts: u32,
+}
+
+const OPS: Ops = Ops { chunk_size: 3, concurrency: 1, max_concurrency: 1, max_attempts: 3 };
+
 fn pipeline(url: &str, data: &Path, bert: &Path) -> String {
+    pipeline_with(url, data, bert, OPS)
+}
+
+fn pipeline_with(url: &str, data: &Path, bert: &Path, ops: Ops) -> String {
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
+    let Ops { chunk_size, concurrency, max_concurrency, max_attempts } = ops;
     let agent = format!(
-        "{{model: {{backend: openai, model: scripted, base_url: '{url}/v1', max_concurrency: 1, \
-         retry: {{max_attempts: 3, base_delay_ms: 1, max_delay_ms: 5}}}}, prompts: '{}', concurrency: 1, chunk_size: 3",
+        "{{model: {{backend: openai, model: scripted, base_url: '{url}/v1', max_concurrency: {max_concurrency}, \
+         retry: {{max_attempts: {max_attempts}, base_delay_ms: 1, max_delay_ms: 5}}}}, prompts: '{}', \
+         concurrency: {concurrency}, chunk_size: {chunk_size}",
         prompts.display()
     );
     format!(
@@ -314,31 +331,59 @@ fn agent_stages_cannot_reach_gold() {
     assert!(stderr(&o).contains("is an oracle"), "{}", stderr(&o));
 }
 
-/// The columns of `episodes` that must not depend on interruptions (timings and cache hits may).
-const STABLE: &str = "SELECT arm, seed, step, question_id, db_id, retrieved, plan, sql, exec_status, n_rows, result_hash, grade, r, flagged, stored_q FROM episodes ORDER BY arm, seed, step";
-
-/// A project with the study pipeline over a fault-free scripted server.
-fn scripted_project() -> (tempfile::TempDir, FakeServer) {
-    let dir = tempfile::tempdir().unwrap();
-    let server = FakeServer::start(vec![], Reply::Scripted(scripted));
-    let data = canary_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
-    std::fs::write(dir.path().join("study.yaml"), pipeline(&server.url, &data, &bert)).unwrap();
-    (dir, server)
+/// The columns of `table` that `schemas/` documents as deterministic.
+fn deterministic(table: &str) -> Vec<String> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{table}.json"));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let cols = doc["columns"].as_array().unwrap();
+    cols.iter()
+        .filter(|c| c["deterministic"].as_bool().unwrap())
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
+/// Every deterministic column of the loop's and evaluation's tables, in a fixed order.
+fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
+    [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
+        .into_iter()
+        .map(|(t, order)| {
+            let cols = deterministic(t).join(", ");
+            (t, query(cache, dir, &format!("SELECT {cols} FROM {t} ORDER BY {order}")))
+        })
+        .collect()
+}
+
+/// A project with the study pipeline over the server at `url`.
+fn project(url: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = canary_benchmark(dir.path());
+    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    std::fs::write(dir.path().join("study.yaml"), pipeline(url, &data, &bert)).unwrap();
+    dir
+}
+
+/// Kills at growing delays, each round with other operational settings and the server throwing
+/// transient faults (each followed by an answer, so a retry recovers), then a resume with yet
+/// other settings: every deterministic column the schemas list equals that of an uninterrupted
+/// run against the same server, with no episode lost or duplicated.
 #[test]
-fn killed_study_resumes_without_losing_or_duplicating_episodes() {
-    let reference = {
-        let (dir, _server) = scripted_project();
-        let cache = dir.path().join("cache");
-        let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        query(&cache, dir.path(), STABLE)
-    };
-    let (dir, _server) = scripted_project();
+fn killed_study_resumes_exactly_whatever_the_settings_and_faults() {
+    let faults = [Reply::Status(429, "{}", Some("0")), Reply::Status(503, "{}", None), Reply::Drop, Reply::Malformed];
+    let script = faults.iter().cycle().take(24).flat_map(|f| [f.clone(), Reply::Scripted(scripted)]).collect();
+    let server = FakeServer::start(script, Reply::Scripted(scripted));
+    let dir = project(&server.url);
     let cache = dir.path().join("cache");
-    for round in 0..6u64 {
+    let (data, bert) = (dir.path().join("data"), dir.path().join("bert"));
+    let settings = [
+        Ops { chunk_size: 7, ..OPS },
+        Ops { chunk_size: 2, concurrency: 4, ..OPS },
+        Ops { chunk_size: 5, max_concurrency: 3, max_attempts: 6, ..OPS },
+        Ops { chunk_size: 1, concurrency: 3, max_concurrency: 2, ..OPS },
+        Ops { chunk_size: 16, ..OPS },
+        Ops { chunk_size: 4, concurrency: 2, max_attempts: 4, ..OPS },
+    ];
+    for (round, ops) in settings.iter().enumerate() {
+        std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, *ops)).unwrap();
         let mut child = lucid(&cache)
             .current_dir(dir.path())
             .args(["run", "study.yaml", "--quiet"])
@@ -346,13 +391,28 @@ fn killed_study_resumes_without_losing_or_duplicating_episodes() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(150 + 170 * round));
+        std::thread::sleep(std::time::Duration::from_millis(150 + 170 * round as u64));
         let _ = child.kill();
         let _ = child.wait();
     }
+    let last = Ops { chunk_size: 6, concurrency: 2, max_concurrency: 2, max_attempts: 5 };
+    std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, last)).unwrap();
     let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let resumed = query(&cache, dir.path(), STABLE);
-    assert_eq!(resumed.len(), reference.len());
-    assert_eq!(resumed, reference, "a killed and resumed study has the same episodes");
+    assert!(server.requests().len() > 48, "the faults were met");
+    let resumed = stable_tables(&cache, dir.path());
+    // The reference: the same server, its faults spent, one uninterrupted run with a cold cache.
+    let reference = {
+        let dir = project(&server.url);
+        let cache = dir.path().join("cache");
+        let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stable_tables(&cache, dir.path())
+    };
+    for (table, rows) in &reference {
+        assert_eq!(resumed[table].len(), rows.len(), "{table}: rows lost or duplicated");
+        for (got, want) in resumed[table].iter().zip(rows) {
+            assert_eq!(got, want, "{table}: a killed and resumed study has the same deterministic columns");
+        }
+    }
 }

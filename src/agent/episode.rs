@@ -94,6 +94,8 @@ pub struct CallRecord {
     pub backend: String,
     /// Model.
     pub model: String,
+    /// The server of an HTTP backend (normalised base URL).
+    pub endpoint: Option<String>,
     /// Answer (None: failed).
     pub text: Option<String>,
     /// Failure message.
@@ -163,6 +165,7 @@ pub fn calls_schema() -> Schema {
         f("key", DataType::Utf8, false),
         f("backend", DataType::Utf8, false),
         f("model", DataType::Utf8, false),
+        f("endpoint", DataType::Utf8, true),
         f("text", DataType::Utf8, true),
         f("error", DataType::Utf8, true),
         f("tokens_in", DataType::UInt32, false),
@@ -237,6 +240,7 @@ pub fn calls_batch(calls: &[CallRecord]) -> Result<RecordBatch> {
         strings(calls, |c| Some(&c.key)),
         strings(calls, |c| Some(&c.backend)),
         strings(calls, |c| Some(&c.model)),
+        strings(calls, |c| c.endpoint.as_deref()),
         strings(calls, |c| c.text.as_deref()),
         strings(calls, |c| c.error.as_deref()),
         Arc::new(UInt32Array::from_iter_values(calls.iter().map(|c| c.tokens_in))),

@@ -36,10 +36,13 @@ impl Verdict {
 ///
 /// The rule: a status line is a line that, after stripping surrounding whitespace and Markdown
 /// decoration (`*`, `_`, `#`, `>`, `` ` ``), starts with `VERDICT` (any case) followed by `:`.
-/// Its value, stripped of decoration and trailing punctuation, must be exactly `CORRECT` or
-/// `INCORRECT` (any case). The last status line decides; none, or a last one with any other value
-/// (`NOT CORRECT`, `PARTIALLY CORRECT`, `CORRECT?`), is unparseable. Prose such as "the query is
-/// correct" or "not correct" outside a status line is never read.
+/// The first word of its value (letters only, after decoration) decides: `CORRECT` or
+/// `INCORRECT` (any case), followed by the end of the line, decoration, or a separator and then
+/// anything (`VERDICT: CORRECT. The query counts ...`, `VERDICT: INCORRECT - wrong table`).
+/// Any other first word (`NOT CORRECT`, `PARTIALLY CORRECT`), a question mark or an alternative
+/// (`CORRECT?`, `CORRECT/INCORRECT`, `CORRECT or INCORRECT`) makes the line unparseable. The
+/// last status line decides; none is unparseable. Prose such as "the query is correct" or "not
+/// correct" outside a status line is never read.
 pub fn parse_verdict(text: &str) -> Verdict {
     let decoration: &[char] = &['*', '_', '#', '>', '`', ' ', '\t'];
     let mut last = None;
@@ -51,57 +54,84 @@ pub fn parse_verdict(text: &str) -> Verdict {
         }
         let rest = line[7..].trim_start_matches(decoration);
         let Some(value) = rest.strip_prefix(':') else { continue };
-        let value = value.trim().trim_matches(decoration).trim_end_matches(['.', '!']).trim_matches(decoration);
-        last = Some(if value.eq_ignore_ascii_case("correct") {
-            Verdict::Correct
-        } else if value.eq_ignore_ascii_case("incorrect") {
-            Verdict::Incorrect
-        } else {
-            Verdict::Unparseable
-        });
+        last = Some(verdict_value(value.trim_start_matches(decoration)));
     }
     last.unwrap_or(Verdict::Unparseable)
 }
 
-/// The SQL in an executor's answer. Candidates, in order: each fenced block (```sql, ```sqlite or
-/// plain ```, closed or not), then the whole text; the first candidate holding a `SELECT`/`WITH`
-/// keyword gives the SQL, from that keyword to the candidate's end (so a schema echoed before the
-/// query is skipped) — in the unfenced text, to the first fence or blank line — without trailing
-/// `;` and whitespace. `None` when there is no query.
+/// The verdict a status line's value gives (see [`parse_verdict`]).
+fn verdict_value(value: &str) -> Verdict {
+    let end = value.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(value.len());
+    let (word, after) = value.split_at(end);
+    let verdict = if word.eq_ignore_ascii_case("correct") {
+        Verdict::Correct
+    } else if word.eq_ignore_ascii_case("incorrect") {
+        Verdict::Incorrect
+    } else {
+        return Verdict::Unparseable;
+    };
+    let after = after.trim_start_matches(['*', '_', '`', '"', '\'', ')', ']']);
+    let next_word = after.trim_start().trim_start_matches(['(', '[']).split(|c: char| !c.is_ascii_alphabetic()).next();
+    let ambiguous = after.starts_with(['?', '/', '|']) || next_word.is_some_and(|w| w.eq_ignore_ascii_case("or"));
+    if ambiguous { Verdict::Unparseable } else { verdict }
+}
+
+/// The SQL in an executor's answer, exactly as the model wrote it.
+///
+/// Candidates, in order: each fenced block (```sql, ```sqlite or plain ```, closed or not), then
+/// the whole text; the first candidate holding a `SELECT`/`WITH` keyword gives the query, which
+/// starts at that keyword (so a schema echoed before it is skipped) and runs, read as SQLite
+/// tokens (quoted identifiers of every style, string literals and comments are opaque), to the
+/// first `;` or closing fence outside them — in unfenced text also to the first blank line
+/// outside them. Whitespace and comments after the last token are dropped; nothing inside the
+/// query is touched. `None` when there is no query.
 pub fn extract_sql(text: &str) -> Option<String> {
-    let mut candidates = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("```") {
-        let after = &rest[open + 3..];
-        let body = match after.find('\n') {
-            Some(nl) if after[..nl].trim().chars().all(|c| c.is_ascii_alphanumeric()) => &after[nl + 1..],
+    // (where the block's body starts, where a naive search puts its end)
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    while let Some(open) = text[at..].find("```").map(|i| at + i) {
+        let after = open + 3;
+        let body = match text[after..].find('\n') {
+            Some(nl) if text[after..after + nl].trim().chars().all(|c| c.is_ascii_alphanumeric()) => after + nl + 1,
             _ => after,
         };
         // A closing fence is ``` not followed by an info string (```sql opens, it never closes).
-        let close = body
+        let close = text[body..]
             .match_indices("```")
-            .map(|(i, _)| i)
-            .find(|&i| !body[i + 3..].chars().next().is_some_and(|c| c.is_ascii_alphanumeric()));
-        let (block, next) = match close {
-            Some(close) => (&body[..close], &body[close + 3..]),
-            None => (body, ""),
-        };
-        candidates.push(block);
-        rest = next;
+            .map(|(i, _)| body + i)
+            .find(|&i| !text[i + 3..].chars().next().is_some_and(|c| c.is_ascii_alphanumeric()));
+        blocks.push((body, close.unwrap_or(text.len())));
+        at = close.map_or(text.len(), |c| c + 3);
     }
-    let blocks = candidates.len();
-    candidates.push(text);
-    candidates.into_iter().enumerate().find_map(|(n, c)| {
-        let start = query_start(c)?;
-        let mut sql = &c[start..];
-        if n == blocks {
-            // Unfenced: the query ends at a fence or a blank line (prose or examples follow).
-            let end = [sql.find("```"), sql.find("\n\n")].into_iter().flatten().min().unwrap_or(sql.len());
-            sql = &sql[..end];
+    let fenced = blocks.iter().find_map(|&(body, end)| {
+        let start = body + query_start(&text[body..end])?;
+        let sql = statement(&text[start..], false)?;
+        // A quote left open inside the block must not swallow the fence and the prose after it.
+        if start + sql.len() > end && text.trim_end().ends_with(sql.trim_end()) {
+            return statement(&text[start..end], false);
         }
-        let sql = sql.trim().trim_end_matches(|ch: char| ch == ';' || ch == '`' || ch.is_whitespace()).trim();
-        (!sql.is_empty()).then(|| sql.to_string())
-    })
+        Some(sql)
+    });
+    fenced.or_else(|| statement(&text[query_start(text)?..], true))
+}
+
+/// The statement at the start of `text`, up to its end as [`extract_sql`] defines it.
+fn statement(text: &str, unfenced: bool) -> Option<String> {
+    use crate::sql::lexer::{Kind, tokenize};
+    let mut end = 0;
+    for t in tokenize(text) {
+        let fence = text[t.start..].starts_with("```");
+        let blank_line = unfenced && t.kind == Kind::Space && t.text.matches('\n').count() >= 2;
+        if fence || blank_line || t.kind == Kind::Semicolon {
+            break;
+        }
+        if t.is_significant() {
+            end = t.start + t.text.len();
+        }
+    }
+    // Only a quote or comment left open can end in whitespace.
+    let sql = text[..end].trim_end();
+    (!sql.is_empty()).then(|| sql.to_string())
 }
 
 /// Byte offset of the first word-bounded `SELECT` or `WITH` (any case).

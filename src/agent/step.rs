@@ -219,6 +219,7 @@ impl Agent<'_> {
             key,
             backend: id.backend,
             model: id.model,
+            endpoint: id.endpoint,
             text: None,
             error: None,
             tokens_in: 0,

@@ -19,6 +19,7 @@ pub fn tasks_schema() -> Schema {
         Field::new("evidence", DataType::Utf8, false),
         Field::new("difficulty", DataType::Utf8, false),
         Field::new("db_path", DataType::Utf8, false),
+        Field::new("db_hash", DataType::Utf8, false),
     ])
 }
 
@@ -31,8 +32,10 @@ fn strings<'a>(it: impl Iterator<Item = &'a str>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(it))
 }
 
-/// Tasks as a record batch.
-pub fn tasks_batch(tasks: &[Task]) -> Result<RecordBatch> {
+/// Tasks as a record batch; `db_hash` gives each database file's content fingerprint, so a
+/// changed database changes `tasks` and everything computed from it.
+pub fn tasks_batch(tasks: &[Task], db_hash: impl Fn(&Path) -> Result<String>) -> Result<RecordBatch> {
+    let hashes = tasks.iter().map(|t| db_hash(&t.db_path)).collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new(
         Arc::new(tasks_schema()),
         vec![
@@ -42,6 +45,7 @@ pub fn tasks_batch(tasks: &[Task]) -> Result<RecordBatch> {
             strings(tasks.iter().map(|t| t.evidence.as_str())),
             strings(tasks.iter().map(|t| t.difficulty.as_str())),
             Arc::new(StringArray::from_iter_values(tasks.iter().map(|t| t.db_path.to_string_lossy()))),
+            strings(hashes.iter().map(String::as_str)),
         ],
     )?)
 }
@@ -85,8 +89,9 @@ pub fn read_tasks(path: &Path) -> Result<Vec<Task>> {
         .collect())
 }
 
-/// Write `tasks.parquet` and `gold.parquet` into `dir`.
-pub fn write_benchmark(dir: &Path, bench: &super::Benchmark) -> Result<()> {
-    crate::table::write_parquet(&dir.join("tasks.parquet"), &tasks_batch(&bench.tasks)?)?;
+/// Write `tasks.parquet` and `gold.parquet` into `dir` (database hashes remembered in `cache_dir`).
+pub fn write_benchmark(dir: &Path, bench: &super::Benchmark, cache_dir: &Path) -> Result<()> {
+    let tasks = tasks_batch(&bench.tasks, |p| crate::fingerprint::content_hash(p, cache_dir))?;
+    crate::table::write_parquet(&dir.join("tasks.parquet"), &tasks)?;
     crate::table::write_parquet(&dir.join("gold.parquet"), &gold_batch(&bench.gold)?)
 }

@@ -52,7 +52,11 @@ pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), String> {
 
 impl ChatModel for Anthropic {
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { backend: "anthropic".into(), model: self.model.clone() }
+        ModelIdentity {
+            backend: "anthropic".into(),
+            model: self.model.clone(),
+            endpoint: Some(super::http::normalize_base_url(&self.base_url)),
+        }
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {

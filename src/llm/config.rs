@@ -47,7 +47,8 @@ pub struct HttpConfig {
     /// optional for local servers; Anthropic default `ANTHROPIC_API_KEY`). Never the key itself.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    /// Calls in flight at once.
+    /// Calls in flight at once to this server and model, across every stage instance of the
+    /// process (the first instance to connect sets it).
     #[serde(default = "default_concurrency")]
     pub max_concurrency: usize,
     /// Per-request timeout, seconds.
@@ -116,13 +117,13 @@ impl ModelConfig {
                     Some(var) => Some(Secret::from_env(var)?),
                     None => Secret::from_env("OPENAI_API_KEY").ok(),
                 };
-                let base = c.base_url.clone().unwrap_or_else(|| "https://api.openai.com/v1".into());
-                Arc::new(OpenAi { http: http(c, key)?, base_url: base, model: c.model.clone() })
+                let base = c.base_url.clone().unwrap_or_else(|| OPENAI_URL.into());
+                Arc::new(OpenAi { http: http(c, &base, key)?, base_url: base, model: c.model.clone() })
             }
             ModelConfig::Anthropic(c) => {
                 let key = Secret::from_env(c.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY"))?;
-                let base = c.base_url.clone().unwrap_or_else(|| "https://api.anthropic.com".into());
-                Arc::new(Anthropic { http: http(c, Some(key))?, base_url: base, model: c.model.clone() })
+                let base = c.base_url.clone().unwrap_or_else(|| ANTHROPIC_URL.into());
+                Arc::new(Anthropic { http: http(c, &base, Some(key))?, base_url: base, model: c.model.clone() })
             }
             ModelConfig::Local(c) => Arc::new(LocalModel::load_as(&c.gguf_path(models_dir)?, c.requantize)?),
             ModelConfig::Replay(c) => Arc::new(Replay::load(&c.calls)?),
@@ -131,8 +132,12 @@ impl ModelConfig {
     }
 }
 
-fn http(c: &HttpConfig, key: Option<Secret>) -> Result<HttpClient> {
+const OPENAI_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_URL: &str = "https://api.anthropic.com";
+
+fn http(c: &HttpConfig, base_url: &str, key: Option<Secret>) -> Result<HttpClient> {
     let timeout = Duration::try_from_secs_f64(c.timeout_secs)
         .map_err(|_| Error::Usage(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
-    HttpClient::new(timeout, c.max_concurrency, c.retry.clone(), key)
+    let endpoint = format!("{} {}", super::http::normalize_base_url(base_url), c.model);
+    HttpClient::new(&endpoint, timeout, c.max_concurrency, c.retry.clone(), key)
 }

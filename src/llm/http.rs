@@ -1,8 +1,10 @@
 //! The HTTP machinery shared by the OpenAI-compatible and Anthropic backends: one reqwest client
-//! on a small tokio runtime, a bound on calls in flight, retries on 429/5xx/timeouts/dropped
+//! on a small tokio runtime, a bound on calls in flight per endpoint (shared by every client of
+//! the process that talks to the same server and model), retries on 429/5xx/timeouts/dropped
 //! connections/malformed bodies, and an API key held so it can never be printed.
 
-use std::sync::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -41,10 +43,52 @@ impl Secret {
     }
 }
 
+/// A base URL as one server has one name: surrounding space and trailing `/` removed, scheme
+/// and host lower-cased, the scheme's default port dropped (`HTTP://Host:80/v1/` is
+/// `http://host/v1`). The path keeps its case.
+pub fn normalize_base_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    let mut authority = authority.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => Some(":80"),
+        "https" => Some(":443"),
+        _ => None,
+    };
+    if let Some(port) = default_port.filter(|p| authority.ends_with(p)) {
+        authority.truncate(authority.len() - port.len());
+    }
+    format!("{scheme}://{authority}{path}")
+}
+
 /// A counting semaphore for calls in flight.
 struct Permits {
     free: Mutex<usize>,
     cv: Condvar,
+    /// The bound it was made with.
+    size: usize,
+}
+
+/// One semaphore per endpoint (normalised base URL + model) for the whole process: every loop
+/// instance, arm and seed that calls the same server and model shares its `max_concurrency`.
+/// The first client of an endpoint sets the bound; a later client asking another is warned.
+fn endpoint_permits(endpoint: &str, max_concurrency: usize) -> Arc<Permits> {
+    static ENDPOINTS: LazyLock<Mutex<HashMap<String, Arc<Permits>>>> = LazyLock::new(Default::default);
+    let size = max_concurrency.max(1);
+    let mut map = ENDPOINTS.lock().expect("endpoints lock");
+    let permits = map
+        .entry(endpoint.to_string())
+        .or_insert_with(|| Arc::new(Permits { free: Mutex::new(size), cv: Condvar::new(), size }))
+        .clone();
+    if permits.size != size {
+        eprintln!(
+            "warning: {endpoint}: max_concurrency {size} ignored, this process already bounds the endpoint to {}",
+            permits.size
+        );
+    }
+    permits
 }
 
 impl Permits {
@@ -74,14 +118,16 @@ pub type ParseFn = fn(&serde_json::Value) -> std::result::Result<(String, u32, u
 pub struct HttpClient {
     client: reqwest::Client,
     rt: tokio::runtime::Runtime,
-    permits: Permits,
+    permits: Arc<Permits>,
     retry: RetryPolicy,
     key: Option<Secret>,
 }
 
 impl HttpClient {
-    /// A client with a per-request `timeout`, at most `max_concurrency` calls in flight.
+    /// A client with a per-request `timeout`, at most `max_concurrency` calls in flight to
+    /// `endpoint` across the process (see [`endpoint_permits`]).
     pub fn new(
+        endpoint: &str,
         timeout: Duration,
         max_concurrency: usize,
         retry: RetryPolicy,
@@ -97,13 +143,7 @@ impl HttpClient {
             .enable_all()
             .build()
             .map_err(|e| Error::Usage(format!("cannot start async runtime: {e}")))?;
-        Ok(HttpClient {
-            client,
-            rt,
-            permits: Permits { free: Mutex::new(max_concurrency.max(1)), cv: Condvar::new() },
-            retry,
-            key,
-        })
+        Ok(HttpClient { client, rt, permits: endpoint_permits(endpoint, max_concurrency), retry, key })
     }
 
     /// The key, if this backend has one.

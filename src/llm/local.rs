@@ -72,7 +72,7 @@ impl LocalModel {
         let hash = crate::eval::engine::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let suffix = if requantize.is_some() { "+q8_0" } else { "" };
-        let identity = ModelIdentity { backend: "local".into(), model: format!("{name}@{}{suffix}", &hash[..16]) };
+        let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
         Ok(LocalModel { weights, chat, identity })
     }
 

@@ -133,13 +133,25 @@ pub struct CallFailure {
     pub attempts: u32,
 }
 
-/// Which model answers: part of every cache key.
+/// Which model answers: part of every cache key. Two servers that serve a model under one name
+/// are two models: HTTP backends carry their normalised base URL.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ModelIdentity {
     /// openai / anthropic / local / replay.
     pub backend: String,
     /// Model name (local: the GGUF's content hash prefix and file name).
     pub model: String,
+    /// The server (HTTP backends: [`http::normalize_base_url`] of the base URL; None otherwise,
+    /// and then left out of the key, so local keys are what they always were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+}
+
+impl ModelIdentity {
+    /// A model with no server (local, scripted).
+    pub fn new(backend: &str, model: impl Into<String>) -> ModelIdentity {
+        ModelIdentity { backend: backend.into(), model: model.into(), endpoint: None }
+    }
 }
 
 /// A chat model.

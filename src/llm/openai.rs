@@ -48,7 +48,11 @@ pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), String> {
 
 impl ChatModel for OpenAi {
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { backend: "openai".into(), model: self.model.clone() }
+        ModelIdentity {
+            backend: "openai".into(),
+            model: self.model.clone(),
+            endpoint: Some(super::http::normalize_base_url(&self.base_url)),
+        }
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {

@@ -1,4 +1,4 @@
-//! Replay: answers from a recorded `calls` table (columns `key`, `backend`, `model`, `text`,
+//! Replay: answers from a recorded `calls` table (columns `key`, `backend`, `model`, `endpoint`, `text`,
 //! `tokens_in`, `tokens_out`; failed calls have a null `text`), for exact reruns without a model.
 //! A request that was never recorded is a recorded failure, not a guess.
 
@@ -45,8 +45,18 @@ impl Replay {
             let (backend, model) = (column::<StringArray>(&b, &f, "backend")?, column::<StringArray>(&b, &f, "model")?);
             let (tin, tout) =
                 (column::<UInt32Array>(&b, &f, "tokens_in")?, column::<UInt32Array>(&b, &f, "tokens_out")?);
+            // Tables recorded before the column existed have no endpoint.
+            let endpoint = if b.schema().column_with_name("endpoint").is_some() {
+                Some(column::<StringArray>(&b, &f, "endpoint")?)
+            } else {
+                None
+            };
             for i in 0..b.num_rows() {
-                let id = ModelIdentity { backend: backend.value(i).into(), model: model.value(i).into() };
+                let id = ModelIdentity {
+                    backend: backend.value(i).into(),
+                    model: model.value(i).into(),
+                    endpoint: endpoint.filter(|e| e.is_valid(i)).map(|e| e.value(i).to_string()),
+                };
                 match &identity {
                     None => identity = Some(id),
                     Some(seen) if *seen != id => {

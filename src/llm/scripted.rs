@@ -39,7 +39,7 @@ fn first_table(prompt: &str) -> Option<&str> {
 
 impl ChatModel for Scripted {
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { backend: "scripted".into(), model: "scripted-v1".into() }
+        ModelIdentity::new("scripted", "scripted-v1")
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {

@@ -232,7 +232,42 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
             instances.push(Instance { stage: si, matrix, label, inputs });
         }
     }
+    check_gold_taint(&spec, &instances, &err)?;
     Ok(Plan { spec, instances, stage_inputs })
+}
+
+/// Gold taint, instance by instance (producers come first): an instance that reads `gold`, or
+/// any table an instance computed from gold, is gold-derived, whatever its tables are named. A
+/// stage that may not read gold (and is not post-hoc analysis) refuses gold-derived inputs.
+fn check_gold_taint(
+    spec: &PipelineSpec,
+    instances: &[Instance],
+    err: &dyn Fn(&str, &str, String) -> Error,
+) -> Result<()> {
+    let mut tainted = vec![false; instances.len()];
+    for (i, inst) in instances.iter().enumerate() {
+        let s = &spec.stages[inst.stage];
+        let source = inst.inputs.iter().find_map(|(t, bound)| bound.iter().find(|&&b| tainted[b]).map(|&b| (t, b)));
+        if let Some((table, b)) = source.filter(|_| !s.stage.reads_gold() && !s.stage.post_hoc()) {
+            let by = &instances[b];
+            let producer = &spec.stages[by.stage];
+            return Err(err(
+                &s.id,
+                table,
+                format!(
+                    "stage '{}' ({}) may not read '{table}': instance {} of stage '{}' ({}) computed it from gold, \
+                     and agent stages never see reference answers",
+                    s.id,
+                    s.stage.kind(),
+                    by.label,
+                    producer.id,
+                    producer.stage.kind()
+                ),
+            ));
+        }
+        tainted[i] = source.is_some() || inst.inputs.contains_key("gold");
+    }
+    Ok(())
 }
 
 fn stage_arms(s: &super::spec::StageSpec) -> Option<&Vec<String>> {

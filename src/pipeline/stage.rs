@@ -26,6 +26,12 @@ pub trait Stage: Send + Sync + std::fmt::Debug {
     fn reads_gold(&self) -> bool {
         false
     }
+    /// Whether the stage is post-hoc analysis of recorded episodes that may read tables computed
+    /// from gold (the oracle arm's episodes) without reading gold itself, e.g. the detector run
+    /// after the fact. Agent stages are not: they refuse every gold-derived input.
+    fn post_hoc(&self) -> bool {
+        false
+    }
     /// Whether the stage accepts inputs beyond the required ones (reports do).
     fn accepts_any_inputs(&self) -> bool {
         false

@@ -44,6 +44,11 @@ impl Stage for FlagStage {
         1
     }
 
+    /// The detector after the fact: it may flag the oracle arm's (gold-informed) episodes.
+    fn post_hoc(&self) -> bool {
+        true
+    }
+
     fn required_inputs(&self) -> &'static [&'static str] {
         &["tasks", "episodes"]
     }

@@ -255,7 +255,8 @@ impl Stage for MemoryLoopStage {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: SQL extraction keeps quoted identifiers whole; a verdict's first word decides.
+        2
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {

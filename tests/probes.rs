@@ -1,0 +1,92 @@
+//! What some tests need from outside the repository, checked the same way by the tests and by
+//! the `skipped` summary (`tests/skipped.rs`, run by `cargo test` after them), so a skip always
+//! shows: the summary prints every missing probe and the tests it skips, and with `CI=true` a
+//! missing probe fails those tests and the summary instead of skipping.
+#![allow(dead_code)] // each test binary uses its own half of this module
+
+use std::path::Path;
+use std::process::Command;
+
+/// One outside requirement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// `../shared/data/spiderman-train` (the real 6,716-question benchmark).
+    SpiderMan,
+    /// `python3` on the PATH (cross-checks against CPython's sqlite3).
+    Python,
+    /// `python3` with `duckdb` and `polars` (analysts' readers of our Parquet).
+    PythonReaders,
+    /// MiniLM from `lucid models fetch`.
+    MiniLm,
+    /// SmolLM2 from `lucid models fetch`.
+    SmolLm2,
+}
+
+/// Every probe.
+pub const ALL: [Probe; 5] = [Probe::SpiderMan, Probe::Python, Probe::PythonReaders, Probe::MiniLm, Probe::SmolLm2];
+
+fn python(code: &str) -> bool {
+    Command::new("python3").args(["-c", code]).output().is_ok_and(|o| o.status.success())
+}
+
+impl Probe {
+    /// Why the requirement is not met, or None when it is.
+    pub fn missing(self) -> Option<&'static str> {
+        let present = match self {
+            Probe::SpiderMan => {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train/dev.json").is_file()
+            }
+            Probe::Python => python("import sqlite3"),
+            Probe::PythonReaders => python("import duckdb, polars"),
+            Probe::MiniLm | Probe::SmolLm2 => {
+                let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
+                if self == Probe::MiniLm {
+                    lucid::models::minilm_path(&dir).is_ok()
+                } else {
+                    lucid::models::smollm2_path(&dir).is_ok()
+                }
+            }
+        };
+        (!present).then_some(match self {
+            Probe::SpiderMan => "../shared/data/spiderman-train is not present",
+            Probe::Python => "python3 (with sqlite3) is not on the PATH",
+            Probe::PythonReaders => "python3 with duckdb and polars is not found (.ci/run installs them)",
+            Probe::MiniLm => "MiniLM is not fetched (run `lucid models fetch`)",
+            Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
+        })
+    }
+
+    /// The tests that need it.
+    pub fn tests(self) -> &'static [&'static str] {
+        match self {
+            Probe::SpiderMan => &[
+                "spiderman::gold_queries_are_extracted_exactly",
+                "spiderman::gold_as_predictions_scores_100_percent",
+                "spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question",
+                "spiderman::check_gold_agrees_with_the_datasets_metadata",
+            ],
+            Probe::Python => &["spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question"],
+            Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],
+            Probe::MiniLm => &["models::real_minilm_matches_sentence_transformers"],
+            Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
+        }
+    }
+}
+
+/// Whether this is a CI run, where nothing may skip.
+pub fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// Whether a test that needs `probe` can run: false (and a line on stderr) when it must skip;
+/// a panic when it would skip under `CI=true`.
+pub fn require(probe: Probe) -> bool {
+    match probe.missing() {
+        None => true,
+        Some(why) if ci() => panic!("{why}; CI=true, so this test may not skip"),
+        Some(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
