@@ -52,6 +52,23 @@ pub enum Error {
     /// An Arrow error building or reading a table.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
+    /// A stage that cannot run as configured, or whose inputs do not fit together.
+    #[error("stage '{stage}': {message}")]
+    Stage {
+        /// The stage id in the pipeline.
+        stage: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A model that could not be loaded, reached or run (HTTP client, tokenizer, encoder).
+    #[error("model: {0}")]
+    Model(String),
+    /// An SQL query over run tables (DataFusion) that failed to plan or run.
+    #[error("query: {0}")]
+    Query(String),
+    /// A setting outside any file: an environment variable, a missing tool.
+    #[error("{0}")]
+    Environment(String),
     /// A command-line usage error.
     #[error("{0}")]
     Usage(String),
@@ -61,5 +78,21 @@ impl Error {
     /// An input error for `path` with a message.
     pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
         Error::Input { path: path.into(), message: message.into() }
+    }
+
+    /// A stage error for stage `stage` with a message.
+    pub fn stage(stage: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Stage { stage: stage.into(), message: message.into() }
+    }
+
+    /// The process exit code for this error: 2 for command-line usage, 3 for input that is
+    /// malformed (a pipeline file, a data file, a stage's configuration) or a missing setting, 1
+    /// for everything that failed while working (files, models, queries).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Input { .. } | Error::Stage { .. } | Error::Environment(_) => 3,
+            _ => 1,
+        }
     }
 }

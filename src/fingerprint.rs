@@ -1,7 +1,8 @@
-//! Content fingerprints of large files (databases) that many stages and runs read: blake3 of the
-//! bytes, computed once per (path, size, modification time) and remembered in the process and on
-//! disk (`<cache>/file-hashes.sqlite`), so a 1.5 GB BIRD folder is hashed once, not on every run,
-//! and an edited file is hashed again.
+//! Content fingerprints: blake3 of a file's bytes ([`hash_file`], [`file_fingerprint`]), and of
+//! large files that many stages and runs read (databases), computed once per (path, size,
+//! modification time) and remembered in the process ([`database_hash`]) and on disk
+//! ([`content_hash`], `<cache>/file-hashes.sqlite`), so a 1.5 GB BIRD folder is hashed once, not
+//! on every run, and an edited file is hashed again.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ pub fn content_hash(path: &Path, cache_dir: &Path) -> Result<String> {
         return Ok(h.clone());
     }
     let db = cache_dir.join("file-hashes.sqlite");
-    let conn = crate::eval::gold_cache::open_shared(
+    let conn = crate::sqlite::open_shared(
         &db,
         "CREATE TABLE IF NOT EXISTS file_hashes (format INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL,
             mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (format, path, size, mtime_ns))",
@@ -51,7 +52,7 @@ pub fn content_hash(path: &Path, cache_dir: &Path) -> Result<String> {
     let hash = match stored {
         Some(h) => h,
         None => {
-            let h = crate::eval::engine::hash_file(path)?.to_hex().to_string();
+            let h = hash_file(path)?.to_hex().to_string();
             conn.execute(
                 "INSERT OR REPLACE INTO file_hashes VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![FORMAT, p, size, mtime, h],
@@ -62,6 +63,35 @@ pub fn content_hash(path: &Path, cache_dir: &Path) -> Result<String> {
     };
     MEMO.lock().expect("memo lock").insert(id, hash.clone());
     Ok(hash)
+}
+
+/// blake3 of a database file, remembered for the life of the process by (path, size, modification
+/// time): a chunked stage evaluates many times against the same databases, and BIRD's are 1.5 GB.
+pub fn database_hash(path: &Path) -> Result<blake3::Hash> {
+    type Memo = std::sync::Mutex<HashMap<(PathBuf, u64, Option<std::time::SystemTime>), blake3::Hash>>;
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    let meta = std::fs::metadata(path).map_err(|source| Error::Read { path: path.into(), source })?;
+    let id = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(h) = memo.lock().expect("memo lock").get(&id) {
+        return Ok(*h);
+    }
+    let h = hash_file(path)?;
+    memo.lock().expect("memo lock").insert(id, h);
+    Ok(h)
+}
+
+/// blake3 of a file's bytes.
+pub fn hash_file(path: &Path) -> Result<blake3::Hash> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?)
+        .map_err(|source| Error::Read { path: path.into(), source })?;
+    Ok(h.finalize())
+}
+
+/// blake3 of a file, hex; errors name the file.
+pub fn file_fingerprint(path: &std::path::Path) -> Result<String> {
+    Ok(hash_file(path)?.to_hex().to_string())
 }
 
 #[cfg(test)]

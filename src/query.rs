@@ -15,7 +15,7 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 fn df_err(context: &str, e: datafusion::error::DataFusionError) -> Error {
-    Error::Usage(format!("{context}: {e}"))
+    Error::Query(format!("{context}: {e}"))
 }
 
 /// Execute `sql` in `ctx`, returning the rows as one batch (with the plan's schema when empty).

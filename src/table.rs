@@ -5,7 +5,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
+use arrow::array::{Array, RecordBatch};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
@@ -36,4 +36,14 @@ pub fn read_parquet(path: &Path) -> Result<RecordBatch> {
     let schema = Arc::clone(builder.schema());
     let batches = builder.build().map_err(pq)?.collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(arrow::compute::concat_batches(&schema, &batches)?)
+}
+
+/// A column of `batch` by name and type, or an error naming the table and column.
+pub fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, path: &Path, name: &str) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .ok_or_else(|| Error::input(path, format!("missing column '{name}'")))?
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::input(path, format!("column '{name}' has the wrong type")))
 }

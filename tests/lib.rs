@@ -1,6 +1,7 @@
 //! The integration tests: one binary, one module per feature.
 
 mod agent_rules;
+mod architecture;
 mod common;
 mod eval_cli;
 mod eval_rule;

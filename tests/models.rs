@@ -79,7 +79,7 @@ fn tiny_llama_tokenizes_renders_and_generates_reproducibly() {
 #[test]
 fn retrieval_over_100k_rows_is_exact() {
     let dim = 384;
-    let mut rng = lucid::stages::permutation::SplitMix64(3);
+    let mut rng = lucid::rng::SplitMix64(3);
     let mut unit = || {
         let v: Vec<f32> = (0..dim).map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();

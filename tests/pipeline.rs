@@ -268,7 +268,7 @@ fn killed_runs_resume_to_identical_tables() {
     let want = table_hashes(&reference.path().join("runs/k"));
     assert!(want.iter().any(|(p, _)| p.starts_with("evaluation/")));
 
-    let mut rng = lucid::stages::permutation::SplitMix64(42);
+    let mut rng = lucid::rng::SplitMix64(42);
     let mut resumed_parts = 0;
     for round in 0..20 {
         let p = project();
@@ -343,7 +343,8 @@ df = pl.read_parquet(ev)
 assert df.height == 124 and df["u"].sum() == 88, df
 assert set(df.columns) >= {"seed", "arm", "step", "question_id", "u", "verdict"}, df.columns
 t = pl.read_parquet("runs/py/tasks/all.parquet")
-assert t.columns == ["question_id", "db_id", "question", "evidence", "difficulty", "db_path"], t.columns
+assert t.columns == ["question_id", "db_id", "question", "evidence", "difficulty", "db_path", "db_hash"], t.columns
+assert all(len(h) == 64 for h in t["db_hash"]), t["db_hash"]
 print("ok")
 "#;
     let o = Command::new("python3").args(["-c", script]).current_dir(p.path()).output().unwrap();

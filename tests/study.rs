@@ -287,7 +287,7 @@ fn agent_stages_cannot_reach_gold() {
     for file in ["pipelines/demo.yaml", "pipelines/bird.yaml", "pipelines/spiderman.yaml"] {
         let path = repo.join(file);
         let text = std::fs::read_to_string(&path).unwrap();
-        let spec = lucid::pipeline::spec::parse(&path, &text, &[]).unwrap();
+        let spec = lucid::pipeline::spec::parse::<lucid::stages::registry::Stages>(&path, &text, &[]).unwrap();
         let plan = lucid::pipeline::plan::build(&path, &text, spec).unwrap();
         let mut loops = 0;
         for inst in &plan.instances {

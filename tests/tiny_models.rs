@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use candle_core::quantized::gguf_file::{self, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
-use lucid::stages::permutation::SplitMix64;
+use lucid::rng::SplitMix64;
 
 /// Deterministic weights in [-scale, scale].
 fn weights(rng: &mut SplitMix64, shape: &[usize], scale: f32) -> Tensor {

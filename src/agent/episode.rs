@@ -5,14 +5,13 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray,
-    StructArray, UInt8Array, UInt32Array, UInt64Array,
+    ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray,
+    UInt8Array, UInt32Array, UInt64Array,
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields, Schema};
 
 use super::detector::Flags;
-use crate::bench::tables::column;
 use crate::error::Result;
 
 /// A retrieved memory as recorded.
@@ -250,52 +249,4 @@ pub fn calls_batch(calls: &[CallRecord]) -> Result<RecordBatch> {
         Arc::new(BooleanArray::from(calls.iter().map(|c| c.cache_hit).collect::<Vec<_>>())),
     ];
     Ok(RecordBatch::try_new(Arc::new(calls_schema()), columns)?)
-}
-
-/// A bank entry: what retrieval can show of an earlier episode.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BankEntry {
-    /// Its task.
-    pub question_id: i64,
-    /// Its database.
-    pub db_id: String,
-    /// Its plan ('' when the call failed).
-    pub plan: String,
-    /// Its SQL ('' when none).
-    pub sql: String,
-    /// Its stored label.
-    pub stored_q: u8,
-}
-
-impl BankEntry {
-    /// The bank entry of a fresh episode.
-    pub fn of(e: &Episode) -> BankEntry {
-        BankEntry {
-            question_id: e.question_id,
-            db_id: e.db_id.clone(),
-            plan: e.plan.clone().unwrap_or_default(),
-            sql: e.sql.clone().unwrap_or_default(),
-            stored_q: e.stored_q,
-        }
-    }
-}
-
-/// The bank entries stored in an `episodes` part, in step order (for resuming a loop).
-pub fn bank_entries(batch: &RecordBatch) -> Result<Vec<BankEntry>> {
-    let p = std::path::Path::new("episodes");
-    let qid = column::<Int64Array>(batch, p, "question_id")?;
-    let db = column::<StringArray>(batch, p, "db_id")?;
-    let plan = column::<StringArray>(batch, p, "plan")?;
-    let sql = column::<StringArray>(batch, p, "sql")?;
-    let q = column::<UInt8Array>(batch, p, "stored_q")?;
-    let text = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
-    Ok((0..batch.num_rows())
-        .map(|i| BankEntry {
-            question_id: qid.value(i),
-            db_id: db.value(i).to_string(),
-            plan: text(plan, i),
-            sql: text(sql, i),
-            stored_q: q.value(i),
-        })
-        .collect())
 }

@@ -5,6 +5,7 @@
 //! a function supplied by a stage that is allowed to read `gold`.
 
 pub mod arms;
+pub mod bank;
 pub mod detector;
 pub mod episode;
 pub mod parse;

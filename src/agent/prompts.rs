@@ -90,7 +90,7 @@ impl Prompts {
     pub fn fingerprint(dir: &Path) -> Result<BTreeMap<String, String>> {
         FILES
             .iter()
-            .map(|f| Ok((format!("prompts/{f}"), crate::pipeline::stage::file_fingerprint(&dir.join(f))?)))
+            .map(|f| Ok((format!("prompts/{f}"), crate::fingerprint::file_fingerprint(&dir.join(f))?)))
             .collect()
     }
 }

@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use super::{GoldQuery, Task};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::table::column;
 
 /// Schema of the `tasks` table.
 pub fn tasks_schema() -> Schema {
@@ -59,16 +60,6 @@ pub fn gold_batch(gold: &[GoldQuery]) -> Result<RecordBatch> {
             strings(gold.iter().map(|g| g.gold_sql.as_str())),
         ],
     )?)
-}
-
-/// A column of `batch` by name and type, or an error naming the table and column.
-pub fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, path: &Path, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .ok_or_else(|| Error::input(path, format!("missing column '{name}'")))?
-        .as_any()
-        .downcast_ref::<T>()
-        .ok_or_else(|| Error::input(path, format!("column '{name}' has the wrong type")))
 }
 
 /// Read a `tasks` table.

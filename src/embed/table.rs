@@ -39,8 +39,8 @@ pub fn embeddings_batch(question_ids: &[i64], model: &str, vectors: &[Vec<f32>],
 /// Read vectors back: (question_ids, vectors, dim).
 pub fn read_vectors(batch: &RecordBatch) -> Result<(Vec<i64>, Vec<f32>, usize)> {
     let p = std::path::Path::new("embeddings");
-    let ids = crate::bench::tables::column::<Int64Array>(batch, p, "question_id")?;
-    let list = crate::bench::tables::column::<FixedSizeListArray>(batch, p, "vector")?;
+    let ids = crate::table::column::<Int64Array>(batch, p, "question_id")?;
+    let list = crate::table::column::<FixedSizeListArray>(batch, p, "vector")?;
     let dim = list.value_length() as usize;
     let values = list
         .values()

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::gold_cache::{self, GoldCache};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::par::par_map_with;
 use crate::sql::connections::Connections;
 use crate::sql::{Execution, Limits, OpenOptions, Outcome};
@@ -182,7 +182,8 @@ pub fn evaluate(pairs: &[Pair<'_>], opts: &EvalOptions) -> Result<(Vec<PairResul
             dbs.len() - 1
         });
     }
-    let db_hashes: Vec<blake3::Hash> = dbs.iter().map(|p| database_hash(p)).collect::<Result<_>>()?;
+    let db_hashes: Vec<blake3::Hash> =
+        dbs.iter().map(|p| crate::fingerprint::database_hash(p)).collect::<Result<_>>()?;
 
     // Distinct (database, text) jobs; a prediction identical to its gold is the same job.
     let mut jobs: Vec<Job<'_>> = Vec::new();
@@ -294,28 +295,4 @@ fn run_jobs(jobs: &[Job<'_>], order: &[usize], dbs: &[&Path], opts: &EvalOptions
         },
     );
     order.iter().copied().zip(runs).collect()
-}
-
-/// blake3 of a database file, remembered for the life of the process by (path, size, modification
-/// time): a chunked stage evaluates many times against the same databases, and BIRD's are 1.5 GB.
-pub fn database_hash(path: &Path) -> Result<blake3::Hash> {
-    type Memo = std::sync::Mutex<HashMap<(std::path::PathBuf, u64, Option<std::time::SystemTime>), blake3::Hash>>;
-    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
-    let meta = std::fs::metadata(path).map_err(|source| Error::Read { path: path.into(), source })?;
-    let id = (path.to_path_buf(), meta.len(), meta.modified().ok());
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(h) = memo.lock().expect("memo lock").get(&id) {
-        return Ok(*h);
-    }
-    let h = hash_file(path)?;
-    memo.lock().expect("memo lock").insert(id, h);
-    Ok(h)
-}
-
-/// blake3 of a file's bytes.
-pub fn hash_file(path: &Path) -> Result<blake3::Hash> {
-    let mut h = blake3::Hasher::new();
-    h.update_reader(std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?)
-        .map_err(|source| Error::Read { path: path.into(), source })?;
-    Ok(h.finalize())
 }

@@ -19,37 +19,6 @@ pub struct GoldCache {
     path: PathBuf,
 }
 
-/// Open (creating its folder) an SQLite file that several connections and processes write:
-/// WAL journal, a generous busy timeout, and `schema` (idempotent `CREATE ... IF NOT EXISTS`).
-/// Setting a fresh file up races with every other connection doing the same, and SQLite answers
-/// some of those races "locked" without waiting (switching to WAL), so the setup is retried.
-pub fn open_shared(path: &Path, schema: &str) -> Result<Connection> {
-    let err = |source| Error::Sqlite { path: path.into(), source };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.into(), source })?;
-    }
-    let conn = Connection::open(path).map_err(err)?;
-    conn.busy_timeout(BUSY).map_err(err)?;
-    let start = std::time::Instant::now();
-    let mut wait = Duration::from_millis(2);
-    loop {
-        let setup = conn.pragma_update(None, "journal_mode", "wal").and_then(|()| conn.execute_batch(schema));
-        match setup {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-                    && start.elapsed() < BUSY =>
-            {
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_millis(100));
-            }
-            other => return other.map(|()| conn).map_err(err),
-        }
-    }
-}
-
-/// How long a writer waits for another.
-const BUSY: Duration = Duration::from_secs(60);
-
 /// The key of one gold result: database bytes, query text and the row cap it ran under.
 pub fn key(db_hash: &blake3::Hash, sql: &str, max_rows: u64) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
@@ -63,7 +32,7 @@ pub fn key(db_hash: &blake3::Hash, sql: &str, max_rows: u64) -> [u8; 32] {
 impl GoldCache {
     /// Open or create the cache file.
     pub fn open(path: &Path) -> Result<GoldCache> {
-        let conn = open_shared(
+        let conn = crate::sqlite::open_shared(
             path,
             "CREATE TABLE IF NOT EXISTS gold_results (
                 key BLOB PRIMARY KEY, kind INTEGER NOT NULL, set_hash BLOB, n_rows INTEGER,

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::bench::bird::{read_gold_sql, read_json};
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
+use crate::table::column;
 
 /// BIRD's separator between a predicted query and its database id.
 pub const BIRD_SEPARATOR: &str = "\t----- bird -----\t";

@@ -32,7 +32,7 @@ pub struct CachedModel {
 impl CachedModel {
     /// Wrap `inner` with the cache file at `path`.
     pub fn new(inner: Arc<dyn ChatModel>, path: &Path) -> Result<CachedModel> {
-        let conn = crate::eval::gold_cache::open_shared(
+        let conn = crate::sqlite::open_shared(
             path,
             "CREATE TABLE IF NOT EXISTS responses (
                 key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL,

@@ -47,15 +47,17 @@ pub struct HttpConfig {
     /// optional for local servers; Anthropic default `ANTHROPIC_API_KEY`). Never the key itself.
     #[serde(default)]
     pub api_key_env: Option<String>,
+    // Operational (how fast and how patiently, not what the model answers): never serialized,
+    // so never part of a stage's cache key.
     /// Calls in flight at once to this server and model, across every stage instance of the
     /// process (the first instance to connect sets it).
-    #[serde(default = "default_concurrency")]
+    #[serde(default = "default_concurrency", skip_serializing)]
     pub max_concurrency: usize,
     /// Per-request timeout, seconds.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "default_timeout", skip_serializing)]
     pub timeout_secs: f64,
     /// Retries.
-    #[serde(default)]
+    #[serde(default, skip_serializing)]
     pub retry: RetryPolicy,
 }
 
@@ -137,7 +139,7 @@ const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 fn http(c: &HttpConfig, base_url: &str, key: Option<Secret>) -> Result<HttpClient> {
     let timeout = Duration::try_from_secs_f64(c.timeout_secs)
-        .map_err(|_| Error::Usage(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
+        .map_err(|_| Error::Model(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
     let endpoint = format!("{} {}", super::http::normalize_base_url(base_url), c.model);
     HttpClient::new(&endpoint, timeout, c.max_concurrency, c.retry.clone(), key)
 }

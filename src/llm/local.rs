@@ -69,7 +69,7 @@ impl LocalModel {
             None => ModelWeights::from_gguf(ct, &mut file, &Device::Cpu),
         }
         .map_err(|e| bad(format!("cannot load: {e}")))?;
-        let hash = crate::eval::engine::hash_file(path)?.to_hex();
+        let hash = crate::fingerprint::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let suffix = if requantize.is_some() { "+q8_0" } else { "" };
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));

@@ -10,8 +10,8 @@ use arrow::array::{Array, StringArray, UInt32Array};
 
 use super::cache::request_key;
 use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity};
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
+use crate::table::column;
 
 /// Recorded answers by request key.
 pub struct Replay {

@@ -132,7 +132,7 @@ mod tests {
         let parts = run_chunks(&ctx(dir), total, chunk, |range, before| {
             assert_eq!(before.iter().map(RecordBatch::num_rows).sum::<usize>(), range.start, "earlier parts");
             if ran == kill_after {
-                return Err(Error::Usage("killed".into()));
+                return Err(Error::stage("t", "killed"));
             }
             ran += 1;
             Ok(rows(range))

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod progress;
 pub mod registry;
 pub mod runner;
+pub mod schedule;
 pub mod spec;
 pub mod stage;
 pub mod store;

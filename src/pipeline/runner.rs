@@ -1,22 +1,19 @@
-//! Executes a plan: computes each instance's cache key once its inputs exist, serves hits from
-//! the store (after verifying the objects' hashes), runs misses concurrently (bounded by
-//! `max_parallel`), records every state change in the manifest, and lays the run folder out as
-//! `runs/<name>/<table>/<instance>.parquet`. One run name is locked by one process at a time.
+//! Executes a plan: prepares the manifest, lets the [`Scheduler`] take every instance through
+//! key -> serve -> execute as soon as its inputs exist (bounded by `max_parallel`), then lays the
+//! run folder out as `runs/<name>/<table>/<instance>.parquet`. One run name is locked by one
+//! process at a time.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::RecordBatch;
 
-use super::cache_key::{CacheKey, STORE_FORMAT};
 use super::manifest::{InstanceRecord, Manifest, State, now};
 use super::plan::{self, Plan};
 use super::progress::Display;
-use super::stage::{AxisValue, Inputs, StageContext};
-use super::store::{Entry, Store};
+use super::schedule::{Scheduler, Slot};
+use super::store::Store;
 use crate::error::{Error, Result};
 
 /// How to run a pipeline.
@@ -53,13 +50,10 @@ pub struct RunSummary {
     pub reports: Vec<(String, RecordBatch)>,
 }
 
-/// Outputs of a finished instance (`None` in a dry run for instances that would recompute).
-type Outputs = Option<BTreeMap<String, String>>;
-
-/// Load, validate and run the pipeline at `pipeline`.
-pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
+/// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
+pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
     let text = std::fs::read_to_string(pipeline).map_err(|source| Error::Read { path: pipeline.into(), source })?;
-    let spec = super::spec::parse(pipeline, &text, &opts.overrides)?;
+    let spec = super::spec::parse::<R>(pipeline, &text, &opts.overrides)?;
     let plan = plan::build(pipeline, &text, spec)?;
     let name = &plan.spec.name;
     if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
@@ -115,150 +109,20 @@ pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
     let save = |m: &Manifest| -> Result<()> { if opts.dry_run { Ok(()) } else { m.write(&run_dir) } };
     save(&manifest.lock().expect("manifest lock"))?;
 
-    let n = plan.instances.len();
-    let mut outputs: Vec<Option<Outputs>> = vec![None; n];
-    let mut finished = vec![false; n];
-    let (mut computed, mut cached) = (0, 0);
-    let mut failed = Vec::new();
-    let label = |i: usize| format!("{}[{}]", plan.spec.stages[plan.instances[i].stage].id, plan.instances[i].label);
-    loop {
-        let mut ready = Vec::new();
-        for i in 0..n {
-            if !needed[i] || finished[i] {
-                continue;
-            }
-            let deps: Vec<usize> = plan.instances[i].inputs.values().flatten().copied().collect();
-            if deps.iter().any(|&d| finished[d] && outputs[d].is_none()) {
-                finished[i] = true;
-                manifest.lock().expect("manifest lock").instances[i].state = State::Skipped;
-                display.println(&format!("  skip    {}  (an input failed)", label(i)));
-            } else if deps.iter().all(|&d| finished[d]) {
-                ready.push(i);
-            }
-        }
-        if ready.is_empty() {
-            break;
-        }
-        let mut to_run = Vec::new();
-        for i in ready {
-            let inst = &plan.instances[i];
-            let stage = &plan.spec.stages[inst.stage];
-            let unknown_input = inst.inputs.values().flatten().any(|&d| matches!(outputs[d], Some(None)));
-            if unknown_input {
-                display.println(&format!("  run     {}  (an input will be recomputed)", label(i)));
-                outputs[i] = Some(None);
-                finished[i] = true;
-                continue;
-            }
-            let ctx = context(&plan, i, opts, &store, "", &display);
-            let key = match instance_key(&plan, i, &outputs, &ctx) {
-                Ok(k) => k,
-                Err(e) => {
-                    fail(&manifest, i, &e.to_string(), &display, &label(i), &mut failed);
-                    finished[i] = true;
-                    continue;
-                }
-            };
-            let digest = key.digest();
-            let entry = store.entry(&digest);
-            let entry_exists = entry.is_some();
-            let hit = entry.filter(|e| e.outputs.values().all(|h| store.verify(h)));
-            let old = previous.as_ref().and_then(|m| m.find(&stage.id, &inst.label));
-            {
-                let mut m = manifest.lock().expect("manifest lock");
-                let r = &mut m.instances[i];
-                r.key = Some(digest.clone());
-                r.key_components = Some(key.clone());
-            }
-            match hit {
-                Some(entry) => {
-                    display.println(&format!("  cached  {}", label(i)));
-                    let mut m = manifest.lock().expect("manifest lock");
-                    let r = &mut m.instances[i];
-                    r.state = State::Cached;
-                    r.outputs = entry.outputs.clone();
-                    r.rows = entry.rows.clone();
-                    outputs[i] = Some(Some(entry.outputs));
-                    finished[i] = true;
-                    cached += 1;
-                }
-                None => {
-                    let why = miss_reasons(&key, old, entry_exists);
-                    let shown = if opts.explain { why.join("; ") } else { why[0].clone() };
-                    display.println(&format!("  run     {}  ({shown})", label(i)));
-                    if opts.explain {
-                        display.println(&format!("          key {digest}"));
-                    }
-                    to_run.push((i, key, digest));
-                }
-            }
-        }
-        if opts.dry_run {
-            for (i, _, _) in to_run {
-                outputs[i] = Some(None);
-                finished[i] = true;
-            }
-            continue;
-        }
-        let jobs = plan.spec.max_parallel.unwrap_or_else(crate::par::default_jobs);
-        let results = crate::par::par_map_with(
-            &to_run,
-            jobs,
-            || (),
-            |_, (i, key, digest)| {
-                {
-                    let mut m = manifest.lock().expect("manifest lock");
-                    m.instances[*i].state = State::Running;
-                    m.instances[*i].pid = Some(std::process::id());
-                    let _ = save(&m);
-                }
-                let ctx = context(&plan, *i, opts, &store, digest, &display);
-                let start = Instant::now();
-                let result = execute(&plan, *i, &ctx, &store, &outputs);
-                ctx.progress.finish();
-                let seconds = start.elapsed().as_secs_f64();
-                let mut m = manifest.lock().expect("manifest lock");
-                let r = &mut m.instances[*i];
-                r.pid = None;
-                r.seconds = seconds;
-                let out = match result {
-                    Ok((outs, rows)) => {
-                        let entry = Entry { key: key.clone(), outputs: outs.clone(), rows: rows.clone(), seconds };
-                        match store.put_entry(digest, &entry) {
-                            Ok(()) => {
-                                let _ = std::fs::remove_dir_all(store.work_dir(digest));
-                                r.state = State::Done;
-                                r.outputs = outs.clone();
-                                r.rows = rows;
-                                Ok(outs)
-                            }
-                            Err(e) => Err(e.to_string()),
-                        }
-                    }
-                    Err(e) => Err(e.to_string()),
-                };
-                if let Err(e) = &out {
-                    r.state = State::Failed;
-                    r.error = Some(e.clone());
-                }
-                let _ = save(&m);
-                out
-            },
-        );
-        for ((i, _, _), result) in to_run.iter().zip(results) {
-            finished[*i] = true;
-            match result {
-                Ok(outs) => {
-                    outputs[*i] = Some(Some(outs));
-                    computed += 1;
-                }
-                Err(e) => {
-                    display.println(&format!("  failed  {}: {e}", label(*i)));
-                    failed.push(format!("{}: {e}", label(*i)));
-                }
-            }
-        }
-    }
+    let mut sched = Scheduler {
+        plan: &plan,
+        opts,
+        store: &store,
+        display: &display,
+        manifest: &manifest,
+        previous: previous.as_ref(),
+        slots: needed.iter().map(|&n| if n { Slot::Pending } else { Slot::Unneeded }).collect(),
+        computed: 0,
+        cached: 0,
+        failed: Vec::new(),
+    };
+    sched.drive(plan.spec.max_parallel.unwrap_or_else(crate::par::default_jobs).max(1));
+    let Scheduler { slots, computed, cached, failed, .. } = sched;
     if opts.dry_run {
         return Ok(RunSummary { run_dir, computed: 0, cached, failed, reports: Vec::new() });
     }
@@ -272,9 +136,8 @@ pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
     let mut reports = Vec::new();
     for (i, inst) in plan.instances.iter().enumerate() {
         let s = &plan.spec.stages[inst.stage];
-        if needed[i]
-            && s.stage.kind() == "report"
-            && let Some(Some(outs)) = &outputs[i]
+        if s.stage.kind() == "report"
+            && let Slot::Ready(outs) = &slots[i]
         {
             for (t, h) in outs {
                 reports.push((t.clone(), store.read_table(h)?));
@@ -282,14 +145,6 @@ pub fn run(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
         }
     }
     Ok(RunSummary { run_dir, computed, cached, failed, reports })
-}
-
-fn fail(manifest: &Mutex<Manifest>, i: usize, msg: &str, display: &Display, label: &str, failed: &mut Vec<String>) {
-    let mut m = manifest.lock().expect("manifest lock");
-    m.instances[i].state = State::Failed;
-    m.instances[i].error = Some(msg.into());
-    display.println(&format!("  failed  {label}: {msg}"));
-    failed.push(format!("{label}: {msg}"));
 }
 
 /// Which instances to process: all, or the `--only` stages and everything they read.
@@ -314,132 +169,6 @@ fn needed_instances(plan: &Plan, only: &[String]) -> Result<Vec<bool>> {
         }
     }
     Ok(needed)
-}
-
-/// Why an instance must run, most useful first.
-fn miss_reasons(key: &CacheKey, old: Option<&InstanceRecord>, entry_exists: bool) -> Vec<String> {
-    if entry_exists {
-        return vec!["cached output missing or corrupted: recomputing".into()];
-    }
-    match old.and_then(|r| r.key_components.as_ref()) {
-        None => vec!["new: no earlier result for this instance in this run".into()],
-        Some(prev) => {
-            let why = key.explain(prev);
-            if why.is_empty() { vec!["no cached result for this key".into()] } else { why }
-        }
-    }
-}
-
-fn context(plan: &Plan, i: usize, opts: &RunOptions, store: &Store, digest: &str, display: &Display) -> StageContext {
-    let inst = &plan.instances[i];
-    let id = &plan.spec.stages[inst.stage].id;
-    StageContext {
-        stage_id: id.clone(),
-        label: inst.label.clone(),
-        matrix: inst.matrix.clone(),
-        work_dir: store.work_dir(if digest.is_empty() { "_" } else { digest }),
-        cache_dir: opts.cache_dir.clone(),
-        base_dir: opts.base_dir.clone(),
-        progress: if digest.is_empty() {
-            super::progress::Progress::hidden()
-        } else {
-            display.start(&format!("{id}[{}]", inst.label))
-        },
-    }
-}
-
-fn instance_key(plan: &Plan, i: usize, outputs: &[Option<Outputs>], ctx: &StageContext) -> Result<CacheKey> {
-    let inst = &plan.instances[i];
-    let stage = &plan.spec.stages[inst.stage].stage;
-    let mut inputs = BTreeMap::new();
-    for (table, producers) in &inst.inputs {
-        let hashes = producers
-            .iter()
-            .map(|&p| {
-                outputs[p].clone().flatten().and_then(|o| o.get(table).cloned()).ok_or_else(|| {
-                    Error::Usage(format!("input '{table}' of {} is not available", plan.spec.stages[inst.stage].id))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        inputs.insert(table.clone(), hashes);
-    }
-    Ok(CacheKey {
-        format: STORE_FORMAT,
-        kind: stage.kind().into(),
-        version: stage.version(),
-        config: stage.config_json(),
-        matrix: inst.matrix.clone(),
-        inputs,
-        fingerprint: stage.fingerprint(ctx)?,
-    })
-}
-
-/// Read inputs, run the stage, add matrix columns, store the outputs.
-type Stored = (BTreeMap<String, String>, BTreeMap<String, usize>);
-
-fn execute(plan: &Plan, i: usize, ctx: &StageContext, store: &Store, outputs: &[Option<Outputs>]) -> Result<Stored> {
-    let inst = &plan.instances[i];
-    let spec = &plan.spec.stages[inst.stage];
-    let mut inputs = Inputs::default();
-    for (table, producers) in &inst.inputs {
-        let mut batches = Vec::new();
-        for &p in producers {
-            let hash = outputs[p].clone().flatten().and_then(|o| o.get(table).cloned()).expect("producer finished");
-            batches.push(store.read_table(&hash)?);
-        }
-        let schema = batches[0].schema();
-        inputs.tables.insert(table.clone(), arrow::compute::concat_batches(&schema, &batches)?);
-    }
-    let produced = spec.stage.run(ctx, &inputs)?;
-    let declared = spec.stage.outputs(&spec.id);
-    let mut outs = BTreeMap::new();
-    let mut rows = BTreeMap::new();
-    for (name, batch) in produced {
-        if !declared.contains(&name) {
-            return Err(Error::Usage(format!("stage '{}' produced undeclared table '{name}'", spec.id)));
-        }
-        let batch = with_matrix_columns(&batch, &inst.matrix)?;
-        rows.insert(name.clone(), batch.num_rows());
-        outs.insert(name, store.put_table(&batch)?);
-    }
-    for d in declared {
-        if !outs.contains_key(&d) {
-            return Err(Error::Usage(format!("stage '{}' did not produce table '{d}'", spec.id)));
-        }
-    }
-    Ok((outs, rows))
-}
-
-/// Prepend `seed` (UInt64) and `arm` (Utf8) columns for the instance's matrix values.
-fn with_matrix_columns(batch: &RecordBatch, matrix: &BTreeMap<String, AxisValue>) -> Result<RecordBatch> {
-    if matrix.is_empty() {
-        return Ok(batch.clone());
-    }
-    let n = batch.num_rows();
-    let mut fields = Vec::new();
-    let mut cols: Vec<ArrayRef> = Vec::new();
-    for axis in ["seed", "arm"] {
-        match matrix.get(axis) {
-            Some(AxisValue::Seed(s)) => {
-                fields.push(Field::new(axis, DataType::UInt64, false));
-                cols.push(Arc::new(UInt64Array::from(vec![*s; n])));
-            }
-            Some(AxisValue::Arm(a)) => {
-                fields.push(Field::new(axis, DataType::Utf8, false));
-                cols.push(Arc::new(StringArray::from(vec![a.as_str(); n])));
-            }
-            None => {}
-        }
-    }
-    let schema = batch.schema();
-    for f in schema.fields() {
-        if fields.iter().any(|g| g.name() == f.name()) {
-            return Err(Error::Usage(format!("a stage output already has a matrix column '{}'", f.name())));
-        }
-    }
-    fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
-    cols.extend(batch.columns().iter().cloned());
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
 /// Link every output into `run_dir/<table>/<instance>.parquet` and remove files of instances

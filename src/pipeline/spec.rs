@@ -3,20 +3,22 @@
 //! typed config so its errors carry positions too. `--set` overrides apply to the YAML tree.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::registry;
+use super::registry::Registry;
 use super::stage::Stage;
 use crate::error::{Error, Result};
 
-/// A whole pipeline file.
+/// A whole pipeline file (`S`: how a stage entry is read; parsing reads [`Entry`]s of a
+/// [`Registry`] and keeps their [`StageSpec`]s).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PipelineSpec {
+#[serde(deny_unknown_fields, bound(deserialize = "S: Deserialize<'de>"))]
+pub struct PipelineSpec<S = StageSpec> {
     /// Run name: results go to `<runs_dir>/<name>/`.
     pub name: String,
     /// Free text.
@@ -35,7 +37,22 @@ pub struct PipelineSpec {
     #[serde(default)]
     pub max_parallel: Option<usize>,
     /// The stages; order does not matter (the DAG comes from inputs and outputs).
-    pub stages: Vec<StageSpec>,
+    pub stages: Vec<S>,
+}
+
+impl<S> PipelineSpec<S> {
+    fn map_stages<T>(self, f: impl FnMut(S) -> T) -> PipelineSpec<T> {
+        let PipelineSpec { name, description, seeds, arms, runs_dir, max_parallel, stages } = self;
+        PipelineSpec {
+            name,
+            description,
+            seeds,
+            arms,
+            runs_dir,
+            max_parallel,
+            stages: stages.into_iter().map(f).collect(),
+        }
+    }
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -84,15 +101,18 @@ pub struct StageSpec {
 
 const STAGE_FIELDS: &[&str] = &["id", "kind", "description", "inputs", "matrix", "arms", "config"];
 
-impl<'de> Deserialize<'de> for StageSpec {
+/// A stage entry read with the kinds of `R`.
+pub struct Entry<R>(StageSpec, PhantomData<R>);
+
+impl<'de, R: Registry> Deserialize<'de> for Entry<R> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_map(StageVisitor)
+        d.deserialize_map(StageVisitor::<R>(PhantomData)).map(|s| Entry(s, PhantomData))
     }
 }
 
-struct StageVisitor;
+struct StageVisitor<R>(PhantomData<R>);
 
-impl<'de> Visitor<'de> for StageVisitor {
+impl<'de, R: Registry> Visitor<'de> for StageVisitor<R> {
     type Value = StageSpec;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,10 +127,10 @@ impl<'de> Visitor<'de> for StageVisitor {
                 "id" => id = Some(map.next_value::<String>()?),
                 "kind" => {
                     let k: String = map.next_value()?;
-                    if !registry::KINDS.contains(&k.as_str()) {
+                    if !R::KINDS.contains(&k.as_str()) {
                         return Err(de::Error::custom(format!(
                             "unknown stage kind `{k}`, expected one of: {}",
-                            registry::KINDS.join(", ")
+                            R::KINDS.join(", ")
                         )));
                     }
                     kind = Some(k);
@@ -125,7 +145,7 @@ impl<'de> Visitor<'de> for StageVisitor {
                     let Some(k) = &kind else {
                         return Err(de::Error::custom("`kind` must come before `config` in a stage"));
                     };
-                    stage = Some(map.next_value_seed(ConfigSeed(k))?);
+                    stage = Some(map.next_value_seed(ConfigSeed::<R>(k, PhantomData))?);
                 }
                 other => return Err(de::Error::unknown_field(other, STAGE_FIELDS)),
             }
@@ -134,25 +154,30 @@ impl<'de> Visitor<'de> for StageVisitor {
         let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
         let stage = match stage {
             Some(s) => s,
-            None => registry::default_config(&kind).map_err(de::Error::custom)?,
+            None => R::default_config(&kind).map_err(de::Error::custom)?,
         };
         Ok(StageSpec { id, inputs: inputs.unwrap_or_default(), matrix: matrix.unwrap_or_default(), arms, stage })
     }
 }
 
-struct ConfigSeed<'a>(&'a str);
+struct ConfigSeed<'a, R>(&'a str, PhantomData<R>);
 
-impl<'de> DeserializeSeed<'de> for ConfigSeed<'_> {
+impl<'de, R: Registry> DeserializeSeed<'de> for ConfigSeed<'_, R> {
     type Value = Arc<dyn Stage>;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        registry::deserialize_config(self.0, d)
+        R::deserialize_config(self.0, d)
     }
 }
 
-/// Parse `text` (from `path`) with `overrides` (`key.path=yaml-value`) applied.
-pub fn parse(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSpec> {
-    let spec: PipelineSpec = serde_norway::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
+/// Parse `text` (from `path`) with `overrides` (`key.path=yaml-value`) applied, reading stage
+/// kinds with `R`.
+pub fn parse<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSpec> {
+    parse_entries::<R>(path, text, overrides).map(|spec| spec.map_stages(|e| e.0))
+}
+
+fn parse_entries<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSpec<Entry<R>>> {
+    let spec: PipelineSpec<Entry<R>> = serde_norway::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
     if overrides.is_empty() {
         return Ok(spec);
     }
@@ -164,12 +189,6 @@ pub fn parse(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSp
     serde_norway::from_str(&rendered).map_err(|e| {
         Error::Usage(format!("{}: after --set {}: {}", path.display(), overrides.join(" --set "), strip_location(&e)))
     })
-}
-
-/// Read and parse a pipeline file.
-pub fn load(path: &Path, overrides: &[String]) -> Result<PipelineSpec> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
-    parse(path, &text, overrides)
 }
 
 fn strip_location(e: &serde_norway::Error) -> String {

@@ -123,13 +123,6 @@ pub struct Inputs {
 impl Inputs {
     /// The table `name`, or an error naming the stage.
     pub fn get(&self, ctx: &StageContext, name: &str) -> Result<&RecordBatch> {
-        self.tables
-            .get(name)
-            .ok_or_else(|| Error::Usage(format!("stage '{}' needs input table '{name}'", ctx.stage_id)))
+        self.tables.get(name).ok_or_else(|| Error::stage(&ctx.stage_id, format!("needs input table '{name}'")))
     }
-}
-
-/// blake3 of a file, hex; errors name the file.
-pub fn file_fingerprint(path: &std::path::Path) -> Result<String> {
-    Ok(crate::eval::engine::hash_file(path)?.to_hex().to_string())
 }

@@ -82,7 +82,7 @@ impl Store {
         std::fs::create_dir_all(&tmp_dir).map_err(werr(&tmp_dir))?;
         let tmp = tmp_dir.join(format!("{}-{}.parquet", std::process::id(), unique()));
         crate::table::write_parquet(&tmp, batch)?;
-        let hash = crate::eval::engine::hash_file(&tmp)?.to_hex().to_string();
+        let hash = crate::fingerprint::hash_file(&tmp)?.to_hex().to_string();
         let dest = self.object_path(&hash);
         if dest.is_file() {
             let _ = std::fs::remove_file(&tmp);
@@ -96,7 +96,7 @@ impl Store {
 
     /// Whether object `hash` exists with exactly that content.
     pub fn verify(&self, hash: &str) -> bool {
-        crate::eval::engine::hash_file(&self.object_path(hash)).is_ok_and(|h| h.to_hex().as_str() == hash)
+        crate::fingerprint::hash_file(&self.object_path(hash)).is_ok_and(|h| h.to_hex().as_str() == hash)
     }
 
     /// Read object `hash`.

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{self, Benchmark};
 use crate::error::{Error, Result};
-use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
 /// Where the benchmark comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -61,7 +62,7 @@ impl BenchmarkStage {
             self.path
                 .as_deref()
                 .map(|p| ctx.resolve(p))
-                .ok_or_else(|| Error::Usage(format!("stage '{}': source {:?} needs `path`", ctx.stage_id, self.source)))
+                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("source {:?} needs `path`", self.source)))
         };
         let mut b = match self.source {
             Source::Bundled => {

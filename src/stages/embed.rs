@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::tables::column;
 use crate::embed::{Embedder, Pooling, table::embeddings_batch};
 use crate::error::Result;
-use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the embed stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]

@@ -13,12 +13,12 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
 use crate::eval::engine::Ran;
 use crate::eval::{EvalOptions, Pair, evaluate};
 use crate::pipeline::checkpoint::run_chunks;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the evaluate stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -96,10 +96,10 @@ impl EvaluateStage {
             (Some(e), None) => ("episodes", e),
             (None, Some(p)) => ("predictions", p),
             _ => {
-                return Err(Error::Usage(format!(
-                    "stage '{}' needs exactly one of the inputs `predictions` and `episodes`",
-                    ctx.stage_id
-                )));
+                return Err(Error::stage(
+                    &ctx.stage_id,
+                    "needs exactly one of the inputs `predictions` and `episodes`",
+                ));
             }
         };
         let p_qid = column::<Int64Array>(preds, &p(source), "question_id")?;
@@ -120,8 +120,7 @@ impl EvaluateStage {
         order
             .into_iter()
             .map(|qid| {
-                let missing =
-                    |what: &str| Error::Usage(format!("stage '{}': question_id {qid} has no {what}", ctx.stage_id));
+                let missing = |what: &str| Error::stage(&ctx.stage_id, format!("question_id {qid} has no {what}"));
                 let i = *task_of.get(&qid).ok_or_else(|| missing("task"))?;
                 Ok(Episode {
                     question_id: qid,
@@ -170,7 +169,7 @@ impl Stage for EvaluateStage {
         let timeout = Duration::try_from_secs_f64(self.timeout_secs)
             .ok()
             .filter(|d| !d.is_zero())
-            .ok_or_else(|| Error::Usage(format!("stage '{}': timeout_secs must be positive", ctx.stage_id)))?;
+            .ok_or_else(|| Error::stage(&ctx.stage_id, "timeout_secs must be positive"))?;
         let opts = EvalOptions {
             timeout,
             max_rows: self.max_rows,

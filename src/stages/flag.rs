@@ -13,9 +13,9 @@ use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::detector::{DetectorConfig, Observed};
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the flag stage: the detector's.
 #[derive(Clone, Debug, Deserialize, Serialize)]

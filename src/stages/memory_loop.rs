@@ -17,20 +17,20 @@ use arrow::array::{Float32Array, Int64Array, RecordBatch, StringArray, UInt64Arr
 use serde::{Deserialize, Serialize};
 
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
+use crate::agent::bank::Bank;
 use crate::agent::detector::DetectorConfig;
-use crate::agent::episode::{
-    BankEntry, Retrieved, bank_entries, calls_batch, calls_schema, episodes_batch, episodes_schema,
-};
-use crate::agent::prompts::{Prompts, ShownMemory};
+use crate::agent::episode::{calls_batch, calls_schema, episodes_batch, episodes_schema};
+use crate::agent::prompts::Prompts;
 use crate::agent::schema::SchemaStyle;
 use crate::agent::step::{Agent, AgentTask, OracleFn, Roles, Worker};
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
+use crate::fingerprint::file_fingerprint;
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::run_chunks_tables;
-use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
 use crate::sql::sandbox::Limits;
+use crate::table::column;
 
 /// Config of the memory-loop stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -72,14 +72,16 @@ pub struct MemoryLoopStage {
     /// This stage runs the oracle arm and reads `gold` (a ceiling, not a method).
     #[serde(default)]
     pub read_gold: bool,
-    /// Episodes per durable chunk.
-    #[serde(default = "default_chunk")]
+    // Operational: how fast, not what. `skip_serializing` keeps them out of the cache key (the
+    // key is this struct serialized), so changing one reuses the stored output and resumes exactly.
+    /// Episodes per durable chunk (operational).
+    #[serde(default = "default_chunk", skip_serializing)]
     pub chunk_size: usize,
-    /// Episodes in flight at once for the no-memory arm.
-    #[serde(default = "default_concurrency")]
+    /// Episodes in flight at once for the no-memory arm (operational).
+    #[serde(default = "default_concurrency", skip_serializing)]
     pub concurrency: usize,
-    /// Use the response cache (`<cache>/responses.sqlite`).
-    #[serde(default = "default_true")]
+    /// Use the response cache, `<cache>/responses.sqlite` (operational).
+    #[serde(default = "default_true", skip_serializing)]
     pub response_cache: bool,
 }
 
@@ -111,10 +113,6 @@ fn default_true() -> bool {
     true
 }
 
-/// Config fields that change how fast, not what: left out of the cache key.
-const OPERATIONAL: &[&str] = &["chunk_size", "concurrency", "response_cache"];
-const MODEL_OPERATIONAL: &[&str] = &["max_concurrency", "timeout_secs", "retry"];
-
 struct Loaded {
     tasks: HashMap<i64, AgentTask>,
     order: Vec<i64>,
@@ -126,28 +124,27 @@ struct Loaded {
 impl MemoryLoopStage {
     fn arm(&self, ctx: &StageContext) -> Result<ArmSpec> {
         let name = ctx.arm().ok_or_else(|| {
-            Error::Usage(format!(
-                "stage '{}' (memory_loop) must expand over arms: add `matrix: [seed, arm]`",
-                ctx.stage_id
-            ))
+            Error::stage(&ctx.stage_id, "a memory_loop stage must expand over arms: add `matrix: [seed, arm]`")
         })?;
         let spec = arm_spec(&self.arms, name).ok_or_else(|| {
-            Error::Usage(format!(
-                "stage '{}': unknown arm '{name}': use no-memory, memento, lucid or oracle, or map it under `arms:` \
-                 to a mode",
-                ctx.stage_id
-            ))
+            Error::stage(
+                &ctx.stage_id,
+                format!(
+                    "unknown arm '{name}': use no-memory, memento, lucid or oracle, or map it under `arms:` to a mode"
+                ),
+            )
         })?;
         match (spec.mode == Mode::Oracle, self.read_gold) {
-            (true, false) => Err(Error::Usage(format!(
-                "stage '{}': arm '{name}' is an oracle (it reads gold): run it in its own stage with \
-                 `read_gold: true`, `gold` in its inputs and `arms: [{name}]`",
-                ctx.stage_id
-            ))),
-            (false, true) => Err(Error::Usage(format!(
-                "stage '{}' reads gold, so it may run only oracle arms, not '{name}'",
-                ctx.stage_id
-            ))),
+            (true, false) => Err(Error::stage(
+                &ctx.stage_id,
+                format!(
+                    "arm '{name}' is an oracle (it reads gold): run it in its own stage with `read_gold: true`, \
+                     `gold` in its inputs and `arms: [{name}]`"
+                ),
+            )),
+            (false, true) => {
+                Err(Error::stage(&ctx.stage_id, format!("reads gold, so it may run only oracle arms, not '{name}'")))
+            }
             _ => Ok(spec),
         }
     }
@@ -196,13 +193,14 @@ impl MemoryLoopStage {
             .collect();
         let order = column::<Int64Array>(inputs.get(ctx, "order")?, &p("order"), "question_id")?.values().to_vec();
         if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
-            return Err(Error::Usage(format!("stage '{}': question_id {q} of the order is not a task", ctx.stage_id)));
+            return Err(Error::stage(&ctx.stage_id, format!("question_id {q} of the order is not a task")));
         }
         let mut neighbours = vec![Vec::new(); order.len()];
         if mode != Mode::NoMemory && self.k > 0 {
-            let r = inputs.tables.get("retrieval").ok_or_else(|| {
-                Error::Usage(format!("stage '{}': memory arms need the `retrieval` input", ctx.stage_id))
-            })?;
+            let r = inputs
+                .tables
+                .get("retrieval")
+                .ok_or_else(|| Error::stage(&ctx.stage_id, "memory arms need the `retrieval` input"))?;
             let (step, qid) = (
                 column::<UInt64Array>(r, &p("retrieval"), "step")?,
                 column::<Int64Array>(r, &p("retrieval"), "question_id")?,
@@ -275,18 +273,9 @@ impl Stage for MemoryLoopStage {
         vec!["episodes".into(), "calls".into()]
     }
 
+    /// The config without its operational fields (they are never serialized).
     fn config_json(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("config serializes");
-        let obj = v.as_object_mut().expect("an object");
-        for k in OPERATIONAL {
-            obj.remove(*k);
-        }
-        if let Some(m) = obj.get_mut("model").and_then(|m| m.as_object_mut()) {
-            for k in MODEL_OPERATIONAL {
-                m.remove(*k);
-            }
-        }
-        v
+        serde_json::to_value(self).expect("config serializes")
     }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
@@ -306,7 +295,7 @@ impl Stage for MemoryLoopStage {
         let timeout = Duration::try_from_secs_f64(self.timeout_secs)
             .ok()
             .filter(|d| !d.is_zero())
-            .ok_or_else(|| Error::Usage(format!("stage '{}': timeout_secs must be positive", ctx.stage_id)))?;
+            .ok_or_else(|| Error::stage(&ctx.stage_id, "timeout_secs must be positive"))?;
         let limits = Limits { timeout, max_rows: self.max_rows, run_twice: true, ..Limits::default() };
         let agent = Agent {
             model: model.as_ref(),
@@ -326,16 +315,17 @@ impl Stage for MemoryLoopStage {
             ..Default::default()
         };
         let oracle_fn = |task: &AgentTask, sql: Option<&str>| -> Result<u8> {
-            let gold = data.gold.get(&task.question_id).ok_or_else(|| {
-                Error::Usage(format!("stage '{}': question_id {} has no gold", ctx.stage_id, task.question_id))
-            })?;
+            let gold = data
+                .gold
+                .get(&task.question_id)
+                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {} has no gold", task.question_id)))?;
             let pair = crate::eval::Pair { pred: sql, gold, db: &task.db_path };
             let (r, _) = crate::eval::evaluate(&[pair], &eval_opts)?;
             Ok(r[0].verdict.res())
         };
         let oracle: Option<&OracleFn<'_>> = (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_>);
 
-        let mut bank: Vec<BankEntry> = Vec::new();
+        let mut bank = Bank::default();
         let mut worker = Worker::default();
         let parts =
             run_chunks_tables(ctx, data.order.len(), self.chunk_size, &["episodes", "calls"], |range, before| {
@@ -349,39 +339,14 @@ impl Stage for MemoryLoopStage {
                     return Ok(vec![episodes_batch(&eps)?, calls_batch(&calls.concat())?]);
                 }
                 if bank.len() != range.start {
-                    bank.clear();
-                    for part in before {
-                        bank.extend(bank_entries(&part[0])?);
-                    }
+                    bank.rebuild(before.iter().map(|part| &part[0]))?;
                 }
                 let (mut eps, mut calls) = (Vec::new(), Vec::new());
                 for s in range {
                     let task = &data.tasks[&data.order[s]];
-                    let memories = data.neighbours[s]
-                        .iter()
-                        .map(|&(n, similarity)| {
-                            let m = &bank[n];
-                            let same_db = m.db_id == task.db_id;
-                            let shown = ShownMemory {
-                                question: data.tasks[&m.question_id].question.clone(),
-                                plan: m.plan.clone(),
-                                sql: m.sql.clone(),
-                                q: m.stored_q,
-                                same_db,
-                                similarity,
-                            };
-                            let rec = Retrieved {
-                                step: n as u64,
-                                question_id: m.question_id,
-                                similarity,
-                                shown_label: m.stored_q,
-                                same_db,
-                            };
-                            (rec, shown)
-                        })
-                        .collect();
+                    let memories = bank.shown(task, &data.neighbours[s], &data.tasks);
                     let (ep, c) = agent.episode(&mut worker, s as u64, task, memories, oracle)?;
-                    bank.push(BankEntry::of(&ep));
+                    bank.push(&ep);
                     eps.push(ep);
                     calls.extend(c);
                 }

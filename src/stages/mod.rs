@@ -8,5 +8,6 @@ pub mod flag;
 pub mod memory_loop;
 pub mod permutation;
 pub mod predictions;
+pub mod registry;
 pub mod report;
 pub mod retrieve;

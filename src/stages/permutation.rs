@@ -8,33 +8,19 @@ use arrow::array::{Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the permutation stage (none yet).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermutationStage {}
 
-/// SplitMix64: a tiny, well-known generator (Steele et al. 2014).
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// `0..n` shuffled by Fisher–Yates with SplitMix64(seed) (index j drawn as `next % (i + 1)`).
 pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
     let mut v: Vec<usize> = (0..n).collect();
-    let mut rng = SplitMix64(seed);
+    let mut rng = crate::rng::SplitMix64(seed);
     for i in (1..n).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         v.swap(i, j);
@@ -64,9 +50,8 @@ impl Stage for PermutationStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let seed = ctx
-            .seed()
-            .ok_or_else(|| Error::Usage(format!("stage '{}' (permutation) needs `matrix: [seed]`", ctx.stage_id)))?;
+        let seed =
+            ctx.seed().ok_or_else(|| Error::stage(&ctx.stage_id, "a permutation stage needs `matrix: [seed]`"))?;
         let tasks = inputs.get(ctx, "tasks")?;
         let qid = column::<Int64Array>(tasks, std::path::Path::new("tasks"), "question_id")?;
         let order = permutation(tasks.num_rows(), seed);
@@ -98,6 +83,6 @@ mod tests {
         s.sort();
         assert_eq!(s, (0..100).collect::<Vec<_>>());
         // SplitMix64 reference value for seed 0 (first output).
-        assert_eq!(SplitMix64(0).next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(crate::rng::SplitMix64(0).next_u64(), 0xE220_A839_7B1D_CDAF);
     }
 }

@@ -10,10 +10,11 @@ use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::tables::column;
 use crate::error::{Error, Result};
 use crate::eval::inputs::read_predictions;
-use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the predictions stage.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -56,7 +57,7 @@ impl Stage for PredictionsStage {
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         if self.path.is_empty() {
-            return Err(Error::Usage(format!("stage '{}' (predictions) needs config.path", ctx.stage_id)));
+            return Err(Error::stage(&ctx.stage_id, "a predictions stage needs config.path"));
         }
         let path = ctx.resolve(&self.path);
         let preds = read_predictions(&path)?;

@@ -5,7 +5,8 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::pipeline::stage::{Inputs, Stage, StageContext, file_fingerprint};
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
 /// Config of a report stage.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]

@@ -12,11 +12,11 @@ use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt32Array, UInt64Arr
 use arrow::datatypes::{DataType, Field, Schema};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::tables::column;
 use crate::embed::index::VectorIndex;
 use crate::embed::table::read_vectors;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::table::column;
 
 /// Config of the retrieve stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -72,9 +72,9 @@ impl Stage for RetrieveStage {
         // The bank in step order: row t is the question asked at step t.
         let mut bank = VectorIndex::with_capacity(dim, order.len());
         for &q in &order {
-            let r = *row_of.get(&q).ok_or_else(|| {
-                Error::Usage(format!("stage '{}': question_id {q} of the order has no embedding", ctx.stage_id))
-            })?;
+            let r = *row_of
+                .get(&q)
+                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {q} of the order has no embedding")))?;
             bank.push(&vectors[r * dim..(r + 1) * dim]);
         }
         ctx.progress.set_total(order.len() as u64);

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::llm::config::Requantize;
 use crate::llm::local::LocalModel;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
-use crate::stages::permutation::SplitMix64;
+use crate::rng::SplitMix64;
 
 /// The prompt used for generation speed (also used by the Python peer).
 pub const GEN_PROMPT: &str =
@@ -44,7 +44,7 @@ fn generation(m: &LocalModel) -> Result<serde_json::Value> {
     let _ = m.chat(&req);
     let mut runs = Vec::new();
     for _ in 0..3 {
-        let c = m.chat(&req).map_err(|f| crate::error::Error::Usage(f.to_string()))?;
+        let c = m.chat(&req).map_err(|f| crate::error::Error::Model(f.to_string()))?;
         runs.push((c.tokens_in, c.tokens_out, c.latency.as_secs_f64()));
     }
     runs.sort_by(|a, b| a.2.total_cmp(&b.2));

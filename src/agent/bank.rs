@@ -1,0 +1,127 @@
+//! The case bank of one arm and seed: unbounded and append-only, one entry per finished episode in
+//! step order. Retrieval (precomputed by similarity alone) names earlier steps; the bank turns
+//! them into the memories the planner is shown, with the labels stored now. A resumed loop
+//! rebuilds it from the episodes already on disk.
+
+use std::collections::HashMap;
+
+use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array};
+
+use super::episode::{Episode, Retrieved};
+use super::prompts::ShownMemory;
+use super::step::AgentTask;
+use crate::error::Result;
+use crate::table::column;
+
+/// The bank.
+#[derive(Debug, Default)]
+pub struct Bank {
+    entries: Vec<BankEntry>,
+}
+
+impl Bank {
+    /// Episodes stored so far (the next step's index).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is stored yet.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Store a finished episode.
+    pub fn push(&mut self, e: &Episode) {
+        self.entries.push(BankEntry::of(e));
+    }
+
+    /// The bank as the `episodes` parts on disk hold it (every part, in step order).
+    pub fn rebuild<'a>(&mut self, episodes: impl IntoIterator<Item = &'a RecordBatch>) -> Result<()> {
+        self.entries.clear();
+        for part in episodes {
+            self.entries.extend(entries(part)?);
+        }
+        Ok(())
+    }
+
+    /// What the planner of `task` is shown of the `neighbours` (earlier steps with their
+    /// similarity, best first): each memory with its stored label now, and the record of it.
+    pub fn shown(
+        &self,
+        task: &AgentTask,
+        neighbours: &[(usize, f32)],
+        tasks: &HashMap<i64, AgentTask>,
+    ) -> Vec<(Retrieved, ShownMemory)> {
+        neighbours
+            .iter()
+            .map(|&(n, similarity)| {
+                let m = &self.entries[n];
+                let same_db = m.db_id == task.db_id;
+                let shown = ShownMemory {
+                    question: tasks[&m.question_id].question.clone(),
+                    plan: m.plan.clone(),
+                    sql: m.sql.clone(),
+                    q: m.stored_q,
+                    same_db,
+                    similarity,
+                };
+                let rec = Retrieved {
+                    step: n as u64,
+                    question_id: m.question_id,
+                    similarity,
+                    shown_label: m.stored_q,
+                    same_db,
+                };
+                (rec, shown)
+            })
+            .collect()
+    }
+}
+
+/// A bank entry: what retrieval can show of an earlier episode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BankEntry {
+    /// Its task.
+    pub question_id: i64,
+    /// Its database.
+    pub db_id: String,
+    /// Its plan ('' when the call failed).
+    pub plan: String,
+    /// Its SQL ('' when none).
+    pub sql: String,
+    /// Its stored label.
+    pub stored_q: u8,
+}
+
+impl BankEntry {
+    /// The bank entry of a fresh episode.
+    pub fn of(e: &Episode) -> BankEntry {
+        BankEntry {
+            question_id: e.question_id,
+            db_id: e.db_id.clone(),
+            plan: e.plan.clone().unwrap_or_default(),
+            sql: e.sql.clone().unwrap_or_default(),
+            stored_q: e.stored_q,
+        }
+    }
+}
+
+/// The bank entries stored in an `episodes` part, in step order.
+fn entries(batch: &RecordBatch) -> Result<Vec<BankEntry>> {
+    let p = std::path::Path::new("episodes");
+    let qid = column::<Int64Array>(batch, p, "question_id")?;
+    let db = column::<StringArray>(batch, p, "db_id")?;
+    let plan = column::<StringArray>(batch, p, "plan")?;
+    let sql = column::<StringArray>(batch, p, "sql")?;
+    let q = column::<UInt8Array>(batch, p, "stored_q")?;
+    let text = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
+    Ok((0..batch.num_rows())
+        .map(|i| BankEntry {
+            question_id: qid.value(i),
+            db_id: db.value(i).to_string(),
+            plan: text(plan, i),
+            sql: text(sql, i),
+            stored_q: q.value(i),
+        })
+        .collect())
+}

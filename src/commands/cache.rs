@@ -1,0 +1,73 @@
+//! `lucid cache ls|gc`: the stage store of a runs folder.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use super::werr;
+use crate::cli::{CacheAction, CacheArgs};
+use crate::error::{Error, Result};
+use crate::pipeline::manifest::Manifest;
+use crate::pipeline::store::Store;
+
+/// `lucid cache ls|gc`.
+pub fn run(a: &CacheArgs) -> Result<()> {
+    let store = Store::new(a.runs_dir.join(".store"));
+    let mut out = std::io::stdout().lock();
+    let size = |h: &str| std::fs::metadata(store.object_path(h)).map_or(0, |m| m.len());
+    match a.action {
+        CacheAction::Ls => {
+            let entries = store.entries();
+            let mut total = 0;
+            for (key, e) in &entries {
+                let bytes: u64 = e.outputs.values().map(|h| size(h)).sum();
+                total += bytes;
+                let tables: Vec<&String> = e.outputs.keys().collect();
+                writeln!(out, "{}  {:<12} {:>10} B  {:>8.2}s  {:?}", &key[..16], e.key.kind, bytes, e.seconds, tables)
+                    .map_err(werr)?;
+            }
+            writeln!(
+                out,
+                "{} entries, {} objects, {total} bytes in {}",
+                entries.len(),
+                store.objects().len(),
+                store.root().display()
+            )
+            .map_err(werr)?;
+        }
+        CacheAction::Gc => {
+            let (mut keep_keys, mut keep_objects) = (HashSet::new(), HashSet::new());
+            let runs =
+                std::fs::read_dir(&a.runs_dir).map_err(|source| Error::Read { path: a.runs_dir.clone(), source })?;
+            for d in runs.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("manifest.json").is_file()) {
+                let m = Manifest::read(&d)?;
+                for r in m.instances {
+                    keep_keys.extend(r.key);
+                    keep_objects.extend(r.outputs.into_values());
+                }
+            }
+            let (mut entries, mut objects, mut bytes) = (0, 0, 0);
+            for (key, e) in store.entries() {
+                if keep_keys.contains(&key) {
+                    keep_objects.extend(e.outputs.into_values());
+                } else {
+                    store.remove_entry(&key);
+                    entries += 1;
+                }
+            }
+            for h in store.objects() {
+                if !keep_objects.contains(&h) {
+                    bytes += size(&h);
+                    let _ = std::fs::remove_file(store.object_path(&h));
+                    objects += 1;
+                }
+            }
+            writeln!(
+                out,
+                "removed {entries} entries and {objects} objects ({bytes} bytes); kept what the runs in {} use",
+                a.runs_dir.display()
+            )
+            .map_err(werr)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! `lucid models fetch|list|path|bench|smoke`: the offline models.
+
+use std::io::Write;
+
+use super::werr;
+use crate::cli::{ModelsAction, ModelsArgs};
+use crate::error::{Error, Result};
+
+/// `lucid models`.
+pub fn run(a: &ModelsArgs) -> Result<()> {
+    let dir = crate::models::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
+    let mut out = std::io::stdout().lock();
+    match a.action {
+        ModelsAction::Fetch => crate::models::fetch(&dir),
+        ModelsAction::List => {
+            for line in crate::models::list(&dir) {
+                writeln!(out, "{line}").map_err(werr)?;
+            }
+            Ok(())
+        }
+        ModelsAction::Path => {
+            let name =
+                a.name.as_deref().ok_or_else(|| Error::Usage("lucid models path NAME (smollm2 | minilm)".into()))?;
+            let p = match name {
+                "smollm2" => crate::models::smollm2_path(&dir)?,
+                "minilm" => crate::models::minilm_path(&dir)?,
+                other => return Err(Error::Usage(format!("unknown model '{other}' (smollm2 | minilm)"))),
+            };
+            writeln!(out, "{}", p.display()).map_err(werr)
+        }
+        ModelsAction::Bench => {
+            let figures = super::models_bench::run(&dir, a.questions.as_deref())?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&figures).expect("json")).map_err(werr)
+        }
+        ModelsAction::Smoke => super::smoke::run(&dir, &mut out),
+    }
+}

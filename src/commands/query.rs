@@ -1,0 +1,68 @@
+//! `lucid query`: SQL (text or a `.sql` report file) over the tables of one or more runs.
+
+use std::io::Write;
+use std::path::Path;
+
+use arrow::array::RecordBatch;
+
+use super::werr;
+use crate::cli::{Format, QueryArgs};
+use crate::error::{Error, Result};
+
+/// `lucid query`.
+pub fn run(a: &QueryArgs) -> Result<()> {
+    let (paths, sql): (Vec<_>, Option<String>) = {
+        let last = a.args.last().expect("clap requires one");
+        let path = Path::new(last);
+        let all = || a.args[..a.args.len() - 1].iter().map(Into::into).collect();
+        if a.args.len() > 1 && path.extension().is_some_and(|e| e == "sql") && path.is_file() {
+            // A report file: `lucid query runs/demo pipelines/reports/study.sql` (its leading `--`
+            // comments would read as flags if passed as text).
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
+            (all(), Some(text))
+        } else if a.args.len() > 1 && !path.exists() {
+            (all(), Some(last.clone()))
+        } else {
+            (a.args.iter().map(Into::into).collect(), None)
+        }
+    };
+    let runs = crate::query::expand_runs(&paths)?;
+    crate::query::block_on(async {
+        let (ctx, names) = crate::query::session_for(&runs).await?;
+        let Some(sql) = sql else {
+            let mut out = std::io::stdout().lock();
+            for n in names {
+                let df = ctx.table(n.as_str()).await.map_err(|e| Error::Query(e.to_string()))?;
+                let cols: Vec<String> =
+                    df.schema().fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect();
+                writeln!(out, "{n}: {}", cols.join(", ")).map_err(werr)?;
+            }
+            return Ok(());
+        };
+        let batch = crate::query::collect(&ctx, &sql).await?;
+        emit(&batch, a.format, a.out.as_deref())
+    })
+}
+
+fn emit(batch: &RecordBatch, format: Format, out: Option<&Path>) -> Result<()> {
+    if format == Format::Parquet {
+        let out = out.ok_or_else(|| Error::Usage("--format parquet needs --out FILE".into()))?;
+        return crate::table::write_parquet(out, batch);
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    match format {
+        Format::Table => writeln!(buf, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch))?)
+            .map_err(werr)?,
+        Format::Csv => arrow::csv::Writer::new(&mut buf).write(batch)?,
+        Format::Json => {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            w.write(batch)?;
+            w.finish()?;
+        }
+        Format::Parquet => unreachable!("handled above"),
+    }
+    match out {
+        Some(p) => std::fs::write(p, buf).map_err(|source| Error::Write { path: p.into(), source }),
+        None => std::io::stdout().lock().write_all(&buf).map_err(werr),
+    }
+}

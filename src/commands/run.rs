@@ -1,0 +1,58 @@
+//! `lucid run`: plan and run a pipeline, then print its report tables.
+
+use std::io::Write;
+
+use super::werr;
+use crate::cli::RunArgs;
+use crate::error::{Error, Result};
+use crate::pipeline::RunOptions;
+use crate::stages::registry::Stages;
+
+/// `lucid run`; false when an instance failed.
+pub fn run(a: &RunArgs) -> Result<bool> {
+    let mut overrides = a.set.clone();
+    if let Some(n) = a.limit {
+        let text =
+            std::fs::read_to_string(&a.pipeline).map_err(|source| Error::Read { path: a.pipeline.clone(), source })?;
+        let tree: serde_norway::Value = serde_norway::from_str(&text).unwrap_or(serde_norway::Value::Null);
+        for s in tree.get("stages").and_then(|s| s.as_sequence()).into_iter().flatten() {
+            if s.get("kind").and_then(|k| k.as_str()) == Some("benchmark")
+                && let Some(id) = s.get("id").and_then(|i| i.as_str())
+            {
+                overrides.push(format!("stages.{id}.config.limit={n}"));
+            }
+        }
+    }
+    let opts = RunOptions {
+        overrides,
+        only: a.only.clone(),
+        dry_run: a.dry_run,
+        explain: a.explain,
+        quiet: a.quiet,
+        cache_dir: a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir),
+        base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
+    };
+    let summary = crate::pipeline::run::<Stages>(&a.pipeline, &opts)?;
+    let mut out = std::io::stdout().lock();
+    for (name, batch) in &summary.reports {
+        writeln!(out, "\n{name}:").map_err(werr)?;
+        writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch))?).map_err(werr)?;
+    }
+    if a.dry_run {
+        writeln!(out, "dry run: nothing was computed").map_err(werr)?;
+        return Ok(true);
+    }
+    writeln!(
+        out,
+        "\n{} instances computed, {} from cache{}; tables in {}",
+        summary.computed,
+        summary.cached,
+        if summary.failed.is_empty() { String::new() } else { format!(", {} FAILED", summary.failed.len()) },
+        summary.run_dir.display()
+    )
+    .map_err(werr)?;
+    for f in &summary.failed {
+        eprintln!("failed: {f}");
+    }
+    Ok(summary.failed.is_empty())
+}

@@ -1,0 +1,36 @@
+//! `lucid status`: the state of every instance of a run.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::werr;
+use crate::cli::StatusArgs;
+use crate::error::Result;
+use crate::pipeline::manifest::{Manifest, State};
+
+/// `lucid status`.
+pub fn run(a: &StatusArgs) -> Result<()> {
+    let m = Manifest::read(&a.run)?;
+    let mut out = std::io::stdout().lock();
+    let state = match m.finished {
+        Some(_) => "finished".to_string(),
+        None => "in progress (or interrupted)".to_string(),
+    };
+    writeln!(out, "run {} ({}) from {}", m.name, state, m.pipeline).map_err(werr)?;
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for r in &m.instances {
+        let alive = r.pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+        let st = match r.state {
+            State::Running if !alive => "interrupted",
+            s => s.as_str(),
+        };
+        *counts.entry(st).or_default() += 1;
+        let rows: usize = r.rows.values().sum();
+        let detail = r.error.clone().unwrap_or_else(|| if rows > 0 { format!("{rows} rows") } else { String::new() });
+        writeln!(out, "  {st:<11} {:<28} {:>7.2}s  {detail}", format!("{}[{}]", r.stage, r.label), r.seconds)
+            .map_err(werr)?;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    writeln!(out, "{}", summary.join(", ")).map_err(werr)?;
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! The runner's state machine: one [`Slot`] per instance. An instance leaves `Pending` as soon as
+//! every input is settled — never waiting for unrelated instances — and goes key -> serve (a
+//! verified store hit) -> execute (on one of `max_parallel` workers) -> `Ready`; a failed input
+//! skips it, an input a dry run would recompute leaves it unknown. Each step is recorded in the
+//! manifest as it happens.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+
+use super::cache_key::{CacheKey, STORE_FORMAT};
+use super::manifest::{InstanceRecord, Manifest, State};
+use super::plan::Plan;
+use super::progress::Display;
+use super::runner::RunOptions;
+use super::stage::{AxisValue, Inputs, StageContext};
+use super::store::{Entry, Store};
+use crate::error::{Error, Result};
+
+/// Where one instance stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    /// Not part of this run (`--only`).
+    Unneeded,
+    /// Waiting for its inputs.
+    Pending,
+    /// Missed the store: queued for, or on, a worker.
+    Running,
+    /// Finished, from the store or computed: its output tables' object hashes.
+    Ready(BTreeMap<String, String>),
+    /// A dry run would compute it, so its outputs (and what reads them) are unknown.
+    Unknown,
+    /// Failed, or skipped because an input failed.
+    Failed,
+}
+
+/// Input table -> object hashes of its producers' outputs, in binding order.
+type InputHashes = BTreeMap<String, Vec<String>>;
+
+/// A miss waiting for a worker.
+struct Job {
+    i: usize,
+    key: CacheKey,
+    digest: String,
+    inputs: InputHashes,
+}
+
+/// Drives every instance of a plan to a final slot.
+pub struct Scheduler<'a> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// Run options.
+    pub opts: &'a RunOptions,
+    /// The stage store.
+    pub store: &'a Store,
+    /// Progress output.
+    pub display: &'a Display,
+    /// The run's manifest, written as states change.
+    pub manifest: &'a Arc<Mutex<Manifest>>,
+    /// The manifest of the previous run of this name, to explain misses.
+    pub previous: Option<&'a Manifest>,
+    /// One slot per instance.
+    pub slots: Vec<Slot>,
+    /// Instances computed.
+    pub computed: usize,
+    /// Instances served from the store.
+    pub cached: usize,
+    /// `label: error` of each failed instance.
+    pub failed: Vec<String>,
+}
+
+impl Scheduler<'_> {
+    /// Run until no instance can move, with at most `jobs` executing at once.
+    pub fn drive(&mut self, jobs: usize) {
+        let (tx, rx) = mpsc::channel::<(usize, std::result::Result<BTreeMap<String, String>, String>)>();
+        let mut queue: VecDeque<Job> = VecDeque::new();
+        let mut running = 0;
+        std::thread::scope(|scope| {
+            loop {
+                self.advance(&mut queue);
+                while running < jobs {
+                    let Some(job) = queue.pop_front() else { break };
+                    running += 1;
+                    let tx = tx.clone();
+                    let this = &*self;
+                    let (plan, opts, store, display, manifest) =
+                        (this.plan, this.opts, this.store, this.display, this.manifest);
+                    scope.spawn(move || {
+                        let out = run_job(plan, opts, store, display, manifest, &job);
+                        let _ = tx.send((job.i, out));
+                    });
+                }
+                if running == 0 {
+                    break;
+                }
+                let (i, out) = rx.recv().expect("a worker reports");
+                running -= 1;
+                match out {
+                    Ok(outs) => {
+                        self.computed += 1;
+                        self.slots[i] = Slot::Ready(outs);
+                    }
+                    Err(e) => self.fail(i, &e),
+                }
+            }
+        });
+    }
+
+    /// Move every pending instance whose inputs are settled: skip, mark unknown, serve from the
+    /// store, or queue for a worker. Repeats until nothing moves (a hit may settle another).
+    fn advance(&mut self, queue: &mut VecDeque<Job>) {
+        loop {
+            let mut moved = false;
+            for i in 0..self.slots.len() {
+                if self.slots[i] != Slot::Pending {
+                    continue;
+                }
+                let deps: Vec<&Slot> =
+                    self.plan.instances[i].inputs.values().flatten().map(|&d| &self.slots[d]).collect();
+                if deps.iter().any(|s| matches!(s, Slot::Pending | Slot::Running)) {
+                    continue;
+                }
+                moved = true;
+                if deps.iter().any(|s| **s == Slot::Failed) {
+                    self.set_state(i, State::Skipped);
+                    self.slots[i] = Slot::Failed;
+                    self.display.println(&format!("  skip    {}  (an input failed)", self.label(i)));
+                } else if deps.iter().any(|s| **s == Slot::Unknown) {
+                    self.display.println(&format!("  run     {}  (an input will be recomputed)", self.label(i)));
+                    self.slots[i] = Slot::Unknown;
+                } else {
+                    self.key_and_serve(i, queue);
+                }
+            }
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Key the instance; serve a verified hit, or queue the miss (a dry run only reports it).
+    fn key_and_serve(&mut self, i: usize, queue: &mut VecDeque<Job>) {
+        let inst = &self.plan.instances[i];
+        let inputs: InputHashes = inst
+            .inputs
+            .iter()
+            .map(|(table, producers)| {
+                let hashes = producers
+                    .iter()
+                    .map(|&p| match &self.slots[p] {
+                        Slot::Ready(o) => o.get(table).cloned().unwrap_or_default(),
+                        _ => unreachable!("inputs are settled"),
+                    })
+                    .collect();
+                (table.clone(), hashes)
+            })
+            .collect();
+        let ctx = context(self.plan, i, self.opts, self.store, "", self.display);
+        let key = match instance_key(self.plan, i, inputs.clone(), &ctx) {
+            Ok(k) => k,
+            Err(e) => return self.fail(i, &e.to_string()),
+        };
+        let digest = key.digest();
+        let entry = self.store.entry(&digest);
+        let entry_exists = entry.is_some();
+        let hit = entry.filter(|e| e.outputs.values().all(|h| self.store.verify(h)));
+        let stage = &self.plan.spec.stages[inst.stage];
+        let old = self.previous.and_then(|m| m.find(&stage.id, &inst.label));
+        {
+            let mut m = self.manifest.lock().expect("manifest lock");
+            let r = &mut m.instances[i];
+            r.key = Some(digest.clone());
+            r.key_components = Some(key.clone());
+            if let Some(entry) = &hit {
+                r.state = State::Cached;
+                r.outputs = entry.outputs.clone();
+                r.rows = entry.rows.clone();
+            }
+        }
+        if let Some(entry) = hit {
+            self.display.println(&format!("  cached  {}", self.label(i)));
+            self.cached += 1;
+            self.slots[i] = Slot::Ready(entry.outputs);
+            return;
+        }
+        let why = miss_reasons(&key, old, entry_exists);
+        let shown = if self.opts.explain { why.join("; ") } else { why[0].clone() };
+        self.display.println(&format!("  run     {}  ({shown})", self.label(i)));
+        if self.opts.explain {
+            self.display.println(&format!("          key {digest}"));
+        }
+        if self.opts.dry_run {
+            self.slots[i] = Slot::Unknown;
+        } else {
+            self.slots[i] = Slot::Running;
+            queue.push_back(Job { i, key, digest, inputs });
+        }
+    }
+
+    fn label(&self, i: usize) -> String {
+        let inst = &self.plan.instances[i];
+        format!("{}[{}]", self.plan.spec.stages[inst.stage].id, inst.label)
+    }
+
+    fn set_state(&self, i: usize, state: State) {
+        self.manifest.lock().expect("manifest lock").instances[i].state = state;
+    }
+
+    fn fail(&mut self, i: usize, msg: &str) {
+        {
+            let mut m = self.manifest.lock().expect("manifest lock");
+            m.instances[i].state = State::Failed;
+            m.instances[i].error = Some(msg.into());
+        }
+        let label = self.label(i);
+        self.display.println(&format!("  failed  {label}: {msg}"));
+        self.failed.push(format!("{label}: {msg}"));
+        self.slots[i] = Slot::Failed;
+    }
+}
+
+/// Execute one miss on a worker: state `Running` in the manifest, the stage, the store entry.
+fn run_job(
+    plan: &Plan,
+    opts: &RunOptions,
+    store: &Store,
+    display: &Display,
+    manifest: &Mutex<Manifest>,
+    job: &Job,
+) -> std::result::Result<BTreeMap<String, String>, String> {
+    let save = |m: &Manifest| if opts.dry_run { Ok(()) } else { m.write(&run_dir(plan, opts)) };
+    {
+        let mut m = manifest.lock().expect("manifest lock");
+        m.instances[job.i].state = State::Running;
+        m.instances[job.i].pid = Some(std::process::id());
+        let _ = save(&m);
+    }
+    let ctx = context(plan, job.i, opts, store, &job.digest, display);
+    let start = Instant::now();
+    let result = execute(plan, job.i, &ctx, store, &job.inputs);
+    ctx.progress.finish();
+    let seconds = start.elapsed().as_secs_f64();
+    let mut m = manifest.lock().expect("manifest lock");
+    let r: &mut InstanceRecord = &mut m.instances[job.i];
+    r.pid = None;
+    r.seconds = seconds;
+    let out = result.and_then(|(outs, rows)| {
+        let entry = Entry { key: job.key.clone(), outputs: outs.clone(), rows: rows.clone(), seconds };
+        store.put_entry(&job.digest, &entry)?;
+        let _ = std::fs::remove_dir_all(store.work_dir(&job.digest));
+        r.state = State::Done;
+        r.outputs = outs.clone();
+        r.rows = rows;
+        Ok(outs)
+    });
+    let out = out.map_err(|e| e.to_string());
+    if let Err(e) = &out {
+        r.state = State::Failed;
+        r.error = Some(e.clone());
+    }
+    let _ = save(&m);
+    out
+}
+
+/// `runs/<name>` of this plan.
+fn run_dir(plan: &Plan, opts: &RunOptions) -> PathBuf {
+    opts.base_dir.join(&plan.spec.runs_dir).join(&plan.spec.name)
+}
+
+/// Why an instance must run, most useful first.
+fn miss_reasons(key: &CacheKey, old: Option<&InstanceRecord>, entry_exists: bool) -> Vec<String> {
+    if entry_exists {
+        return vec!["cached output missing or corrupted: recomputing".into()];
+    }
+    match old.and_then(|r| r.key_components.as_ref()) {
+        None => vec!["new: no earlier result for this instance in this run".into()],
+        Some(prev) => {
+            let why = key.explain(prev);
+            if why.is_empty() { vec!["no cached result for this key".into()] } else { why }
+        }
+    }
+}
+
+fn context(plan: &Plan, i: usize, opts: &RunOptions, store: &Store, digest: &str, display: &Display) -> StageContext {
+    let inst = &plan.instances[i];
+    let id = &plan.spec.stages[inst.stage].id;
+    StageContext {
+        stage_id: id.clone(),
+        label: inst.label.clone(),
+        matrix: inst.matrix.clone(),
+        work_dir: store.work_dir(if digest.is_empty() { "_" } else { digest }),
+        cache_dir: opts.cache_dir.clone(),
+        base_dir: opts.base_dir.clone(),
+        progress: if digest.is_empty() {
+            super::progress::Progress::hidden()
+        } else {
+            display.start(&format!("{id}[{}]", inst.label))
+        },
+    }
+}
+
+fn instance_key(plan: &Plan, i: usize, inputs: InputHashes, ctx: &StageContext) -> Result<CacheKey> {
+    let inst = &plan.instances[i];
+    let stage = &plan.spec.stages[inst.stage].stage;
+    Ok(CacheKey {
+        format: STORE_FORMAT,
+        kind: stage.kind().into(),
+        version: stage.version(),
+        config: stage.config_json(),
+        matrix: inst.matrix.clone(),
+        inputs,
+        fingerprint: stage.fingerprint(ctx)?,
+    })
+}
+
+/// Read inputs, run the stage, add matrix columns, store the outputs.
+type Stored = (BTreeMap<String, String>, BTreeMap<String, usize>);
+
+fn execute(plan: &Plan, i: usize, ctx: &StageContext, store: &Store, hashes: &InputHashes) -> Result<Stored> {
+    let inst = &plan.instances[i];
+    let spec = &plan.spec.stages[inst.stage];
+    let mut inputs = Inputs::default();
+    for (table, objects) in hashes {
+        let mut batches = Vec::new();
+        for hash in objects {
+            batches.push(store.read_table(hash)?);
+        }
+        let schema = batches[0].schema();
+        inputs.tables.insert(table.clone(), arrow::compute::concat_batches(&schema, &batches)?);
+    }
+    let produced = spec.stage.run(ctx, &inputs)?;
+    let declared = spec.stage.outputs(&spec.id);
+    let mut outs = BTreeMap::new();
+    let mut rows = BTreeMap::new();
+    for (name, batch) in produced {
+        if !declared.contains(&name) {
+            return Err(Error::stage(&spec.id, format!("produced undeclared table '{name}'")));
+        }
+        let batch = with_matrix_columns(&batch, &inst.matrix)
+            .map_err(|m| Error::stage(&spec.id, format!("table '{name}' {m}")))?;
+        rows.insert(name.clone(), batch.num_rows());
+        outs.insert(name, store.put_table(&batch)?);
+    }
+    for d in declared {
+        if !outs.contains_key(&d) {
+            return Err(Error::stage(&spec.id, format!("did not produce table '{d}'")));
+        }
+    }
+    Ok((outs, rows))
+}
+
+/// Prepend `seed` (UInt64) and `arm` (Utf8) columns for the instance's matrix values.
+fn with_matrix_columns(
+    batch: &RecordBatch,
+    matrix: &BTreeMap<String, AxisValue>,
+) -> std::result::Result<RecordBatch, String> {
+    if matrix.is_empty() {
+        return Ok(batch.clone());
+    }
+    let n = batch.num_rows();
+    let mut fields = Vec::new();
+    let mut cols: Vec<ArrayRef> = Vec::new();
+    for axis in ["seed", "arm"] {
+        match matrix.get(axis) {
+            Some(AxisValue::Seed(s)) => {
+                fields.push(Field::new(axis, DataType::UInt64, false));
+                cols.push(Arc::new(UInt64Array::from(vec![*s; n])));
+            }
+            Some(AxisValue::Arm(a)) => {
+                fields.push(Field::new(axis, DataType::Utf8, false));
+                cols.push(Arc::new(StringArray::from(vec![a.as_str(); n])));
+            }
+            None => {}
+        }
+    }
+    let schema = batch.schema();
+    for f in schema.fields() {
+        if fields.iter().any(|g| g.name() == f.name()) {
+            return Err(format!("already has a matrix column '{}'", f.name()));
+        }
+    }
+    fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
+    cols.extend(batch.columns().iter().cloned());
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())
+}

@@ -1,0 +1,109 @@
+//! The layer order written at the top of `src/lib.rs`: no module of `src/` uses a module of a
+//! layer above its own.
+
+use std::path::{Path, PathBuf};
+
+/// Each top-level module of the crate and its layer (the table in `src/lib.rs`).
+const LAYERS: &[(&str, u8)] = &[
+    ("error", 0),
+    ("table", 0),
+    ("fingerprint", 0),
+    ("sqlite", 0),
+    ("rng", 0),
+    ("par", 0),
+    ("cache_dir", 0),
+    ("sql", 1),
+    ("bench", 1),
+    ("embed", 1),
+    ("llm", 1),
+    ("models", 1),
+    ("query", 1),
+    ("agent", 2),
+    ("eval", 2),
+    ("pipeline", 3),
+    ("stages", 4),
+    ("cli", 5),
+    ("commands", 5),
+    ("run", 5),
+];
+
+fn layer(module: &str) -> Option<u8> {
+    LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level modules named by `crate::` paths in `text` (also inside `use crate::{a, b::c}`).
+fn used_modules(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + 7..];
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())].split(',').collect(),
+            None => vec![rest],
+        };
+        for n in names {
+            let n = n.trim_start();
+            let end = n.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(n.len());
+            out.push(n[..end].to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_uses_a_layer_above_its_own() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut upward = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let module = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let own =
+            layer(&module).unwrap_or_else(|| panic!("{}: module `{module}` has no layer in LAYERS", rel.display()));
+        let text = std::fs::read_to_string(f).unwrap();
+        for used in used_modules(&text) {
+            if used.is_empty() || used == module {
+                continue;
+            }
+            let theirs =
+                layer(&used).unwrap_or_else(|| panic!("{}: uses `crate::{used}`, which has no layer", rel.display()));
+            if theirs > own {
+                upward.push(format!("{} (layer {own}) uses crate::{used} (layer {theirs})", rel.display()));
+            }
+        }
+    }
+    upward.sort();
+    upward.dedup();
+    assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn every_module_of_lib_rs_has_a_layer() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    for line in lib.lines() {
+        let decl = line.trim().trim_start_matches("pub ");
+        if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+            assert!(layer(name).is_some(), "src/lib.rs declares `{name}`, which tests/architecture.rs does not place");
+        }
+    }
+}
+
+#[test]
+fn the_checker_sees_grouped_and_inline_paths() {
+    let text = "use crate::{pipeline::stage::Stage, sql};\nlet x = crate::stages::registry::Stages;";
+    assert_eq!(used_modules(text), vec!["pipeline", "sql", "stages"]);
+}
