@@ -54,6 +54,25 @@ pub fn spiderman() -> Option<PathBuf> {
         .then(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train"))
 }
 
+/// The YAML stages every memory study shares after its benchmark: the seed's order, embeddings
+/// with the BERT folder `bert`, and retrieval.
+pub fn order_embed_retrieve(bert: &Path) -> String {
+    let stages = "  - id: order
+    kind: permutation
+    matrix: [seed]
+    inputs: [tasks]
+  - id: embed
+    kind: embed
+    inputs: [tasks]
+    config: {model: 'BERT'}
+  - id: retrieve
+    kind: retrieve
+    matrix: [seed]
+    inputs: [order, embeddings]
+";
+    stages.replace("BERT", &bert.display().to_string())
+}
+
 /// blake3 of every file under `dir`, by path.
 pub fn hash_tree(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();

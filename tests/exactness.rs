@@ -76,19 +76,7 @@ stages:
   - id: benchmark
     kind: benchmark
     config: {{source: bird, path: '{data}'}}
-  - id: order
-    kind: permutation
-    matrix: [seed]
-    inputs: [tasks]
-  - id: embed
-    kind: embed
-    inputs: [tasks]
-    config: {{model: '{bert}'}}
-  - id: retrieve
-    kind: retrieve
-    matrix: [seed]
-    inputs: [order, embeddings]
-  - id: agent
+{front}  - id: agent
     kind: memory_loop
     matrix: [seed, arm]
     inputs: [tasks, order, retrieval]
@@ -99,7 +87,7 @@ stages:
     inputs: [tasks, gold, episodes]
 ",
         data = data.display(),
-        bert = bert.display(),
+        front = crate::common::order_embed_retrieve(bert),
         prompts = prompts.display(),
     )
 }

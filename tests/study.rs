@@ -94,19 +94,7 @@ stages:
   - id: benchmark
     kind: benchmark
     config: {{source: bundled, path: '{data}', per_db: 3}}
-  - id: order
-    kind: permutation
-    matrix: [seed]
-    inputs: [tasks]
-  - id: embed
-    kind: embed
-    inputs: [tasks]
-    config: {{model: '{bert}'}}
-  - id: retrieve
-    kind: retrieve
-    matrix: [seed]
-    inputs: [order, embeddings]
-  - id: agent
+{front}  - id: agent
     kind: memory_loop
     matrix: [seed, arm]
     arms: [no-memory, memento, lucid]
@@ -129,7 +117,7 @@ stages:
     config: {{channels: [execution]}}
 ",
         data = data.display(),
-        bert = bert.display()
+        front = crate::common::order_embed_retrieve(bert)
     )
 }
 
