@@ -11,7 +11,8 @@
 //!
 //! 0. foundations — `error`, `table`, `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
-//!    (chat backends), `models` (offline model files), `query` (DataFusion over run tables)
+//!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
+//!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)
 //! 2. the agent and its judge — `agent` (prompts, parsing, detector, bank, one episode),
 //!    `eval` (BIRD-exact execution accuracy)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
@@ -20,6 +21,7 @@
 //! 5. the command line — `cli`, `commands` (one file per subcommand), `run` (dispatch, exit codes)
 
 pub mod agent;
+pub mod analysis;
 pub mod bench;
 pub mod cache_dir;
 pub mod cli;

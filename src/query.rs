@@ -18,6 +18,13 @@ fn df_err(context: &str, e: datafusion::error::DataFusionError) -> Error {
     Error::Query(format!("{context}: {e}"))
 }
 
+/// A DataFusion session with lucid's statistics functions ([`crate::analysis::udf`]).
+pub fn session() -> SessionContext {
+    let ctx = SessionContext::new();
+    crate::analysis::udf::register(&ctx);
+    ctx
+}
+
 /// Execute `sql` in `ctx`, returning the rows as one batch (with the plan's schema when empty).
 pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<RecordBatch> {
     let df = ctx.sql(sql).await.map_err(|e| df_err("query", e))?;
@@ -29,7 +36,7 @@ pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<RecordBatch> {
 /// Run `sql` over in-memory tables.
 pub fn sql_over(tables: &[(String, RecordBatch)], sql: &str) -> Result<RecordBatch> {
     block_on(async {
-        let ctx = SessionContext::new();
+        let ctx = session();
         for (name, batch) in tables {
             ctx.register_batch(name, batch.clone()).map_err(|e| df_err(name, e))?;
         }
@@ -93,7 +100,7 @@ fn label(p: &Path) -> String {
 /// A session with every table of `runs` registered; with several runs each table is the union
 /// of theirs with a leading `run` column. Returns the table names.
 pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
-    let ctx = SessionContext::new();
+    let ctx = session();
     let mut names: Vec<String> = Vec::new();
     let mut parts: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
     for (i, (run, dir)) in runs.iter().enumerate() {

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("embed", 1),
     ("llm", 1),
     ("models", 1),
+    ("analysis", 1),
     ("query", 1),
     ("agent", 2),
     ("eval", 2),

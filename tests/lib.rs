@@ -13,6 +13,7 @@ mod llm_http;
 mod models;
 mod pipeline;
 mod probes;
+mod reports;
 mod spiderman;
 mod study;
 mod tables;

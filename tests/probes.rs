@@ -16,6 +16,8 @@ pub enum Probe {
     Python,
     /// `python3` with `duckdb` and `polars` (analysts' readers of our Parquet).
     PythonReaders,
+    /// `python3` with `numpy` and `polars` (the independent computations of the report tests).
+    Numpy,
     /// MiniLM from `lucid models fetch`.
     MiniLm,
     /// SmolLM2 from `lucid models fetch`.
@@ -23,7 +25,8 @@ pub enum Probe {
 }
 
 /// Every probe.
-pub const ALL: [Probe; 5] = [Probe::SpiderMan, Probe::Python, Probe::PythonReaders, Probe::MiniLm, Probe::SmolLm2];
+pub const ALL: [Probe; 6] =
+    [Probe::SpiderMan, Probe::Python, Probe::PythonReaders, Probe::Numpy, Probe::MiniLm, Probe::SmolLm2];
 
 fn python(code: &str) -> bool {
     Command::new("python3").args(["-c", code]).output().is_ok_and(|o| o.status.success())
@@ -38,6 +41,7 @@ impl Probe {
             }
             Probe::Python => python("import sqlite3"),
             Probe::PythonReaders => python("import duckdb, polars"),
+            Probe::Numpy => python("import numpy, polars"),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -51,6 +55,7 @@ impl Probe {
             Probe::SpiderMan => "../shared/data/spiderman-train is not present",
             Probe::Python => "python3 (with sqlite3) is not on the PATH",
             Probe::PythonReaders => "python3 with duckdb and polars is not found (.ci/run installs them)",
+            Probe::Numpy => "python3 with numpy and polars is not found (.ci/run installs them)",
             Probe::MiniLm => "MiniLM is not fetched (run `lucid models fetch`)",
             Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
         })
@@ -67,6 +72,7 @@ impl Probe {
             ],
             Probe::Python => &["spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question"],
             Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],
+            Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data"],
             Probe::MiniLm => &["models::real_minilm_matches_sentence_transformers"],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
         }

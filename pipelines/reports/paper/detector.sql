@@ -1,0 +1,30 @@
+-- The answer-free detector against execution truth U, per channel (execution, degeneracy,
+-- literal grounding, and 'any' = the arm's flag), per arm and pooled (arm 'all'):
+--   precision rho = P(U=0 | flagged) with a 95 % Wilson interval, recall = P(flagged | U=0),
+--   base_rate = P(U=0). A flag helps (Proposition 1) iff rho > rho* = h / (g + h); the paper
+--   takes g = h, rho* = 0.5 (edit rho_star here for another cost ratio).
+-- Paper (BIRD, pooled): rho = 0.90 [0.875, 0.920] over 649 flags, base rate about 0.46.
+WITH ev AS (
+  SELECT e.arm, e.flag_exec, e.flag_degenerate, e.flag_literal, e.flagged, CAST(v.u AS DOUBLE) AS u
+  FROM episodes e JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step
+),
+ch AS (
+  SELECT ev.arm, c.channel, ev.u,
+         CASE c.channel WHEN 'execution' THEN ev.flag_exec WHEN 'degeneracy' THEN ev.flag_degenerate
+                        WHEN 'literal' THEN ev.flag_literal ELSE ev.flagged END AS f
+  FROM ev CROSS JOIN (VALUES ('execution'), ('degeneracy'), ('literal'), ('any')) AS c(channel)
+)
+SELECT coalesce(arm, 'all') AS arm, channel, count(*) AS n,
+       sum(CASE WHEN f THEN 1 ELSE 0 END) AS flags,
+       round(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END) / nullif(sum(CASE WHEN f THEN 1.0 ELSE 0.0 END), 0), 4) AS precision,
+       round(wilson_lo(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN f THEN 1.0 ELSE 0.0 END)), 4) AS precision_lo,
+       round(wilson_hi(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN f THEN 1.0 ELSE 0.0 END)), 4) AS precision_hi,
+       round(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END) / nullif(sum(CASE WHEN u = 0 THEN 1.0 ELSE 0.0 END), 0), 4) AS recall,
+       round(wilson_lo(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN u = 0 THEN 1.0 ELSE 0.0 END)), 4) AS recall_lo,
+       round(wilson_hi(sum(CASE WHEN f AND u = 0 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN u = 0 THEN 1.0 ELSE 0.0 END)), 4) AS recall_hi,
+       round(avg(1.0 - u), 4) AS base_rate,
+       0.5 AS rho_star
+FROM ch
+GROUP BY GROUPING SETS ((arm, channel), (channel))
+ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END,
+         arm, CASE channel WHEN 'execution' THEN 0 WHEN 'degeneracy' THEN 1 WHEN 'literal' THEN 2 ELSE 3 END

@@ -1,0 +1,378 @@
+//! The statistics every report and audit shares: Wilson score intervals, ordinary least squares
+//! with one or two regressors, Pearson and Spearman correlation, and a seeded bootstrap.
+//!
+//! The bootstrap works on a histogram of distinct observations (a value, or a (y, x) pair) with
+//! counts, and draws each resample as multinomial counts over them (sequential binomials), so it
+//! costs O(distinct values) per resample, not O(n): a report over millions of episodes whose
+//! outcomes are 0/1 and whose corruption takes k + 1 values resamples in microseconds. The
+//! histogram is sorted before drawing, so the result does not depend on the order rows arrive in.
+
+use crate::rng::SplitMix64;
+
+/// The normal quantile of a two-sided 95 % interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// Resamples of every bootstrap in the reports.
+pub const RESAMPLES: usize = 2000;
+
+/// The seed of every bootstrap in the reports (a report is a function of its tables).
+pub const BOOT_SEED: u64 = 0x5EED_2025;
+
+/// Wilson score interval for `k` successes in `n` trials at normal quantile `z`; `None` when
+/// `n` is 0.
+pub fn wilson(k: f64, n: f64, z: f64) -> Option<(f64, f64)> {
+    if n <= 0.0 {
+        return None;
+    }
+    let p = k / n;
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    Some(((center - half).max(0.0), (center + half).min(1.0)))
+}
+
+/// Weighted sums of one or two regressors and a response.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    n: f64,
+    y: f64,
+    x1: f64,
+    x2: f64,
+    x1x1: f64,
+    x2x2: f64,
+    x1x2: f64,
+    x1y: f64,
+    x2y: f64,
+}
+
+impl Moments {
+    fn add(&mut self, w: f64, y: f64, x1: f64, x2: f64) {
+        self.n += w;
+        self.y += w * y;
+        self.x1 += w * x1;
+        self.x2 += w * x2;
+        self.x1x1 += w * x1 * x1;
+        self.x2x2 += w * x2 * x2;
+        self.x1x2 += w * x1 * x2;
+        self.x1y += w * x1 * y;
+        self.x2y += w * x2 * y;
+    }
+
+    /// Centred (co)variances times n: (S11, S22, S12, S1y, S2y).
+    fn centred(&self) -> (f64, f64, f64, f64, f64) {
+        let n = self.n;
+        (
+            self.x1x1 - self.x1 * self.x1 / n,
+            self.x2x2 - self.x2 * self.x2 / n,
+            self.x1x2 - self.x1 * self.x2 / n,
+            self.x1y - self.x1 * self.y / n,
+            self.x2y - self.x2 * self.y / n,
+        )
+    }
+
+    /// (intercept, slope) of y on x1; None when x1 has no spread.
+    fn ols(&self) -> Option<(f64, f64)> {
+        let (s11, _, _, s1y, _) = self.centred();
+        if self.n < 2.0 || s11 <= 1e-12 * self.n {
+            return None;
+        }
+        let slope = s1y / s11;
+        Some(((self.y - slope * self.x1) / self.n, slope))
+    }
+
+    /// (intercept, b1, b2) of y on x1 and x2; None when they are collinear or constant.
+    fn ols2(&self) -> Option<(f64, f64, f64)> {
+        let (s11, s22, s12, s1y, s2y) = self.centred();
+        let det = s11 * s22 - s12 * s12;
+        if self.n < 3.0 || det <= 1e-12 * self.n * self.n {
+            return None;
+        }
+        let b1 = (s22 * s1y - s12 * s2y) / det;
+        let b2 = (s11 * s2y - s12 * s1y) / det;
+        Some(((self.y - b1 * self.x1 - b2 * self.x2) / self.n, b1, b2))
+    }
+}
+
+/// (intercept, slope) of the least-squares line of `y` on `x`.
+pub fn ols(y: &[f64], x: &[f64]) -> Option<(f64, f64)> {
+    let mut m = Moments::default();
+    y.iter().zip(x).for_each(|(&y, &x)| m.add(1.0, y, x, 0.0));
+    m.ols()
+}
+
+/// (intercept, b1, b2) of the least-squares plane of `y` on `x1` and `x2`.
+pub fn ols2(y: &[f64], x1: &[f64], x2: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut m = Moments::default();
+    for i in 0..y.len() {
+        m.add(1.0, y[i], x1[i], x2[i]);
+    }
+    m.ols2()
+}
+
+/// (intercept, b1, b2) from the sums (n, y, x1, x2, x1², x2², x1x2, x1y, x2y) of a fit that
+/// was accumulated elsewhere (a SQL aggregate).
+pub fn ols2_from_sums(s: &[f64; 9]) -> Option<(f64, f64, f64)> {
+    let m = Moments { n: s[0], y: s[1], x1: s[2], x2: s[3], x1x1: s[4], x2x2: s[5], x1x2: s[6], x1y: s[7], x2y: s[8] };
+    m.ols2()
+}
+
+/// Pearson correlation; None when either side is constant.
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let mut m = Moments::default();
+    x.iter().zip(y).for_each(|(&x, &y)| m.add(1.0, y, x, y));
+    let (sxx, syy, _, sxy, _) = m.centred();
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// Ranks with ties given their average rank (1-based).
+pub fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut out = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && v[idx[j + 1]] == v[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            out[k] = avg;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Spearman rank correlation (Pearson on average ranks).
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+    pearson(&ranks(x), &ranks(y))
+}
+
+/// The `q` quantile of `sorted` by linear interpolation between order statistics (numpy's
+/// default); None when empty.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let pos = q.clamp(0.0, 1.0) * last as f64;
+    let (lo, frac) = (pos.floor() as usize, pos - pos.floor());
+    let hi = (lo + 1).min(last);
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
+}
+
+/// What a bootstrap estimates from a resample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Statistic {
+    /// Mean of y.
+    Mean,
+    /// Slope of y on x.
+    Slope,
+    /// Intercept of y on x.
+    Intercept,
+}
+
+/// Distinct (y, x) observations with their counts, sorted: the data a bootstrap resamples.
+#[derive(Clone, Debug, Default)]
+pub struct Histogram {
+    /// (y, x, count), sorted by (y, x) after [`Histogram::finish`].
+    cells: Vec<(f64, f64, u64)>,
+    index: std::collections::HashMap<(u64, u64), usize>,
+}
+
+impl Histogram {
+    /// Add `count` copies of (y, x) (NaN in either is skipped).
+    pub fn add(&mut self, y: f64, x: f64, count: u64) {
+        if y.is_nan() || x.is_nan() || count == 0 {
+            return;
+        }
+        let key = (y.to_bits(), x.to_bits());
+        match self.index.get(&key) {
+            Some(&i) => self.cells[i].2 += count,
+            None => {
+                self.index.insert(key, self.cells.len());
+                self.cells.push((y, x, count));
+            }
+        }
+    }
+
+    /// Every cell of `other` added to this one.
+    pub fn merge(&mut self, other: &Histogram) {
+        for &(y, x, c) in &other.cells {
+            self.add(y, x, c);
+        }
+    }
+
+    /// Observations.
+    pub fn n(&self) -> u64 {
+        self.cells.iter().map(|c| c.2).sum()
+    }
+
+    /// The cells (y, x, count), in insertion order.
+    pub fn cells(&self) -> &[(f64, f64, u64)] {
+        &self.cells
+    }
+
+    fn statistic(&self, weights: &[u64], stat: Statistic) -> Option<f64> {
+        let mut m = Moments::default();
+        for (&(y, x, _), &w) in self.cells.iter().zip(weights) {
+            if w > 0 {
+                m.add(w as f64, y, x, 0.0);
+            }
+        }
+        match stat {
+            Statistic::Mean => (m.n > 0.0).then(|| m.y / m.n),
+            Statistic::Slope => m.ols().map(|(_, s)| s),
+            Statistic::Intercept => m.ols().map(|(i, _)| i),
+        }
+    }
+
+    /// The statistic on the data itself.
+    pub fn estimate(&self, stat: Statistic) -> Option<f64> {
+        let w: Vec<u64> = self.cells.iter().map(|c| c.2).collect();
+        self.statistic(&w, stat)
+    }
+
+    /// `resamples` bootstrap replicates of `stat` (resamples where it is undefined are dropped),
+    /// sorted ascending.
+    pub fn bootstrap(&self, stat: Statistic, resamples: usize, seed: u64) -> Vec<f64> {
+        let mut cells = self.cells.clone();
+        cells.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let sorted = Histogram { cells, index: Default::default() };
+        let n = sorted.n();
+        let probs: Vec<f64> = sorted.cells.iter().map(|c| c.2 as f64 / n as f64).collect();
+        let mut rng = SplitMix64(seed);
+        let mut weights = vec![0u64; probs.len()];
+        let mut out = Vec::with_capacity(resamples);
+        for _ in 0..resamples {
+            multinomial(&mut rng, n, &probs, &mut weights);
+            if let Some(v) = sorted.statistic(&weights, stat) {
+                out.push(v);
+            }
+        }
+        out.sort_by(f64::total_cmp);
+        out
+    }
+}
+
+/// A uniform draw in [0, 1).
+fn uniform(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut SplitMix64) -> f64 {
+    let u1 = uniform(rng).max(f64::MIN_POSITIVE);
+    let u2 = uniform(rng);
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// A Binomial(n, p) draw: exact (inversion) while n min(p, 1 - p) < 30, else the normal
+/// approximation with continuity correction, clamped to [0, n] (its error is far below a
+/// bootstrap's own Monte Carlo error at such sizes).
+fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
+    if n == 0 || p <= 0.0 {
+        return 0;
+    }
+    if p >= 1.0 {
+        return n;
+    }
+    if p > 0.5 {
+        return n - binomial(rng, n, 1.0 - p);
+    }
+    let nf = n as f64;
+    if nf * p < 30.0 {
+        let q = 1.0 - p;
+        let ratio = p / q;
+        let mut pmf = q.powf(nf);
+        let mut cdf = pmf;
+        let u = uniform(rng);
+        let mut k = 0u64;
+        while u > cdf && k < n {
+            pmf *= ratio * (nf - k as f64) / (k as f64 + 1.0);
+            k += 1;
+            cdf += pmf;
+            if pmf < 1e-300 {
+                break;
+            }
+        }
+        return k;
+    }
+    let draw = nf * p + (nf * p * (1.0 - p)).sqrt() * normal(rng);
+    draw.round().clamp(0.0, nf) as u64
+}
+
+/// Multinomial(n, probs) counts into `out`, by sequential conditional binomials.
+fn multinomial(rng: &mut SplitMix64, n: u64, probs: &[f64], out: &mut [u64]) {
+    let (mut left, mut mass) = (n, 1.0);
+    for (i, &p) in probs.iter().enumerate() {
+        if i + 1 == probs.len() {
+            out[i] = left;
+            break;
+        }
+        let c = if mass > 0.0 { binomial(rng, left, (p / mass).min(1.0)) } else { 0 };
+        out[i] = c;
+        left -= c;
+        mass -= p;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_matches_the_textbook_interval() {
+        // 8 of 10: Wilson 95 % interval [0.4902, 0.9433] (Newcombe 1998, and scipy's binomtest).
+        let (lo, hi) = wilson(8.0, 10.0, Z95).unwrap();
+        assert!((lo - 0.4902).abs() < 5e-4 && (hi - 0.9433).abs() < 5e-4, "{lo} {hi}");
+        assert_eq!(wilson(0.0, 0.0, Z95), None);
+        let (lo, hi) = wilson(0.0, 20.0, Z95).unwrap();
+        assert_eq!(lo, 0.0);
+        assert!(hi > 0.0 && hi < 0.2);
+    }
+
+    #[test]
+    fn least_squares_recover_planted_coefficients() {
+        let x1: Vec<f64> = (0..50).map(|i| (i % 5) as f64 / 4.0).collect();
+        let x2: Vec<f64> = (0..50).map(|i| (i % 7) as f64 / 6.0).collect();
+        let y: Vec<f64> = x1.iter().zip(&x2).map(|(a, b)| 0.3 + 0.4 * a - 0.15 * b).collect();
+        let (e0, b1, b2) = ols2(&y, &x1, &x2).unwrap();
+        assert!((e0 - 0.3).abs() < 1e-12 && (b1 - 0.4).abs() < 1e-12 && (b2 + 0.15).abs() < 1e-12);
+        let (i, s) = ols(&x1.iter().map(|x| 1.0 + 2.0 * x).collect::<Vec<_>>(), &x1).unwrap();
+        assert!((i - 1.0).abs() < 1e-12 && (s - 2.0).abs() < 1e-12);
+        assert_eq!(ols(&[1.0, 2.0], &[3.0, 3.0]), None);
+    }
+
+    #[test]
+    fn rank_correlation_handles_ties() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+        let s = spearman(&[1.0, 2.0, 3.0, 4.0], &[10.0, 20.0, 30.0, 1000.0]).unwrap();
+        assert!((s - 1.0).abs() < 1e-12);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
+    }
+
+    #[test]
+    fn bootstrap_is_order_free_and_centred() {
+        let (mut a, mut b) = (Histogram::default(), Histogram::default());
+        let vals = [1.0, 0.0, -1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+        for v in vals {
+            a.add(v, 0.0, 1);
+        }
+        for v in vals.iter().rev() {
+            b.add(*v, 0.0, 1);
+        }
+        let (ra, rb) = (a.bootstrap(Statistic::Mean, 500, 7), b.bootstrap(Statistic::Mean, 500, 7));
+        assert_eq!(ra, rb, "row order does not matter");
+        let mean = a.estimate(Statistic::Mean).unwrap();
+        let mid = quantile(&ra, 0.5).unwrap();
+        assert!((mid - mean).abs() < 0.13, "{mid} vs {mean}");
+        // Large counts: the resampled mean's spread matches sqrt(p(1-p)/n).
+        let mut big = Histogram::default();
+        big.add(1.0, 0.0, 300_000);
+        big.add(0.0, 0.0, 700_000);
+        let r = big.bootstrap(Statistic::Mean, 2000, 1);
+        let sd = (quantile(&r, 0.8413).unwrap() - quantile(&r, 0.1587).unwrap()) / 2.0;
+        let want = (0.21f64 / 1e6).sqrt();
+        assert!((sd / want - 1.0).abs() < 0.1, "{sd} vs {want}");
+    }
+}

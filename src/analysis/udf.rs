@@ -1,0 +1,244 @@
+//! The statistics of [`super::stats`] as DataFusion SQL functions, registered in every session
+//! lucid opens (`lucid query`, report stages, `lucid report`), so each report stays one `.sql`
+//! file a user can read and rerun:
+//!
+//! | function | what |
+//! |---|---|
+//! | `wilson_lo(k, n)`, `wilson_hi(k, n)` | 95 % Wilson score interval of k successes in n |
+//! | `boot_lo(x)`, `boot_hi(x)`, `boot_p_gt_0(x)` | 95 % bootstrap interval of the mean of x, and the share of resamples whose mean is > 0 |
+//! | `boot_slope_lo(y, x)`, `boot_slope_hi(y, x)` | 95 % bootstrap interval of the OLS slope of y on x (pairs resampled) |
+//! | `boot_icept_lo(y, x)`, `boot_icept_hi(y, x)` | the same for the intercept |
+//! | `ols2_e0(y, x1, x2)`, `ols2_b1(…)`, `ols2_b2(…)` | least squares of y on two regressors: intercept and slopes |
+//!
+//! Every bootstrap draws [`stats::RESAMPLES`] resamples with seed [`stats::BOOT_SEED`], so a report
+//! is a function of its tables; arguments are cast to DOUBLE, NULLs are skipped.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray, UInt64Array};
+use arrow::datatypes::{DataType, Field, Float64Type, UInt64Type};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::{
+    Accumulator, AggregateUDF, ColumnarValue, ScalarUDF, Signature, SimpleAggregateUDF, SimpleScalarUDF, Volatility,
+};
+use datafusion::prelude::SessionContext;
+use datafusion::scalar::ScalarValue;
+
+use super::stats::{self, BOOT_SEED, Histogram, RESAMPLES, Statistic, Z95};
+
+/// Register every function of this module in `ctx`.
+pub fn register(ctx: &SessionContext) {
+    for (name, hi) in [("wilson_lo", false), ("wilson_hi", true)] {
+        ctx.register_udf(wilson_udf(name, hi));
+    }
+    let boots: [(&str, Statistic, usize, Output); 7] = [
+        ("boot_lo", Statistic::Mean, 1, Output::Quantile(0.025)),
+        ("boot_hi", Statistic::Mean, 1, Output::Quantile(0.975)),
+        ("boot_p_gt_0", Statistic::Mean, 1, Output::ShareAboveZero),
+        ("boot_slope_lo", Statistic::Slope, 2, Output::Quantile(0.025)),
+        ("boot_slope_hi", Statistic::Slope, 2, Output::Quantile(0.975)),
+        ("boot_icept_lo", Statistic::Intercept, 2, Output::Quantile(0.025)),
+        ("boot_icept_hi", Statistic::Intercept, 2, Output::Quantile(0.975)),
+    ];
+    for (name, stat, args, out) in boots {
+        ctx.register_udaf(boot_udaf(name, stat, args, out));
+    }
+    for (name, coef) in [("ols2_e0", 0), ("ols2_b1", 1), ("ols2_b2", 2)] {
+        ctx.register_udaf(ols2_udaf(name, coef));
+    }
+}
+
+fn doubles(n: usize) -> Signature {
+    Signature::uniform(n, vec![DataType::Float64], Volatility::Immutable)
+}
+
+fn f64s(a: &ArrayRef) -> Result<&Float64Array> {
+    a.as_any()
+        .downcast_ref::<Float64Array>()
+        .ok_or_else(|| DataFusionError::Execution(format!("expected DOUBLE, got {}", a.data_type())))
+}
+
+fn wilson_udf(name: &'static str, hi: bool) -> ScalarUDF {
+    let fun = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(args)?;
+        let (k, n) = (f64s(&arrays[0])?, f64s(&arrays[1])?);
+        let out: Float64Array = k
+            .iter()
+            .zip(n.iter())
+            .map(|(k, n)| stats::wilson(k?, n?, Z95).map(|(l, h)| if hi { h } else { l }))
+            .collect();
+        Ok(ColumnarValue::Array(Arc::new(out)))
+    });
+    ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, doubles(2), DataType::Float64, fun))
+}
+
+/// What a bootstrap function returns.
+#[derive(Clone, Copy, Debug)]
+enum Output {
+    Quantile(f64),
+    ShareAboveZero,
+}
+
+fn list_field(name: &str, t: DataType) -> Arc<Field> {
+    Arc::new(Field::new(name, DataType::List(Arc::new(Field::new("item", t, true))), true))
+}
+
+fn boot_udaf(name: &'static str, stat: Statistic, args: usize, out: Output) -> AggregateUDF {
+    let state = vec![
+        list_field(&format!("{name}_y"), DataType::Float64),
+        list_field(&format!("{name}_x"), DataType::Float64),
+        list_field(&format!("{name}_n"), DataType::UInt64),
+    ];
+    let acc = Arc::new(move |_: datafusion::logical_expr::function::AccumulatorArgs<'_>| {
+        Ok(Box::new(Boot { hist: Histogram::default(), stat, out }) as Box<dyn Accumulator>)
+    });
+    AggregateUDF::from(SimpleAggregateUDF::new_with_signature(name, doubles(args), DataType::Float64, acc, state))
+}
+
+/// A bootstrap over the histogram of the group's (y, x) values.
+#[derive(Debug)]
+struct Boot {
+    hist: Histogram,
+    stat: Statistic,
+    out: Output,
+}
+
+impl Accumulator for Boot {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let y = f64s(&values[0])?;
+        let x = values.get(1).map(f64s).transpose()?;
+        for i in 0..y.len() {
+            let xi = match x {
+                Some(x) if x.is_null(i) => continue,
+                Some(x) => x.value(i),
+                None => 0.0,
+            };
+            if y.is_valid(i) {
+                self.hist.add(y.value(i), xi, 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        let reps = self.hist.bootstrap(self.stat, RESAMPLES, BOOT_SEED);
+        let v = match self.out {
+            Output::Quantile(q) => stats::quantile(&reps, q),
+            Output::ShareAboveZero if reps.is_empty() => None,
+            Output::ShareAboveZero => Some(reps.iter().filter(|&&r| r > 0.0).count() as f64 / reps.len() as f64),
+        };
+        Ok(ScalarValue::Float64(v))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.hist.cells().len() * 48
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        let cells = self.hist.cells();
+        let y = Float64Array::from_iter_values(cells.iter().map(|c| c.0));
+        let x = Float64Array::from_iter_values(cells.iter().map(|c| c.1));
+        let n = UInt64Array::from_iter_values(cells.iter().map(|c| c.2));
+        Ok(vec![
+            ScalarValue::List(Arc::new(ListArray::from_iter_primitive::<Float64Type, _, _>([Some(
+                y.iter().collect::<Vec<_>>(),
+            )]))),
+            ScalarValue::List(Arc::new(ListArray::from_iter_primitive::<Float64Type, _, _>([Some(
+                x.iter().collect::<Vec<_>>(),
+            )]))),
+            ScalarValue::List(Arc::new(ListArray::from_iter_primitive::<UInt64Type, _, _>([Some(
+                n.iter().collect::<Vec<_>>(),
+            )]))),
+        ])
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        let (ys, xs, ns) = (states[0].as_list::<i32>(), states[1].as_list::<i32>(), states[2].as_list::<i32>());
+        for row in 0..ys.len() {
+            if ys.is_null(row) {
+                continue;
+            }
+            let (y, x, n) = (ys.value(row), xs.value(row), ns.value(row));
+            let (y, x, n) =
+                (y.as_primitive::<Float64Type>(), x.as_primitive::<Float64Type>(), n.as_primitive::<UInt64Type>());
+            for i in 0..y.len() {
+                self.hist.add(y.value(i), x.value(i), n.value(i));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn ols2_udaf(name: &'static str, coef: usize) -> AggregateUDF {
+    let state = (0..9).map(|i| Arc::new(Field::new(format!("{name}_s{i}"), DataType::Float64, true))).collect();
+    let acc = Arc::new(move |_: datafusion::logical_expr::function::AccumulatorArgs<'_>| {
+        Ok(Box::new(Ols2 { sums: [0.0; 9], coef }) as Box<dyn Accumulator>)
+    });
+    AggregateUDF::from(SimpleAggregateUDF::new_with_signature(name, doubles(3), DataType::Float64, acc, state))
+}
+
+/// Sums (n, y, x1, x2, x1², x2², x1x2, x1y, x2y) of a two-regressor least-squares fit: bounded
+/// memory whatever the group's size.
+#[derive(Debug)]
+struct Ols2 {
+    sums: [f64; 9],
+    coef: usize,
+}
+
+impl Accumulator for Ols2 {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let (y, x1, x2) = (f64s(&values[0])?, f64s(&values[1])?, f64s(&values[2])?);
+        for i in 0..y.len() {
+            if y.is_null(i) || x1.is_null(i) || x2.is_null(i) {
+                continue;
+            }
+            let (y, a, b) = (y.value(i), x1.value(i), x2.value(i));
+            for (s, v) in self.sums.iter_mut().zip([1.0, y, a, b, a * a, b * b, a * b, a * y, b * y]) {
+                *s += v;
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(ScalarValue::Float64(stats::ols2_from_sums(&self.sums).map(|c| [c.0, c.1, c.2][self.coef])))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(self.sums.iter().map(|&s| ScalarValue::Float64(Some(s))).collect())
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        for (s, a) in self.sums.iter_mut().zip(states) {
+            *s += f64s(a)?.iter().flatten().sum::<f64>();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(sql: &str) -> arrow::array::RecordBatch {
+        crate::query::sql_over(&[], sql).unwrap()
+    }
+
+    #[test]
+    fn sql_functions_compute_what_the_statistics_module_does() {
+        let b = run("SELECT wilson_lo(8, 10) AS lo, wilson_hi(8, 10) AS hi");
+        let (lo, hi) = stats::wilson(8.0, 10.0, Z95).unwrap();
+        assert_eq!(f64s(b.column(0)).unwrap().value(0), lo);
+        assert_eq!(f64s(b.column(1)).unwrap().value(0), hi);
+        let b = run("SELECT ols2_e0(y, a, b) AS e0, ols2_b1(y, a, b) AS b1, ols2_b2(y, a, b) AS b2, \
+             boot_lo(y) AS lo, boot_hi(y) AS hi, boot_p_gt_0(y) AS p, boot_slope_lo(y, a) AS slo \
+             FROM (VALUES (0.3, 0.0, 0.0), (0.7, 1.0, 0.0), (0.15, 0.0, 1.0), (0.55, 1.0, 1.0), (0.5, 0.5, 0.0)) t(y, a, b)");
+        let v = |c: usize| f64s(b.column(c)).unwrap().value(0);
+        assert!((v(0) - 0.3).abs() < 1e-12 && (v(1) - 0.4).abs() < 1e-12 && (v(2) + 0.15).abs() < 1e-12);
+        assert!(v(3) < v(4) && v(5) == 1.0 && v(6) > 0.0, "{b:?}");
+    }
+}

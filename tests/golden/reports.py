@@ -1,0 +1,247 @@
+"""Golden data for the paper's report SQL (tests/reports.rs).
+
+Writes a run folder with hand-built `episodes` and `evaluation` tables whose outcomes follow a
+planted model, and `expected.json`: what every report table must say, computed here with numpy,
+independently of lucid's code.
+
+Planted model, per memory arm and seed, step by step: each episode retrieves up to 4 earlier
+episodes at random; c_bad / c_good = share of them shown trusted (stored Q = 1) that were wrong /
+right; P(error) = 0.30 + 0.40 c_bad - 0.15 c_good (no-memory: 0.30). The self-grade passes a wrong
+episode with probability 0.76 and a right one with 0.90 (5 % unparseable, 3 % skipped); three
+detector channels fire more often on wrong episodes; memento stores Q = r, LUCID Q = 0 when flagged.
+
+usage: python3 reports.py OUT_DIR
+"""
+
+import json
+import sys
+
+import numpy as np
+import polars as pl
+
+Z = 1.959963984540054
+ARMS = ["no-memory", "memento", "lucid"]
+SEEDS = [0, 1]
+N = 1500
+DIFFS = ["simple", "moderate", "challenging"]
+
+
+def wilson(k, n):
+    if n == 0:
+        return None, None
+    p = k / n
+    d = 1 + Z * Z / n
+    c = (p + Z * Z / (2 * n)) / d
+    h = Z * np.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def generate(rng):
+    episodes, evaluation = [], []
+    for seed in SEEDS:
+        order = rng.permutation(N)
+        for arm in ARMS:
+            u = np.zeros(N, dtype=int)
+            q = np.zeros(N, dtype=int)
+            for t in range(N):
+                qid = int(order[t])
+                retrieved = []
+                c_bad = c_good = 0.0
+                if arm != "no-memory" and t > 0:
+                    nb = rng.choice(t, size=min(4, t), replace=False)
+                    shown = [int(q[j]) for j in nb]
+                    c_bad = float(np.mean([s == 1 and u[j] == 0 for s, j in zip(shown, nb)]))
+                    c_good = float(np.mean([s == 1 and u[j] == 1 for s, j in zip(shown, nb)]))
+                    retrieved = [
+                        {"step": int(j), "question_id": int(order[j]), "similarity": 0.5, "shown_label": s, "same_db": True}
+                        for s, j in zip(shown, nb)
+                    ]
+                p_err = min(1.0, max(0.0, 0.30 + 0.40 * c_bad - 0.15 * c_good))
+                u[t] = 0 if rng.random() < p_err else 1
+                roll = rng.random()
+                if roll < 0.05:
+                    grade, r = "unparseable", None
+                elif roll < 0.08:
+                    grade, r = "skipped", None
+                else:
+                    r = int(rng.random() < (0.76 if u[t] == 0 else 0.90))
+                    grade = "correct" if r == 1 else "incorrect"
+                wrong = u[t] == 0
+                fe = bool(rng.random() < (0.30 if wrong else 0.03))
+                fd = bool(rng.random() < (0.20 if wrong else 0.02))
+                fl = bool(rng.random() < (0.10 if wrong else 0.05))
+                flagged = fe or fd or fl
+                rr = 0 if r is None else r
+                q[t] = 0 if (arm == "lucid" and flagged) else rr
+                episodes.append(
+                    {"seed": seed, "arm": arm, "step": t, "question_id": qid, "retrieved": retrieved, "grade": grade,
+                     "r": r, "stored_q": int(q[t]), "flag_exec": fe, "flag_degenerate": fd, "flag_literal": fl,
+                     "flagged": flagged}
+                )
+                evaluation.append(
+                    {"seed": seed, "arm": arm, "step": t, "question_id": qid, "db_id": "db", "difficulty": DIFFS[qid % 3],
+                     "u": int(u[t])}
+                )
+    return episodes, evaluation
+
+
+def write(out, episodes, evaluation):
+    struct = pl.Struct({"step": pl.UInt64, "question_id": pl.Int64, "similarity": pl.Float32, "shown_label": pl.UInt8,
+                        "same_db": pl.Boolean})
+    ep = pl.DataFrame(episodes, schema={
+        "seed": pl.UInt64, "arm": pl.Utf8, "step": pl.UInt64, "question_id": pl.Int64, "retrieved": pl.List(struct),
+        "grade": pl.Utf8, "r": pl.UInt8, "stored_q": pl.UInt8, "flag_exec": pl.Boolean, "flag_degenerate": pl.Boolean,
+        "flag_literal": pl.Boolean, "flagged": pl.Boolean})
+    ev = pl.DataFrame(evaluation, schema={
+        "seed": pl.UInt64, "arm": pl.Utf8, "step": pl.UInt64, "question_id": pl.Int64, "db_id": pl.Utf8,
+        "difficulty": pl.Utf8, "u": pl.UInt8})
+    import os
+    for name, df in [("episodes", ep), ("evaluation", ev)]:
+        os.makedirs(f"{out}/run/{name}", exist_ok=True)
+        for (seed, arm), part in df.group_by(["seed", "arm"]):
+            part.write_parquet(f"{out}/run/{name}/seed-{seed}_arm-{arm}.parquet")
+
+
+def groups(rows, keys_sets):
+    """Yield (key dict, rows) for every grouping set, None for the keys it rolls up."""
+    all_keys = sorted({k for ks in keys_sets for k in ks})
+    for ks in keys_sets:
+        buckets = {}
+        for r in rows:
+            buckets.setdefault(tuple(r[k] for k in ks), []).append(r)
+        for vals, rs in buckets.items():
+            key = {k: None for k in all_keys}
+            key.update(dict(zip(ks, vals)))
+            yield key, rs
+
+
+def expected(episodes, evaluation):
+    ev = {(r["seed"], r["arm"], r["step"]): r for r in evaluation}
+    joined = [dict(e, u=ev[(e["seed"], e["arm"], e["step"])]["u"], difficulty=ev[(e["seed"], e["arm"], e["step"])]["difficulty"])
+              for e in episodes]
+    out = {}
+
+    rows = []
+    for key, rs in groups(evaluation, [("arm", "seed", "difficulty"), ("arm", "seed"), ("arm", "difficulty"), ("arm",)]):
+        n, k = len(rs), sum(r["u"] for r in rs)
+        lo, hi = wilson(k, n)
+        rows.append(dict(key, difficulty=key["difficulty"] or "all", n=n, correct=k, ex=100 * k / n, lo=100 * lo, hi=100 * hi))
+    out["ex"] = rows
+
+    rows = []
+    for seed in SEEDS:
+        for a, b in [("lucid", "memento"), ("memento", "no-memory")]:
+            ua = {r["question_id"]: r["u"] for r in evaluation if r["seed"] == seed and r["arm"] == a}
+            ub = {r["question_id"]: r["u"] for r in evaluation if r["seed"] == seed and r["arm"] == b}
+            d = np.array([ua[k] - ub[k] for k in ua])
+            rows.append({"seed": seed, "a": a, "b": b, "n": len(d), "diff": 100 * d.mean(),
+                         "se": 100 * d.std() / np.sqrt(len(d))})
+    out["paired_difference"] = rows
+
+    rows = []
+    for key, rs in groups(joined, [("arm", "seed"), ("arm",), ()]):
+        gw = [r for r in rs if r["r"] is not None and r["u"] == 0]
+        gr = [r for r in rs if r["r"] is not None and r["u"] == 1]
+        lk, sk = sum(r["r"] for r in gw), sum(r["r"] for r in gr)
+        llo, lhi = wilson(lk, len(gw))
+        slo, shi = wilson(sk, len(gr))
+        rows.append(dict(key, arm=key["arm"] or "all", n=len(rs), graded=len(gw) + len(gr),
+                         unparseable=sum(r["grade"] == "unparseable" for r in rs),
+                         skipped=sum(r["grade"] == "skipped" for r in rs), failed=0,
+                         leniency=lk / len(gw), leniency_lo=llo, leniency_hi=lhi,
+                         sensitivity=sk / len(gr), sensitivity_lo=slo, sensitivity_hi=shi))
+    out["grader"] = rows
+
+    q_of = {(e["seed"], e["arm"], e["step"]): e for e in joined}
+    pts = []
+    for e in joined:
+        if e["arm"] == "no-memory" or not e["retrieved"]:
+            continue
+        mem = [(m["shown_label"], q_of[(e["seed"], e["arm"], m["step"])]["u"]) for m in e["retrieved"]]
+        pts.append({"arm": e["arm"], "seed": e["seed"], "difficulty": e["difficulty"], "err": 1 - e["u"],
+                    "c_bad": np.mean([s == 1 and u == 0 for s, u in mem]),
+                    "c_good": np.mean([s == 1 and u == 1 for s, u in mem])})
+    rows = []
+    for key, rs in groups(pts, [("arm", "seed", "difficulty"), ("arm", "seed"), ("arm",)]):
+        y = np.array([r["err"] for r in rs], float)
+        x1 = np.array([r["c_bad"] for r in rs], float)
+        x2 = np.array([r["c_good"] for r in rs], float)
+        kappa, e0 = np.polyfit(x1, y, 1)
+        coef, *_ = np.linalg.lstsq(np.column_stack([np.ones_like(x1), x1, x2]), y, rcond=None)
+        clean = y[x1 == 0]
+        full = y[x1 == 1]
+        rows.append(dict(key, difficulty=key["difficulty"] or "all", n=len(rs), mean_corruption=x1.mean(), kappa=kappa,
+                         e0=e0, err_clean=clean.mean() if len(clean) else None,
+                         err_full=full.mean() if len(full) else None, kappa_two=coef[1], gamma_two=-coef[2],
+                         e0_two=coef[0]))
+    out["coupling"] = rows
+
+    rows = []
+    for seed in SEEDS:
+        for arm in ["memento", "lucid"]:
+            rs = sorted([r for r in joined if r["seed"] == seed and r["arm"] == arm], key=lambda r: r["step"])
+            tr = np.cumsum([r["r"] == 1 for r in rs])
+            wr = np.cumsum([r["r"] == 1 and r["u"] == 0 for r in rs])
+            tq = np.cumsum([r["stored_q"] == 1 for r in rs])
+            wq = np.cumsum([r["stored_q"] == 1 and r["u"] == 0 for r in rs])
+            step_every = max(1, N // 50)
+            for i in range(N):
+                bank = i + 1
+                if bank % step_every == 0 or bank == N:
+                    rows.append({"arm": arm, "seed": seed, "bank": bank,
+                                 "corruption_r": wr[i] / tr[i] if tr[i] else None,
+                                 "corruption_q": wq[i] / tq[i] if tq[i] else None})
+    out["trajectory"] = rows
+
+    rows = []
+    channels = {"execution": "flag_exec", "degeneracy": "flag_degenerate", "literal": "flag_literal", "any": "flagged"}
+    for key, rs in groups(joined, [("arm",), ()]):
+        for ch, col in channels.items():
+            f = [r for r in rs if r[col]]
+            tp = sum(r["u"] == 0 for r in f)
+            wrong = sum(r["u"] == 0 for r in rs)
+            plo, phi = wilson(tp, len(f))
+            rlo, rhi = wilson(tp, wrong)
+            rows.append({"arm": key["arm"] or "all", "channel": ch, "n": len(rs), "flags": len(f),
+                         "precision": tp / len(f), "precision_lo": plo, "precision_hi": phi, "recall": tp / wrong,
+                         "recall_lo": rlo, "recall_hi": rhi, "base_rate": wrong / len(rs)})
+    out["detector"] = rows
+
+    reuse = {}
+    for e in joined:
+        for m in e["retrieved"]:
+            k = (e["seed"], e["arm"], m["step"])
+            reuse[k] = reuse.get(k, 0) + 1
+    w = [{"arm": e["arm"], "seed": e["seed"], "b": e["r"] - e["u"], "n": reuse.get((e["seed"], e["arm"], e["step"]), 0)}
+         for e in joined if e["u"] == 0 and e["r"] is not None and e["arm"] != "no-memory"]
+    rows = []
+    for key, rs in groups(w, [("arm", "seed"), ("arm",)]):
+        b = np.array([r["b"] for r in rs], float)
+        n = np.array([r["n"] for r in rs], float)
+        rows.append(dict(key, n_wrong=len(rs), mean_b=b.mean(), mean_reuse=n.mean(),
+                         cov_b_n=np.cov(b, n, bias=True)[0, 1], corr_b_n=np.corrcoef(b, n)[0, 1]))
+    out["echo_gap"] = rows
+    return out
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(20251123)
+    episodes, evaluation = generate(rng)
+    write(out, episodes, evaluation)
+    exp = expected(episodes, evaluation)
+
+    def clean(v):
+        if isinstance(v, (np.floating, float)):
+            return None if np.isnan(v) else float(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    exp = {t: [{k: clean(v) for k, v in r.items()} for r in rows] for t, rows in exp.items()}
+    with open(f"{out}/expected.json", "w") as f:
+        json.dump(exp, f)
+
+
+if __name__ == "__main__":
+    main()
