@@ -13,8 +13,9 @@
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
 //!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)
-//! 2. the agent and its judge — `agent` (prompts, parsing, detector, bank, one episode),
-//!    `eval` (BIRD-exact execution accuracy)
+//! 2. the agent, its judge and the report — `agent` (prompts, parsing, detector, bank, one
+//!    episode), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and plots
+//!    of runs)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
 //! 4. `stages` — one file per stage kind, and the registry of kinds
@@ -35,6 +36,7 @@ pub mod models;
 pub mod par;
 pub mod pipeline;
 pub mod query;
+pub mod report;
 pub mod rng;
 mod run;
 pub mod sql;

@@ -36,6 +36,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Status(a) => commands::status::run(&a),
         Command::Cache(a) => commands::cache::run(&a),
         Command::Models(a) => commands::models::run(&a),
+        Command::Theory(a) => commands::theory::run(&a),
+        Command::Report(a) => commands::report::run(&a),
     };
     match result {
         Ok(()) => 0,

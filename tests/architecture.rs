@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("query", 1),
     ("agent", 2),
     ("eval", 2),
+    ("report", 2),
     ("pipeline", 3),
     ("stages", 4),
     ("cli", 5),

@@ -22,11 +22,20 @@ pub enum Probe {
     MiniLm,
     /// SmolLM2 from `lucid models fetch`.
     SmolLm2,
+    /// Headless Chromium (Debian's `chromium`), to render the HTML report.
+    Chromium,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 6] =
-    [Probe::SpiderMan, Probe::Python, Probe::PythonReaders, Probe::Numpy, Probe::MiniLm, Probe::SmolLm2];
+pub const ALL: [Probe; 7] = [
+    Probe::SpiderMan,
+    Probe::Python,
+    Probe::PythonReaders,
+    Probe::Numpy,
+    Probe::MiniLm,
+    Probe::SmolLm2,
+    Probe::Chromium,
+];
 
 fn python(code: &str) -> bool {
     Command::new("python3").args(["-c", code]).output().is_ok_and(|o| o.status.success())
@@ -42,6 +51,7 @@ impl Probe {
             Probe::Python => python("import sqlite3"),
             Probe::PythonReaders => python("import duckdb, polars"),
             Probe::Numpy => python("import numpy, polars"),
+            Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -58,6 +68,7 @@ impl Probe {
             Probe::Numpy => "python3 with numpy and polars is not found (.ci/run installs them)",
             Probe::MiniLm => "MiniLM is not fetched (run `lucid models fetch`)",
             Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
+            Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
         })
     }
 
@@ -75,6 +86,7 @@ impl Probe {
             Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data"],
             Probe::MiniLm => &["models::real_minilm_matches_sentence_transformers"],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
+            Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
         }
     }
 }

@@ -73,6 +73,8 @@ fn report_sql_matches_numpy_on_planted_data() {
     compare("trajectory", &q("trajectory.sql"), &expected["trajectory"], &["arm", "seed", "bank"], &[]);
     compare("detector", &q("detector.sql"), &expected["detector"], &["arm", "channel"], &[]);
     compare("echo_gap", &q("echo_gap.sql"), &expected["echo_gap"], &["arm", "seed"], &[]);
+    // Theorem 2 fed with the measured kappa, e0, l and s (numpy solves the quadratic itself).
+    compare("attractor", &q("attractor.sql"), &expected["attractor"], &["arm", "seed"], &[]);
 
     // Paired differences: the mean agrees; the bootstrap interval holds it and is as wide as the
     // normal approximation's (its Monte Carlo cannot equal numpy's draws).
@@ -109,4 +111,198 @@ fn report_sql_matches_numpy_on_planted_data() {
     let all = grader.iter().find(|r| r["arm"] == "all").unwrap();
     assert!((all["leniency"].as_f64().unwrap() - 0.76).abs() < 0.03, "{all:?}");
     assert!((all["sensitivity"].as_f64().unwrap() - 0.90).abs() < 0.02, "{all:?}");
+}
+
+/// `(columns of each table)` as `schemas/report.json` documents them.
+fn documented_report() -> BTreeMap<String, Vec<String>> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/report.json");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    doc["tables"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(t, v)| {
+            let cols = v["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string());
+            (t.clone(), cols.collect())
+        })
+        .collect()
+}
+
+/// A scripted study (every arm, two seeds, embeddings) run with `report: true`.
+fn study_with_report() -> (tempfile::TempDir, crate::fake_server::FakeServer) {
+    use crate::fake_server::{FakeServer, Reply};
+    let server = FakeServer::start(vec![], Reply::Scripted(crate::study::scripted));
+    let dir = crate::study::project(&server.url);
+    let yaml = std::fs::read_to_string(dir.path().join("study.yaml")).unwrap();
+    std::fs::write(dir.path().join("study.yaml"), yaml.replace("max_parallel: 1\n", "max_parallel: 1\nreport: true\n"))
+        .unwrap();
+    let o = lucid(&dir.path().join("cache"))
+        .current_dir(dir.path())
+        .args(["run", "study.yaml", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("report: ") && stdout(&o).contains("report.html"), "{}", stdout(&o));
+    (dir, server)
+}
+
+#[test]
+fn a_study_ends_with_every_documented_report_table_and_its_plots() {
+    let (dir, _server) = study_with_report();
+    let out = dir.path().join("runs/study/report");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let tables = json["tables"].as_object().unwrap();
+    let documented = documented_report();
+    assert_eq!(tables.keys().cloned().collect::<Vec<_>>().len(), documented.len());
+    for (name, cols) in &documented {
+        let rows = tables[name].as_array().unwrap_or_else(|| panic!("{name} missing"));
+        assert!(!rows.is_empty(), "{name} has no rows");
+        for r in rows {
+            let keys: Vec<String> = r.as_object().unwrap().keys().cloned().collect();
+            assert_eq!(&keys, cols, "{name}: columns as schemas/report.json says");
+        }
+    }
+    let ks: Vec<u64> = tables["k_sweep"].as_array().unwrap().iter().map(|r| r["k"].as_u64().unwrap()).collect();
+    assert!([1, 2, 4, 8].iter().all(|k| ks.contains(k)), "{ks:?}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for name in documented.keys() {
+        assert!(md.contains(&format!("## {name}\n")), "report.md lacks {name}");
+    }
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4, "EX, coupling (one run), trajectory, k-sweep");
+    for fetch in ["src=\"http", "href=\"http", "url(http", "<script", "<link", "@import"] {
+        assert!(!html.contains(fetch), "self-contained: no {fetch}");
+    }
+    // Two runs side by side: every row says which run it belongs to.
+    let both = dir.path().join("both");
+    let run = dir.path().join("runs/study");
+    let o =
+        lucid(&dir.path().join("cache")).arg("report").arg(&run).arg(&run).arg("--out").arg(&both).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let two: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(both.join("report.json")).unwrap()).unwrap();
+    assert_eq!(two["tables"]["ex"].as_array().unwrap().len(), 2 * tables["ex"].as_array().unwrap().len());
+}
+
+#[test]
+fn theory_attractor_prints_the_papers_closed_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = lucid(tmp.path())
+        .args(["theory", "attractor", "--kappa", "0.38", "--leniency", "0.76", "--sensitivity", "0.90", "--e0", "0.32"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let f = |k: &str| v[k].as_f64().unwrap();
+    assert_eq!(
+        format!("{:.3} {:.3} {:.2} {:.3}", f("p_star"), f("p0"), f("ratio"), f("slope")),
+        "0.448 0.284 1.58 0.376"
+    );
+    assert_eq!(v["stable"], true);
+    let o = lucid(tmp.path())
+        .args(["theory", "attractor", "--kappa", "0.38", "--leniency", "1.2", "--sensitivity", "0.9", "--e0", "0.3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("leniency"), "{}", stderr(&o));
+}
+
+/// The RGB pixels of a PNG (8-bit RGB or RGBA, non-interlaced, as Chromium writes them).
+fn png_pixels(bytes: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
+    use std::io::Read;
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let (mut pos, mut idat, mut w, mut h, mut channels) = (8, Vec::new(), 0, 0, 0);
+    while pos + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[pos + 4..pos + 8];
+        let data = &bytes[pos + 8..pos + 8 + len];
+        match kind {
+            b"IHDR" => {
+                w = u32::from_be_bytes(data[0..4].try_into().unwrap()) as usize;
+                h = u32::from_be_bytes(data[4..8].try_into().unwrap()) as usize;
+                assert_eq!((data[8], data[12]), (8, 0), "8-bit, not interlaced");
+                channels = match data[9] {
+                    2 => 3,
+                    6 => 4,
+                    t => panic!("colour type {t}"),
+                };
+            }
+            b"IDAT" => idat.extend_from_slice(data),
+            _ => {}
+        }
+        pos += 12 + len;
+    }
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&idat[..]).read_to_end(&mut raw).unwrap();
+    let stride = w * channels;
+    let mut prev = vec![0u8; stride];
+    let mut pixels = Vec::with_capacity(w * h);
+    for y in 0..h {
+        let line = &raw[y * (stride + 1)..(y + 1) * (stride + 1)];
+        let mut cur = line[1..].to_vec();
+        for i in 0..stride {
+            let a = if i >= channels { cur[i - channels] } else { 0 } as i16;
+            let (b, c) = (prev[i] as i16, if i >= channels { prev[i - channels] } else { 0 } as i16);
+            let pred = match line[0] {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => (a + b) / 2,
+                4 => {
+                    let p = a + b - c;
+                    let (pa, pb, pc) = ((p - a).abs(), (p - b).abs(), (p - c).abs());
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                f => panic!("filter {f}"),
+            };
+            cur[i] = cur[i].wrapping_add(pred as u8);
+        }
+        pixels.extend(cur.chunks(channels).map(|p| [p[0], p[1], p[2]]));
+        prev = cur;
+    }
+    (w, h, pixels)
+}
+
+#[test]
+fn the_html_report_renders_its_plots_in_chromium() {
+    if !crate::probes::require(crate::probes::Probe::Chromium) {
+        return;
+    }
+    let (dir, _server) = study_with_report();
+    let html = dir.path().join("runs/study/report/report.html");
+    let png = dir.path().join("shot.png");
+    let o = Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", dir.path().join("chromium").display()))
+        .args(["--window-size=1280,1100", "--hide-scrollbars"])
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success() && png.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (w, h, pixels) = png_pixels(&std::fs::read(&png).unwrap());
+    assert_eq!((w, h), (1280, 1100));
+    // The series colours of the plots (bars, points, lines) cover real area.
+    let near = |p: &[u8; 3], c: [u8; 3]| p.iter().zip(c).all(|(&a, b)| (i16::from(a) - i16::from(b)).abs() <= 12);
+    let palette = [
+        ("blue", [0x00, 0x72, 0xB2]),
+        ("vermillion", [0xD5, 0x5E, 0x00]),
+        ("green", [0x00, 0x9E, 0x73]),
+        ("pink", [0xCC, 0x79, 0xA7]),
+    ];
+    let counts: Vec<(&str, usize)> =
+        palette.iter().map(|(n, rgb)| (*n, pixels.iter().filter(|p| near(p, *rgb)).count())).collect();
+    assert!(counts.iter().all(|(_, n)| *n > 150), "every series colour is drawn: {counts:?}");
+    assert!(counts.iter().map(|c| c.1).sum::<usize>() > 1500, "{counts:?}");
+    let blank = pixels.iter().filter(|p| p.iter().all(|&v| v > 245)).count();
+    assert!(blank < pixels.len() * 95 / 100, "the page is almost blank");
 }

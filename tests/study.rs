@@ -15,7 +15,7 @@ const CANARY: &str = "lucid-canary-0x5eed";
 
 /// A scripted model: a plan, then a query over the first table of the schema (a count for "How
 /// many" questions, an empty result otherwise), then a lenient self-grade.
-fn scripted(prompt: &str) -> String {
+pub fn scripted(prompt: &str) -> String {
     if prompt.contains("numbered plan") {
         return "1. Read the first table.".into();
     }
@@ -342,7 +342,7 @@ fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_j
 }
 
 /// A project with the study pipeline over the server at `url`.
-fn project(url: &str) -> tempfile::TempDir {
+pub fn project(url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let data = canary_benchmark(dir.path());
     let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));

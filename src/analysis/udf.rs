@@ -9,6 +9,7 @@
 //! | `boot_slope_lo(y, x)`, `boot_slope_hi(y, x)` | 95 % bootstrap interval of the OLS slope of y on x (pairs resampled) |
 //! | `boot_icept_lo(y, x)`, `boot_icept_hi(y, x)` | the same for the intercept |
 //! | `ols2_e0(y, x1, x2)`, `ols2_b1(…)`, `ols2_b2(…)` | least squares of y on two regressors: intercept and slopes |
+//! | `attractor_p_star(kappa, l, s, e0)`, `attractor_p0(…)`, `attractor_slope(…)` | Theorem 2: the corrupted fixed point p*, the one-shot value p0, and q'(p*) (NULL for inputs outside the theorem) |
 //!
 //! Every bootstrap draws [`stats::RESAMPLES`] resamples with seed [`stats::BOOT_SEED`], so a report
 //! is a function of its tables; arguments are cast to DOUBLE, NULLs are skipped.
@@ -28,9 +29,11 @@ use super::stats::{self, BOOT_SEED, Histogram, RESAMPLES, Statistic, Z95};
 
 /// Register every function of this module in `ctx`.
 pub fn register(ctx: &SessionContext) {
-    for (name, hi) in [("wilson_lo", false), ("wilson_hi", true)] {
-        ctx.register_udf(wilson_udf(name, hi));
-    }
+    ctx.register_udf(scalar_udf("wilson_lo", 2, |a| stats::wilson(a[0], a[1], Z95).map(|w| w.0)));
+    ctx.register_udf(scalar_udf("wilson_hi", 2, |a| stats::wilson(a[0], a[1], Z95).map(|w| w.1)));
+    ctx.register_udf(scalar_udf("attractor_p_star", 4, |a| attractor(a).map(|t| t.p_star)));
+    ctx.register_udf(scalar_udf("attractor_p0", 4, |a| attractor(a).map(|t| t.p0)));
+    ctx.register_udf(scalar_udf("attractor_slope", 4, |a| attractor(a).map(|t| t.slope)));
     let boots: [(&str, Statistic, usize, Output); 7] = [
         ("boot_lo", Statistic::Mean, 1, Output::Quantile(0.025)),
         ("boot_hi", Statistic::Mean, 1, Output::Quantile(0.975)),
@@ -58,18 +61,27 @@ fn f64s(a: &ArrayRef) -> Result<&Float64Array> {
         .ok_or_else(|| DataFusionError::Execution(format!("expected DOUBLE, got {}", a.data_type())))
 }
 
-fn wilson_udf(name: &'static str, hi: bool) -> ScalarUDF {
-    let fun = Arc::new(move |args: &[ColumnarValue]| -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(args)?;
-        let (k, n) = (f64s(&arrays[0])?, f64s(&arrays[1])?);
-        let out: Float64Array = k
-            .iter()
-            .zip(n.iter())
-            .map(|(k, n)| stats::wilson(k?, n?, Z95).map(|(l, h)| if hi { h } else { l }))
+/// Theorem 2 at (kappa, l, s, e0); None outside its domain.
+fn attractor(a: &[f64]) -> Option<super::theory::Attractor> {
+    let inputs = super::theory::AttractorInputs { kappa: a[0], leniency: a[1], sensitivity: a[2], e0: a[3] };
+    super::theory::attractor(inputs).ok()
+}
+
+/// A scalar SQL function of `args` DOUBLE arguments; a NULL argument gives NULL.
+fn scalar_udf(name: &'static str, args: usize, f: fn(&[f64]) -> Option<f64>) -> ScalarUDF {
+    let fun = Arc::new(move |values: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(values)?;
+        let cols = arrays.iter().map(f64s).collect::<Result<Vec<_>>>()?;
+        let rows = cols.first().map_or(0, |c| c.len());
+        let out: Float64Array = (0..rows)
+            .map(|i| {
+                let row: Option<Vec<f64>> = cols.iter().map(|c| c.is_valid(i).then(|| c.value(i))).collect();
+                row.and_then(|r| f(&r))
+            })
             .collect();
         Ok(ColumnarValue::Array(Arc::new(out)))
     });
-    ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, doubles(2), DataType::Float64, fun))
+    ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, doubles(args), DataType::Float64, fun))
 }
 
 /// What a bootstrap function returns.
@@ -230,10 +242,16 @@ mod tests {
 
     #[test]
     fn sql_functions_compute_what_the_statistics_module_does() {
-        let b = run("SELECT wilson_lo(8, 10) AS lo, wilson_hi(8, 10) AS hi");
+        let b = run(
+            "SELECT wilson_lo(8, 10) AS lo, wilson_hi(8, 10) AS hi, attractor_p_star(0.38, 0.76, 0.90, 0.32) AS p, \
+                     attractor_p0(0.38, 0.76, 0.90, 0.32) AS p0, attractor_p_star(0.38, 1.5, 0.9, 0.3) AS bad",
+        );
         let (lo, hi) = stats::wilson(8.0, 10.0, Z95).unwrap();
         assert_eq!(f64s(b.column(0)).unwrap().value(0), lo);
         assert_eq!(f64s(b.column(1)).unwrap().value(0), hi);
+        assert!((f64s(b.column(2)).unwrap().value(0) - 0.448).abs() < 5e-4);
+        assert!((f64s(b.column(3)).unwrap().value(0) - 0.284).abs() < 5e-4);
+        assert!(b.column(4).is_null(0), "leniency 1.5 is outside the theorem");
         let b = run("SELECT ols2_e0(y, a, b) AS e0, ols2_b1(y, a, b) AS b1, ols2_b2(y, a, b) AS b2, \
              boot_lo(y) AS lo, boot_hi(y) AS hi, boot_p_gt_0(y) AS p, boot_slope_lo(y, a) AS slo \
              FROM (VALUES (0.3, 0.0, 0.0), (0.7, 1.0, 0.0), (0.15, 0.0, 1.0), (0.55, 1.0, 1.0), (0.5, 0.5, 0.0)) t(y, a, b)");

@@ -10,9 +10,11 @@ pub mod load;
 pub mod models;
 pub mod models_bench;
 pub mod query;
+pub mod report;
 pub mod run;
 pub mod smoke;
 pub mod status;
+pub mod theory;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

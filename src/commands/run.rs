@@ -54,5 +54,10 @@ pub fn run(a: &RunArgs) -> Result<bool> {
     for f in &summary.failed {
         eprintln!("failed: {f}");
     }
+    if summary.wants_report && summary.failed.is_empty() {
+        let html =
+            super::report::write_report(std::slice::from_ref(&summary.run_dir), &summary.run_dir.join("report"))?;
+        writeln!(out, "report: {} (and report.md, report.json beside it)", html.display()).map_err(werr)?;
+    }
     Ok(summary.failed.is_empty())
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::stage::Stage;
 
 /// The shape of a pipeline file, for error messages.
-pub const SHAPE: &str = "{name, description?, seeds?, arms?, runs_dir?, max_parallel?, stages: [{id, kind, description?, inputs?, matrix?, arms?, config?}]}";
+pub const SHAPE: &str = "{name, description?, seeds?, arms?, runs_dir?, max_parallel?, report?, stages: [{id, kind, description?, inputs?, matrix?, arms?, config?}]}";
 
 /// The stage kinds a pipeline may name, and how each reads its `config:`.
 pub trait Registry: 'static {

@@ -48,6 +48,8 @@ pub struct RunSummary {
     pub failed: Vec<String>,
     /// Report tables of the requested report stages.
     pub reports: Vec<(String, RecordBatch)>,
+    /// The pipeline asks for the study's report (`report: true`).
+    pub wants_report: bool,
 }
 
 /// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
@@ -124,7 +126,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     sched.drive(plan.spec.max_parallel.unwrap_or_else(crate::par::default_jobs).max(1));
     let Scheduler { slots, computed, cached, failed, .. } = sched;
     if opts.dry_run {
-        return Ok(RunSummary { run_dir, computed: 0, cached, failed, reports: Vec::new() });
+        return Ok(RunSummary { run_dir, computed: 0, cached, failed, reports: Vec::new(), wants_report: false });
     }
     let m = {
         let mut m = manifest.lock().expect("manifest lock");
@@ -144,7 +146,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
             }
         }
     }
-    Ok(RunSummary { run_dir, computed, cached, failed, reports })
+    Ok(RunSummary { run_dir, computed, cached, failed, reports, wants_report: plan.spec.report })
 }
 
 /// Which instances to process: all, or the `--only` stages and everything they read.

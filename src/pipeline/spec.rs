@@ -36,13 +36,16 @@ pub struct PipelineSpec<S = StageSpec> {
     /// Stage instances that may run at once (default: cores).
     #[serde(default)]
     pub max_parallel: Option<usize>,
+    /// Write the study's report (`lucid report`) into `<run>/report/` when the run succeeds.
+    #[serde(default)]
+    pub report: bool,
     /// The stages; order does not matter (the DAG comes from inputs and outputs).
     pub stages: Vec<S>,
 }
 
 impl<S> PipelineSpec<S> {
     fn map_stages<T>(self, f: impl FnMut(S) -> T) -> PipelineSpec<T> {
-        let PipelineSpec { name, description, seeds, arms, runs_dir, max_parallel, stages } = self;
+        let PipelineSpec { name, description, seeds, arms, runs_dir, max_parallel, report, stages } = self;
         PipelineSpec {
             name,
             description,
@@ -50,6 +53,7 @@ impl<S> PipelineSpec<S> {
             arms,
             runs_dir,
             max_parallel,
+            report,
             stages: stages.into_iter().map(f).collect(),
         }
     }

@@ -162,7 +162,7 @@ def expected(episodes, evaluation):
                     "c_bad": np.mean([s == 1 and u == 0 for s, u in mem]),
                     "c_good": np.mean([s == 1 and u == 1 for s, u in mem])})
     rows = []
-    for key, rs in groups(pts, [("arm", "seed", "difficulty"), ("arm", "seed"), ("arm",)]):
+    for key, rs in groups(pts, [("arm", "seed", "difficulty"), ("arm", "seed"), ("arm", "difficulty"), ("arm",)]):
         y = np.array([r["err"] for r in rs], float)
         x1 = np.array([r["c_bad"] for r in rs], float)
         x2 = np.array([r["c_good"] for r in rs], float)
@@ -221,6 +221,29 @@ def expected(episodes, evaluation):
         rows.append(dict(key, n_wrong=len(rs), mean_b=b.mean(), mean_reuse=n.mean(),
                          cov_b_n=np.cov(b, n, bias=True)[0, 1], corr_b_n=np.corrcoef(b, n)[0, 1]))
     out["echo_gap"] = rows
+
+    rows = []
+    for seed in SEEDS:
+        for arm in ["memento", "lucid"]:
+            c = [r for r in out["coupling"] if r["arm"] == arm and r["seed"] == seed and r["difficulty"] == "all"][0]
+            g = [r for r in out["grader"] if r["arm"] == arm and r["seed"] == seed][0]
+            kappa, e0, l, s = c["kappa"], c["e0"], g["leniency"], g["sensitivity"]
+            # Theorem 2: the smallest root in [0, 1] of kappa (l-s) p^2 + (e0 (l-s) + s - kappa l) p - e0 l.
+            roots = np.roots([kappa * (l - s), e0 * (l - s) + s - kappa * l, -e0 * l])
+            p_star = min(float(r.real) for r in roots if abs(r.imag) < 1e-12 and -1e-12 <= r.real <= 1 + 1e-12)
+            p0 = e0 * l / (e0 * l + (1 - e0) * s)
+            e_star = e0 + kappa * p_star
+            slope = kappa * l * s / (e_star * (l - s) + s) ** 2
+            traj = [r for r in joined if r["arm"] == arm and r["seed"] == seed]
+            traj.sort(key=lambda r: r["step"])
+            tr = np.cumsum([r["r"] == 1 for r in traj])
+            wr = np.cumsum([r["r"] == 1 and r["u"] == 0 for r in traj])
+            corr = wr / tr
+            settled = corr[[i for i in range(N) if 2 * (i + 1) > N]].mean()
+            rows.append({"arm": arm, "seed": seed, "kappa": kappa, "leniency": l, "sensitivity": s, "e0": e0,
+                         "p_star": p_star, "p0": p0, "slope": slope, "observed_settled": settled,
+                         "observed_final": corr[-1]})
+    out["attractor"] = rows
     return out
 
 

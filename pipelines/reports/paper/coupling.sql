@@ -7,7 +7,8 @@
 --     its slope is kappa_two + gamma_two pg / (1 - pb) when c_good moves with c_bad.
 --   kappa_two, gamma_two, e0_two: the two-channel fit err = e0 + kappa c_bad - gamma c_good.
 --   err_clean, err_full: observed error at c_bad = 0 and at c_bad = 1.
--- Per arm x seed x difficulty, per arm x seed (difficulty 'all'), pooled over seeds (seed NULL).
+-- Per arm x seed x difficulty, per arm x seed (difficulty 'all'), and both pooled over seeds
+-- (seed NULL).
 -- Paper (BIRD): kappa 0.38 (simple 0.32, moderate 0.40, challenging 0.34), e0 0.32; error 0.32
 -- at clean retrieval, 0.61 at fully corrupted.
 WITH u AS (SELECT arm, seed, step, CAST(u AS DOUBLE) AS u FROM evaluation),
@@ -37,6 +38,6 @@ SELECT arm, seed, coalesce(difficulty, 'all') AS difficulty, count(*) AS n,
        round(-ols2_b2(err, c_bad, c_good), 4) AS gamma_two,
        round(ols2_e0(err, c_bad, c_good), 4) AS e0_two
 FROM pts
-GROUP BY GROUPING SETS ((arm, seed, difficulty), (arm, seed), (arm))
+GROUP BY GROUPING SETS ((arm, seed, difficulty), (arm, seed), (arm, difficulty), (arm))
 ORDER BY arm, seed NULLS LAST,
          CASE coalesce(difficulty, 'all') WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END

@@ -1,0 +1,130 @@
+//! The generation-free k-sweep: for every memory arm and seed, the retrieved sets recomputed from
+//! the stored question embeddings at k in {1, 2, 4, 8} over the recorded episodes (each episode's
+//! top-k earlier episodes by cosine similarity, ties to the earlier one, as the retrieve stage
+//! does), with the labels the arm stored and the errors it made; per k: mean retrieved corruption
+//! and the paper's kappa and e0. No model call: what changes is only which memories count.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, Float64Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::prelude::SessionContext;
+
+use crate::analysis::stats;
+use crate::embed::index::VectorIndex;
+use crate::error::Result;
+use crate::table::column;
+
+/// The k values of the sweep (the paper's).
+pub const KS: [usize; 4] = [1, 2, 4, 8];
+
+/// The sweep over a run's `episodes`, `evaluation` and `embeddings` (registered in `ctx`).
+pub async fn k_sweep(ctx: &SessionContext) -> Result<RecordBatch> {
+    let p = std::path::Path::new("k_sweep");
+    let eps = crate::query::collect(
+        ctx,
+        "SELECT e.arm, e.seed, e.step, e.question_id, e.stored_q, v.u FROM episodes e \
+         JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step \
+         WHERE e.arm <> 'no-memory' ORDER BY e.arm, e.seed, e.step",
+    )
+    .await?;
+    let emb = crate::query::collect(ctx, "SELECT question_id, vector FROM embeddings").await?;
+    let (ids, vectors, dim) = crate::embed::table::read_vectors(&emb)?;
+    let row_of: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &q)| (q, i)).collect();
+    // Parquet strings may come back as views; read every column in one known type.
+    let typed = |name: &str, t: DataType| -> Result<Arc<dyn Array>> {
+        let c = eps.column_by_name(name).ok_or_else(|| crate::error::Error::input(p, format!("no column {name}")))?;
+        Ok(arrow::compute::cast(c, &t)?)
+    };
+    let cols = [
+        typed("arm", DataType::Utf8)?,
+        typed("seed", DataType::UInt64)?,
+        typed("question_id", DataType::Int64)?,
+        typed("stored_q", DataType::UInt8)?,
+        typed("u", DataType::UInt8)?,
+    ];
+    let eps = RecordBatch::try_from_iter(["arm", "seed", "question_id", "stored_q", "u"].into_iter().zip(cols))?;
+    let (arm, seed) = (column::<StringArray>(&eps, p, "arm")?, column::<UInt64Array>(&eps, p, "seed")?);
+    let (qid, q, u) = (
+        column::<Int64Array>(&eps, p, "question_id")?,
+        column::<UInt8Array>(&eps, p, "stored_q")?,
+        column::<UInt8Array>(&eps, p, "u")?,
+    );
+    let mut out: Vec<Row> = Vec::new();
+    let mut start = 0;
+    while start < eps.num_rows() {
+        let mut end = start;
+        while end < eps.num_rows() && arm.value(end) == arm.value(start) && seed.value(end) == seed.value(start) {
+            end += 1;
+        }
+        let mut bank = VectorIndex::with_capacity(dim, end - start);
+        for i in start..end {
+            let Some(&r) = row_of.get(&qid.value(i)) else { break };
+            bank.push(&vectors[r * dim..(r + 1) * dim]);
+        }
+        if bank.len() == end - start {
+            let n = end - start;
+            let queries: Vec<&[f32]> = (0..n).map(|t| bank.row(t)).collect();
+            let prefixes: Vec<usize> = (0..n).collect();
+            let hits = bank.search_many(&queries, &prefixes, KS[KS.len() - 1], crate::par::default_jobs());
+            let bad = |m: usize| q.value(start + m) == 1 && u.value(start + m) == 0;
+            for k in KS {
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                for (t, h) in hits.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+                    let set = &h[..k.min(h.len())];
+                    x.push(set.iter().filter(|&&(m, _)| bad(m)).count() as f64 / set.len() as f64);
+                    y.push(1.0 - f64::from(u.value(start + t)));
+                }
+                let fit = stats::ols(&y, &x);
+                out.push(Row {
+                    arm: arm.value(start).to_string(),
+                    seed: seed.value(start),
+                    k: k as u64,
+                    n: x.len() as u64,
+                    corruption: (!x.is_empty()).then(|| x.iter().sum::<f64>() / x.len() as f64),
+                    kappa: fit.map(|f| f.1),
+                    e0: fit.map(|f| f.0),
+                });
+            }
+        }
+        start = end;
+    }
+    let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
+    let schema = Schema::new(vec![
+        f("arm", DataType::Utf8, false),
+        f("seed", DataType::UInt64, false),
+        f("k", DataType::UInt64, false),
+        f("n", DataType::UInt64, false),
+        f("mean_corruption", DataType::Float64, true),
+        f("kappa", DataType::Float64, true),
+        f("e0", DataType::Float64, true),
+    ]);
+    let round = |f: fn(&Row) -> Option<f64>| -> Arc<dyn Array> {
+        Arc::new(out.iter().map(|r| f(r).map(|x| (x * 1e4).round() / 1e4)).collect::<Float64Array>())
+    };
+    let ints = |f: fn(&Row) -> u64| -> Arc<dyn Array> { Arc::new(out.iter().map(f).collect::<UInt64Array>()) };
+    Ok(RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(out.iter().map(|r| Some(r.arm.as_str())).collect::<StringArray>()),
+            ints(|r| r.seed),
+            ints(|r| r.k),
+            ints(|r| r.n),
+            round(|r| r.corruption),
+            round(|r| r.kappa),
+            round(|r| r.e0),
+        ],
+    )?)
+}
+
+/// One row of the sweep.
+struct Row {
+    arm: String,
+    seed: u64,
+    k: u64,
+    n: u64,
+    corruption: Option<f64>,
+    kappa: Option<f64>,
+    e0: Option<f64>,
+}
