@@ -20,7 +20,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-loop
+bench: bench-eval bench-pipeline bench-models bench-loop bench-report
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -39,3 +39,7 @@ bench-models:
     target/release/lucid models fetch
     test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
     python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --out tests/bench/results/models.md
+
+# The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
+bench-report:
+    tests/bench/bench_report.sh

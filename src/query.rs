@@ -1,5 +1,7 @@
 //! DataFusion over run folders: every table of a run (a folder of Parquet files) registered by
 //! name; several runs are stacked with a `run` column. Used by `lucid query` and report stages.
+//! Over one run with `episodes` and `evaluation`, the views the paper's reports read are defined
+//! too ([`VIEWS`], SQL in `pipelines/reports/paper/views/`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,8 +42,74 @@ pub fn sql_over(tables: &[(String, RecordBatch)], sql: &str) -> Result<RecordBat
         for (name, batch) in tables {
             ctx.register_batch(name, batch.clone()).map_err(|e| df_err(name, e))?;
         }
+        let names: Vec<String> = tables.iter().map(|t| t.0.clone()).collect();
+        define_views(&ctx, &names, false).await?;
         collect(&ctx, sql).await
     })
+}
+
+/// A derived view of a run.
+pub struct View {
+    /// Its name.
+    pub name: &'static str,
+    /// The tables it reads.
+    pub needs: &'static [&'static str],
+    /// Its SQL.
+    pub sql: &'static str,
+    /// Whether many queries over one run are faster with it computed once (an expensive join)
+    /// than recomputed (a cheap one, whose rows would only take memory).
+    pub materialize: bool,
+}
+
+/// The derived views of a run.
+pub const VIEWS: &[View] = &[
+    View {
+        name: "episode_outcomes",
+        needs: &["episodes", "evaluation"],
+        sql: include_str!("../pipelines/reports/paper/views/episode_outcomes.sql"),
+        materialize: false,
+    },
+    View {
+        name: "retrieved_sets",
+        needs: &["episodes", "evaluation"],
+        sql: include_str!("../pipelines/reports/paper/views/retrieved_sets.sql"),
+        materialize: true,
+    },
+    View {
+        name: "trusted_bank",
+        needs: &["episodes", "evaluation"],
+        sql: include_str!("../pipelines/reports/paper/views/trusted_bank.sql"),
+        materialize: true,
+    },
+];
+
+/// Define every [`VIEWS`] entry whose tables are among `tables` (and whose name is not taken):
+/// as a view, or, with `materialize`, those marked so computed once and held in memory in
+/// partitions (several queries then share the work: `lucid report`). Returns the names defined.
+pub async fn define_views(ctx: &SessionContext, tables: &[String], materialize: bool) -> Result<Vec<String>> {
+    let mut defined = Vec::new();
+    for v in VIEWS {
+        if tables.iter().any(|t| t == v.name) || !v.needs.iter().all(|n| tables.iter().any(|t| t == n)) {
+            continue;
+        }
+        if materialize && v.materialize {
+            let df = ctx.sql(v.sql).await.map_err(|e| df_err(v.name, e))?;
+            let schema = Arc::new(df.schema().as_arrow().clone());
+            let batches = df.collect().await.map_err(|e| df_err(v.name, e))?;
+            // Batches dealt round-robin into one partition per core, so later scans run in parallel.
+            let parts = crate::par::default_jobs().max(1);
+            let mut partitions = vec![Vec::new(); parts];
+            for (i, b) in batches.into_iter().enumerate() {
+                partitions[i % parts].push(b);
+            }
+            let table = datafusion::datasource::MemTable::try_new(schema, partitions).map_err(|e| df_err(v.name, e))?;
+            ctx.register_table(v.name, Arc::new(table)).map_err(|e| df_err(v.name, e))?;
+        } else {
+            ctx.sql(&format!("CREATE VIEW \"{}\" AS {}", v.name, v.sql)).await.map_err(|e| df_err(v.name, e))?;
+        }
+        defined.push(v.name.to_string());
+    }
+    Ok(defined)
 }
 
 /// The tables of one run folder: subfolders holding `.parquet` files, and loose `.parquet` files.
@@ -126,5 +194,26 @@ pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, 
         }
         names.push(name);
     }
+    if runs.len() == 1 {
+        let views = define_views(&ctx, &names, false).await?;
+        names.extend(views);
+    }
+    Ok((ctx, names))
+}
+
+/// [`session_for`] one run, with its views computed once (for many queries over one run).
+pub async fn materialized_session(run: &(String, PathBuf)) -> Result<(SessionContext, Vec<String>)> {
+    let ctx = session();
+    let (plain, mut names) = session_for(std::slice::from_ref(run)).await?;
+    for n in &names {
+        if VIEWS.iter().any(|v| v.name == n) {
+            continue;
+        }
+        let table = plain.table_provider(n.as_str()).await.map_err(|e| df_err(n, e))?;
+        ctx.register_table(n.as_str(), table).map_err(|e| df_err(n, e))?;
+    }
+    names.retain(|n| !VIEWS.iter().any(|v| v.name == n));
+    let views = define_views(&ctx, &names, true).await?;
+    names.extend(views);
     Ok((ctx, names))
 }

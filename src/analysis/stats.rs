@@ -185,6 +185,21 @@ impl Histogram {
         if y.is_nan() || x.is_nan() || count == 0 {
             return;
         }
+        // Outcomes and corruption levels take few values: a short scan beats hashing.
+        if self.cells.len() <= 32 {
+            if let Some(c) =
+                self.cells.iter_mut().find(|c| c.0.to_bits() == y.to_bits() && c.1.to_bits() == x.to_bits())
+            {
+                c.2 += count;
+                return;
+            }
+            if self.cells.len() < 32 {
+                self.cells.push((y, x, count));
+                return;
+            }
+            // The 33rd distinct value: index every cell from now on.
+            self.index = self.cells.iter().enumerate().map(|(i, c)| ((c.0.to_bits(), c.1.to_bits()), i)).collect();
+        }
         let key = (y.to_bits(), x.to_bits());
         match self.index.get(&key) {
             Some(&i) => self.cells[i].2 += count,

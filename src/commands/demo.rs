@@ -13,7 +13,7 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
     let ok = super::run::run(&a.run_args())?;
     println!(
         "query it: lucid query runs/demo \"SELECT arm, seed, avg(u) FROM evaluation GROUP BY 1, 2\"\n\
-         a report: lucid query runs/demo pipelines/reports/study.sql (any of pipelines/reports/*.sql)\n\
+         one table: lucid query runs/demo pipelines/reports/paper/coupling.sql (any of pipelines/reports/**/*.sql)\n\
          the real study: pipelines/bird.yaml"
     );
     Ok(ok)

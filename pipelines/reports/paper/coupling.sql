@@ -8,22 +8,9 @@
 --   kappa_two, gamma_two, e0_two: the two-channel fit err = e0 + kappa c_bad - gamma c_good.
 --   err_clean, err_full: observed error at c_bad = 0 and at c_bad = 1.
 -- Per arm x seed x difficulty, per arm x seed (difficulty 'all'), and both pooled over seeds
--- (seed NULL).
+-- (seed NULL). Reads the view retrieved_sets (views/retrieved_sets.sql).
 -- Paper (BIRD): kappa 0.38 (simple 0.32, moderate 0.40, challenging 0.34), e0 0.32; error 0.32
 -- at clean retrieval, 0.61 at fully corrupted.
-WITH u AS (SELECT arm, seed, step, CAST(u AS DOUBLE) AS u FROM evaluation),
-shown AS (SELECT arm, seed, step, unnest(retrieved) AS m FROM episodes WHERE arm <> 'no-memory'),
-sets AS (
-  SELECT s.arm, s.seed, s.step,
-         avg(CASE WHEN get_field(s.m, 'shown_label') = 1 AND u.u = 0 THEN 1.0 ELSE 0.0 END) AS c_bad,
-         avg(CASE WHEN get_field(s.m, 'shown_label') = 1 AND u.u = 1 THEN 1.0 ELSE 0.0 END) AS c_good
-  FROM shown s JOIN u ON u.arm = s.arm AND u.seed = s.seed AND u.step = get_field(s.m, 'step')
-  GROUP BY s.arm, s.seed, s.step
-),
-pts AS (
-  SELECT c.arm, c.seed, v.difficulty, c.c_bad, c.c_good, 1.0 - CAST(v.u AS DOUBLE) AS err
-  FROM sets c JOIN evaluation v ON v.arm = c.arm AND v.seed = c.seed AND v.step = c.step
-)
 SELECT arm, seed, coalesce(difficulty, 'all') AS difficulty, count(*) AS n,
        round(avg(c_bad), 4) AS mean_corruption,
        round(regr_slope(err, c_bad), 4) AS kappa,
@@ -37,7 +24,7 @@ SELECT arm, seed, coalesce(difficulty, 'all') AS difficulty, count(*) AS n,
        round(ols2_b1(err, c_bad, c_good), 4) AS kappa_two,
        round(-ols2_b2(err, c_bad, c_good), 4) AS gamma_two,
        round(ols2_e0(err, c_bad, c_good), 4) AS e0_two
-FROM pts
+FROM retrieved_sets
 GROUP BY GROUPING SETS ((arm, seed, difficulty), (arm, seed), (arm, difficulty), (arm))
 ORDER BY arm, seed NULLS LAST,
          CASE coalesce(difficulty, 'all') WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END

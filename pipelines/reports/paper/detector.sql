@@ -4,15 +4,12 @@
 --   base_rate = P(U=0). A flag helps (Proposition 1) iff rho > rho* = h / (g + h); the paper
 --   takes g = h, rho* = 0.5 (edit rho_star here for another cost ratio).
 -- Paper (BIRD, pooled): rho = 0.90 [0.875, 0.920] over 649 flags, base rate about 0.46.
-WITH ev AS (
-  SELECT e.arm, e.flag_exec, e.flag_degenerate, e.flag_literal, e.flagged, CAST(v.u AS DOUBLE) AS u
-  FROM episodes e JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step
-),
-ch AS (
+-- Reads the view episode_outcomes (views/episode_outcomes.sql).
+WITH ch AS (
   SELECT ev.arm, c.channel, ev.u,
          CASE c.channel WHEN 'execution' THEN ev.flag_exec WHEN 'degeneracy' THEN ev.flag_degenerate
                         WHEN 'literal' THEN ev.flag_literal ELSE ev.flagged END AS f
-  FROM ev CROSS JOIN (VALUES ('execution'), ('degeneracy'), ('literal'), ('any')) AS c(channel)
+  FROM episode_outcomes ev CROSS JOIN (VALUES ('execution'), ('degeneracy'), ('literal'), ('any')) AS c(channel)
 )
 SELECT coalesce(arm, 'all') AS arm, channel, count(*) AS n,
        sum(CASE WHEN f THEN 1 ELSE 0 END) AS flags,

@@ -1,6 +1,6 @@
 -- The Echo Gap conditions over wrong memories (U = 0) that were graded, memory arms: bias
 -- b = r - U (so b = r here), reuse n = how many later episodes of the arm and seed retrieved the
--- memory. The gap opens when E[b | U=0] > 0 and Cov(b, n | U=0) > 0 (wrong memories the grader
+-- memory (reads the view episode_outcomes). The gap opens when E[b | U=0] > 0 and Cov(b, n | U=0) > 0 (wrong memories the grader
 -- passed are retrieved more). Per arm x seed and pooled over seeds (seed NULL).
 WITH reuse AS (
   SELECT arm, seed, get_field(m, 'step') AS step, count(*) AS n
@@ -8,11 +8,10 @@ WITH reuse AS (
   GROUP BY arm, seed, get_field(m, 'step')
 ),
 w AS (
-  SELECT e.arm, e.seed, CAST(e.r AS DOUBLE) - CAST(v.u AS DOUBLE) AS b, CAST(coalesce(reuse.n, 0) AS DOUBLE) AS n
-  FROM episodes e
-  JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step
+  SELECT e.arm, e.seed, CAST(e.r AS DOUBLE) - e.u AS b, CAST(coalesce(reuse.n, 0) AS DOUBLE) AS n
+  FROM episode_outcomes e
   LEFT JOIN reuse ON reuse.arm = e.arm AND reuse.seed = e.seed AND reuse.step = e.step
-  WHERE v.u = 0 AND e.r IS NOT NULL AND e.arm <> 'no-memory'
+  WHERE e.u = 0 AND e.r IS NOT NULL AND e.arm <> 'no-memory'
 )
 SELECT arm, seed, count(*) AS n_wrong,
        round(avg(b), 4) AS mean_b,

@@ -3,10 +3,7 @@
 -- that were not graded are counted beside them: unparseable (no valid VERDICT line), failed (the
 -- grader call failed), skipped (no query ran). Per arm x seed, per arm (seed NULL), and pooled
 -- over every arm (arm 'all'). Paper (BIRD): l = 0.76, s = 0.90.
-WITH ev AS (
-  SELECT e.arm, e.seed, e.grade, e.r, CAST(v.u AS DOUBLE) AS u
-  FROM episodes e JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step
-)
+-- Reads the view episode_outcomes (views/episode_outcomes.sql).
 SELECT coalesce(arm, 'all') AS arm, seed, count(*) AS n,
        sum(CASE WHEN r IS NOT NULL THEN 1 ELSE 0 END) AS graded,
        sum(CASE WHEN grade = 'unparseable' THEN 1 ELSE 0 END) AS unparseable,
@@ -20,7 +17,7 @@ SELECT coalesce(arm, 'all') AS arm, seed, count(*) AS n,
        round(sum(CASE WHEN r = 1 AND u = 1 THEN 1.0 ELSE 0.0 END) / nullif(sum(CASE WHEN r IS NOT NULL AND u = 1 THEN 1.0 ELSE 0.0 END), 0), 4) AS sensitivity,
        round(wilson_lo(sum(CASE WHEN r = 1 AND u = 1 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN r IS NOT NULL AND u = 1 THEN 1.0 ELSE 0.0 END)), 4) AS sensitivity_lo,
        round(wilson_hi(sum(CASE WHEN r = 1 AND u = 1 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN r IS NOT NULL AND u = 1 THEN 1.0 ELSE 0.0 END)), 4) AS sensitivity_hi
-FROM ev
+FROM episode_outcomes
 GROUP BY GROUPING SETS ((arm, seed), (arm), ())
 ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END,
          arm, seed NULLS LAST
