@@ -17,6 +17,10 @@ const BOTTOM: f64 = 44.0;
 /// A chart being drawn.
 pub struct Chart {
     body: String,
+    /// Marks outside the plot area (category labels), never clipped.
+    labels: String,
+    /// Series marks drawn (a chart with none says so).
+    drawn: usize,
     legend: Vec<(String, String, bool)>,
     x: (f64, f64),
     y: (f64, f64),
@@ -35,6 +39,8 @@ impl Chart {
         let widen = |(a, b): (f64, f64)| if (b - a).abs() < 1e-12 { (a - 0.5, b + 0.5) } else { (a, b) };
         Chart {
             body: String::new(),
+            labels: String::new(),
+            drawn: 0,
             legend: Vec::new(),
             x: widen(x),
             y: widen(y),
@@ -62,6 +68,7 @@ impl Chart {
         if pts.is_empty() {
             return;
         }
+        self.drawn += 1;
         let dash = if dashed { " stroke-dasharray=\"6 4\"" } else { "" };
         let _ = write!(
             self.body,
@@ -74,6 +81,7 @@ impl Chart {
     /// Points (circles) at `points`.
     pub fn points(&mut self, points: &[(f64, f64)], color: &str, label: &str) {
         for &(x, y) in points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()) {
+            self.drawn += 1;
             let _ = write!(
                 self.body,
                 "<circle class=\"series\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{color}\"/>",
@@ -86,6 +94,7 @@ impl Chart {
 
     /// A bar from 0 to `y` centred at `x`, `width` data units wide, with a whisker `(lo, hi)`.
     pub fn bar(&mut self, x: f64, width: f64, y: f64, (lo, hi): (f64, f64), color: &str, label: &str) {
+        self.drawn += 1;
         let (x0, x1) = (self.px(x - width / 2.0), self.px(x + width / 2.0));
         let (y0, y1) = (self.py(0.0_f64.max(self.y.0)), self.py(y));
         let _ = write!(
@@ -116,7 +125,7 @@ impl Chart {
     /// A label under the x axis at data position `x` (bar charts).
     pub fn x_tick_label(&mut self, x: f64, text: &str) {
         let _ = write!(
-            self.body,
+            self.labels,
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
             self.px(x),
             H - BOTTOM + 14.0,
@@ -184,6 +193,15 @@ impl Chart {
             y1 - y0 + 6.0,
             self.body
         );
+        s.push_str(&self.labels);
+        if self.drawn == 0 {
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" fill=\"#777\" text-anchor=\"middle\">no data (undefined for this run)</text>",
+                (x0 + x1) / 2.0,
+                (y0 + y1) / 2.0
+            );
+        }
         let mut seen = Vec::new();
         for (label, color, dashed) in &self.legend {
             if label.is_empty() || seen.contains(label) {
