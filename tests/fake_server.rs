@@ -27,6 +27,37 @@ pub enum Reply {
     Scripted(fn(&str) -> String),
     /// As `Scripted`, with a closure (a model that knows a fixture, or sleeps).
     Func(Answerer),
+    /// The first attempt of each distinct request meets the next fault while faults remain; every
+    /// other attempt is answered by the function: transient faults that one retry always recovers,
+    /// whatever the concurrency.
+    Flaky(Arc<Flaky>),
+}
+
+/// The state of a [`Reply::Flaky`] server.
+pub struct Flaky {
+    faults: Mutex<std::collections::VecDeque<Reply>>,
+    seen: Mutex<std::collections::HashSet<String>>,
+    answer: fn(&str) -> String,
+}
+
+impl Flaky {
+    /// Faults not yet thrown.
+    pub fn faults_left(&self) -> usize {
+        self.faults.lock().unwrap().len()
+    }
+}
+
+impl std::fmt::Debug for Flaky {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Flaky")
+    }
+}
+
+impl Reply {
+    /// A [`Reply::Flaky`] with these faults before `answer`.
+    pub fn flaky(faults: Vec<Reply>, answer: fn(&str) -> String) -> Reply {
+        Reply::Flaky(Arc::new(Flaky { faults: Mutex::new(faults.into()), seen: Default::default(), answer }))
+    }
 }
 
 /// A closure that answers a prompt.
@@ -148,6 +179,14 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>, answered: &d
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_string();
+    let reply = match reply {
+        Reply::Flaky(f) => {
+            let first = f.seen.lock().unwrap().insert(body.to_string());
+            let fault = if first { f.faults.lock().unwrap().pop_front() } else { None };
+            fault.unwrap_or(Reply::Scripted(f.answer))
+        }
+        other => other,
+    };
     log.lock().unwrap().push(Logged { path: path.clone(), headers: headers.clone(), body });
     let mut out = stream;
     let respond = |out: &mut TcpStream, status: u16, body: &str, extra: &str| {
@@ -174,6 +213,7 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>, answered: &d
         Reply::Malformed => respond(&mut out, 200, "{\"choices\": [", ""),
         Reply::Scripted(f) => respond(&mut out, 200, &answer_body(&path, &f(&last_message)), ""),
         Reply::Func(f) => respond(&mut out, 200, &answer_body(&path, &(f.0)(&last_message)), ""),
+        Reply::Flaky(_) => unreachable!("resolved above"),
         Reply::EchoAuth => {
             let echoed: Vec<String> = headers
                 .iter()

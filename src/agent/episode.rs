@@ -111,7 +111,8 @@ pub struct CallRecord {
     pub cache_hit: bool,
 }
 
-fn retrieved_fields() -> Fields {
+/// The fields of one retrieved memory in `episodes.retrieved`.
+pub fn retrieved_fields() -> Fields {
     Fields::from(vec![
         Field::new("step", DataType::UInt64, false),
         Field::new("question_id", DataType::Int64, false),

@@ -14,7 +14,8 @@ use arrow::array::{
     ArrayRef, BooleanArray, Int64Array, ListArray, RecordBatch, StringArray, StructArray, UInt8Array, UInt64Array,
 };
 use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, Fields};
+use arrow::datatypes::{DataType, Field};
+use lucid::agent::episode::retrieved_fields;
 use lucid::rng::SplitMix64;
 use parquet::arrow::ArrowWriter;
 
@@ -22,16 +23,6 @@ const CHUNK: usize = 250_000;
 
 fn uniform(rng: &mut SplitMix64) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-fn retrieved_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("step", DataType::UInt64, false),
-        Field::new("question_id", DataType::Int64, false),
-        Field::new("similarity", DataType::Float32, false),
-        Field::new("shown_label", DataType::UInt8, false),
-        Field::new("same_db", DataType::Boolean, false),
-    ])
 }
 
 #[derive(Default)]
