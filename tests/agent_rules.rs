@@ -45,6 +45,8 @@ fn verdict_comes_from_the_status_line_only() {
         ("VERDICT: CORRECTLY ANSWERED", Unparseable),
         ("VERDICT: NOT CORRECT - it counts the wrong table", Unparseable),
         ("VERDICT: INCORRECT? maybe", Unparseable),
+        ("VERDICT: CORRECT / INCORRECT", Unparseable),
+        ("VERDICT: CORRECT ?", Unparseable),
     ];
     for (text, want) in cases {
         assert_eq!(parse_verdict(text), *want, "{text:?}");
@@ -93,6 +95,9 @@ fn sql_is_taken_from_the_first_fence_or_the_first_select() {
         ("```sql\nSELECT a FROM t\n\nWHERE a > 1\n```", Some("SELECT a FROM t\n\nWHERE a > 1")),
         ("```sql\nSELECT a FROM t WHERE b = 'open\n```\nThat is all.", Some("SELECT a FROM t WHERE b = 'open")),
         ("```sql\nSELECT T1.`name` FROM `a b` AS T1```", Some("SELECT T1.`name` FROM `a b` AS T1")),
+        ("```sql\n-- select the top 5 customers\nSELECT name FROM c LIMIT 5\n```", Some("SELECT name FROM c LIMIT 5")),
+        ("```sql\nSELECT a FROM t WHERE n = 'O\n```\nNote: it's one query; ok", Some("SELECT a FROM t WHERE n = 'O")),
+        ("Here's the query: SELECT a FROM t", Some("SELECT a FROM t")),
     ];
     for (text, want) in cases {
         assert_eq!(extract_sql(text).as_deref(), *want, "{text:?}");

@@ -350,3 +350,39 @@ print("ok")
     let o = Command::new("python3").args(["-c", script]).current_dir(p.path()).output().unwrap();
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// An instance whose input no producer instance matches (stages restricted to other arms) fails
+/// with the stage named, and the rest of the run goes on: the runner never waits on a worker
+/// that cannot report.
+#[test]
+fn an_unbound_input_fails_its_instance_not_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini");
+    let yaml = format!(
+        "name: u\nseeds: [0]\narms: [a, b]\nstages:\n  - id: benchmark\n    kind: benchmark\n    config: {{source: bundled, path: {data}}}\n  - id: order\n    kind: permutation\n    matrix: [seed]\n    inputs: [tasks]\n  - id: predictions\n    kind: predictions\n    matrix: [arm]\n    arms: [a]\n    inputs: [tasks]\n    config: {{path: {pred}}}\n  - id: evaluate\n    kind: evaluate\n    matrix: [seed, arm]\n    inputs: [tasks, gold, predictions, order]\n    config: {{gold_cache: false}}\n",
+        data = data.display(),
+        pred = sample().display()
+    );
+    std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
+    let mut child = lucid(&dir.path().join("cache"))
+        .current_dir(dir.path())
+        .args(["run", "p.yaml", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(120), "the run hangs");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("evaluate[seed-0_arm-b]")
+            && stderr(&o).contains("no instance of the stages writing 'predictions'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("FAILED"), "{}", stdout(&o));
+}

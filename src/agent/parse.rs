@@ -72,7 +72,8 @@ fn verdict_value(value: &str) -> Verdict {
     };
     let after = after.trim_start_matches(['*', '_', '`', '"', '\'', ')', ']']);
     let next_word = after.trim_start().trim_start_matches(['(', '[']).split(|c: char| !c.is_ascii_alphabetic()).next();
-    let ambiguous = after.starts_with(['?', '/', '|']) || next_word.is_some_and(|w| w.eq_ignore_ascii_case("or"));
+    let ambiguous =
+        after.trim_start().starts_with(['?', '/', '|']) || next_word.is_some_and(|w| w.eq_ignore_ascii_case("or"));
     if ambiguous { Verdict::Unparseable } else { verdict }
 }
 
@@ -104,10 +105,12 @@ pub fn extract_sql(text: &str) -> Option<String> {
         at = close.map_or(text.len(), |c| c + 3);
     }
     let fenced = blocks.iter().find_map(|&(body, end)| {
-        let start = body + query_start(&text[body..end])?;
+        let start = body + code_query_start(&text[body..end])?;
         let sql = statement(&text[start..], false)?;
-        // A quote left open inside the block must not swallow the fence and the prose after it.
-        if start + sql.len() > end && text.trim_end().ends_with(sql.trim_end()) {
+        // A quote left open inside the block must not swallow the fence and the prose after it:
+        // a statement that runs past the block's first fence stands only if a fence follows it.
+        let rest = text[start + sql.len()..].trim_start().trim_start_matches(';').trim_start();
+        if start + sql.len() > end && !rest.starts_with("```") {
             return statement(&text[start..end], false);
         }
         Some(sql)
@@ -134,7 +137,14 @@ fn statement(text: &str, unfenced: bool) -> Option<String> {
     (!sql.is_empty()).then(|| sql.to_string())
 }
 
-/// Byte offset of the first word-bounded `SELECT` or `WITH` (any case).
+/// Byte offset of the first `SELECT` or `WITH` keyword of code (a fenced block): comments and
+/// string literals are skipped (`-- select the top 5` is not the query).
+fn code_query_start(code: &str) -> Option<usize> {
+    crate::sql::lexer::tokenize(code).iter().find(|t| t.is_keyword("SELECT") || t.is_keyword("WITH")).map(|t| t.start)
+}
+
+/// Byte offset of the first word-bounded `SELECT` or `WITH` (any case) of prose, where an
+/// apostrophe is not a quote.
 fn query_start(text: &str) -> Option<usize> {
     let upper = text.to_ascii_uppercase();
     let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');

@@ -91,7 +91,18 @@ impl Scheduler<'_> {
                     let (plan, opts, store, display, manifest) =
                         (this.plan, this.opts, this.store, this.display, this.manifest);
                     scope.spawn(move || {
-                        let out = run_job(plan, opts, store, display, manifest, &job);
+                        // A panicking stage is a failed instance, never a run that waits forever.
+                        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            run_job(plan, opts, store, display, manifest, &job)
+                        }))
+                        .unwrap_or_else(|p| {
+                            let why = p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_default();
+                            Err(format!("the stage panicked: {why}"))
+                        });
                         let _ = tx.send((job.i, out));
                     });
                 }
@@ -172,7 +183,7 @@ impl Scheduler<'_> {
         let stage = &self.plan.spec.stages[inst.stage];
         let old = self.previous.and_then(|m| m.find(&stage.id, &inst.label));
         {
-            let mut m = self.manifest.lock().expect("manifest lock");
+            let mut m = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let r = &mut m.instances[i];
             r.key = Some(digest.clone());
             r.key_components = Some(key.clone());
@@ -208,12 +219,12 @@ impl Scheduler<'_> {
     }
 
     fn set_state(&self, i: usize, state: State) {
-        self.manifest.lock().expect("manifest lock").instances[i].state = state;
+        self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).instances[i].state = state;
     }
 
     fn fail(&mut self, i: usize, msg: &str) {
         {
-            let mut m = self.manifest.lock().expect("manifest lock");
+            let mut m = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             m.instances[i].state = State::Failed;
             m.instances[i].error = Some(msg.into());
         }
@@ -235,7 +246,7 @@ fn run_job(
 ) -> std::result::Result<BTreeMap<String, String>, String> {
     let save = |m: &Manifest| if opts.dry_run { Ok(()) } else { m.write(&run_dir(plan, opts)) };
     {
-        let mut m = manifest.lock().expect("manifest lock");
+        let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         m.instances[job.i].state = State::Running;
         m.instances[job.i].pid = Some(std::process::id());
         let _ = save(&m);
@@ -245,7 +256,7 @@ fn run_job(
     let result = execute(plan, job.i, &ctx, store, &job.inputs);
     ctx.progress.finish();
     let seconds = start.elapsed().as_secs_f64();
-    let mut m = manifest.lock().expect("manifest lock");
+    let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let r: &mut InstanceRecord = &mut m.instances[job.i];
     r.pid = None;
     r.seconds = seconds;
@@ -330,7 +341,13 @@ fn execute(plan: &Plan, i: usize, ctx: &StageContext, store: &Store, hashes: &In
         for hash in objects {
             batches.push(store.read_table(hash)?);
         }
-        let schema = batches[0].schema();
+        let Some(first) = batches.first() else {
+            return Err(Error::stage(
+                &spec.id,
+                format!("no instance of the stages writing '{table}' matches {} (check their `arms:`)", inst.label),
+            ));
+        };
+        let schema = first.schema();
         inputs.tables.insert(table.clone(), arrow::compute::concat_batches(&schema, &batches)?);
     }
     let produced = spec.stage.run(ctx, &inputs)?;
