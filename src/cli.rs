@@ -39,6 +39,33 @@ pub enum Command {
     Theory(TheoryArgs),
     /// The study's report of one or more runs: Markdown, JSON and a self-contained HTML page.
     Report(ReportArgs),
+    /// Audit a memory bank: which verifier may de-inflate it (EIA) and what demotion pays.
+    Audit(AuditArgs),
+}
+
+/// `lucid audit`.
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// The bank: .parquet, .csv or .jsonl with columns r, u and one per verifier.
+    pub bank: PathBuf,
+    /// Verifier columns (default: every column named v_<name>).
+    #[arg(long, value_delimiter = ',')]
+    pub verifiers: Vec<String>,
+    /// EIA decorrelation threshold: |Corr(nu, b)| below it.
+    #[arg(long, default_value_t = 0.3)]
+    pub tau_dec: f64,
+    /// EIA truthfulness threshold: Corr(V, U) above it.
+    #[arg(long, default_value_t = 0.3)]
+    pub tau_tru: f64,
+    /// Bootstrap resamples of the payoff.
+    #[arg(long, default_value_t = 2000)]
+    pub bootstrap: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 0)]
+    pub rng_seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 }
 
 /// `lucid theory`.

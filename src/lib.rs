@@ -13,9 +13,9 @@
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
 //!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)
-//! 2. the agent, its judge and the report — `agent` (prompts, parsing, detector, bank, one
-//!    episode), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and plots
-//!    of runs)
+//! 2. the agent, its judge, the report and audits — `agent` (prompts, parsing, detector, bank,
+//!    one episode), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
+//!    plots of runs), `audit` (EIA and de-inflation payoff of any memory bank)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
 //! 4. `stages` — one file per stage kind, and the registry of kinds
@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod analysis;
+pub mod audit;
 pub mod bench;
 pub mod cache_dir;
 pub mod cli;

@@ -38,6 +38,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Models(a) => commands::models::run(&a),
         Command::Theory(a) => commands::theory::run(&a),
         Command::Report(a) => commands::report::run(&a),
+        Command::Audit(a) => commands::audit::run(&a),
     };
     match result {
         Ok(()) => 0,

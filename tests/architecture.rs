@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("agent", 2),
     ("eval", 2),
     ("report", 2),
+    ("audit", 2),
     ("pipeline", 3),
     ("stages", 4),
     ("cli", 5),

@@ -2,6 +2,7 @@
 
 mod agent_rules;
 mod architecture;
+mod audit;
 mod common;
 mod eval_cli;
 mod eval_rule;

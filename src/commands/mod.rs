@@ -2,6 +2,7 @@
 //! before any work starts, then does the work; `crate::run` only dispatches and maps errors to
 //! exit codes.
 
+pub mod audit;
 pub mod cache;
 pub mod demo;
 pub mod eval;
