@@ -51,6 +51,29 @@ fn audit_recovers_the_planted_verifiers() {
     assert!(po["delta"].as_f64().unwrap() >= pt["delta"].as_f64().unwrap(), "the oracle is the ceiling");
     assert_eq!(po["demoted_correct"], 0);
     assert!(pc["delta"].as_f64().unwrap().abs() < 1e-12, "label-blind calibration pays nothing: {pc}");
+    // Proposition 2: the closed form predicts exactly the variance the best pull removes.
+    for p in v["proposition2"].as_array().unwrap() {
+        let (pr, me) = (p["removed_predicted"].as_f64().unwrap(), p["removed_measured"].as_f64().unwrap());
+        assert!((pr - me).abs() < 1e-9, "{p}");
+    }
+    let echo2 = v["proposition2"].as_array().unwrap().iter().find(|p| p["verifier"] == "echo").unwrap();
+    assert!(
+        (echo2["beta"].as_f64().unwrap() - 1.0).abs() < 1e-9 && echo2["alpha_star"] == 0.0,
+        "beta 1: no step helps"
+    );
+    // Filtering controls at the truthful verifier's budget: random prunes of as many trusted
+    // memories demote correct ones and pay far less.
+    let c = &v["controls"];
+    assert_eq!(c["verifier"], "truthful");
+    assert_eq!(c["budget"], pt["demoted"]);
+    assert!(c["random_delta"].as_f64().unwrap() < pt["delta"].as_f64().unwrap() / 2.0, "{c}");
+    assert!(c["random_correct_demoted"].as_f64().unwrap() > pt["demoted_correct"].as_f64().unwrap(), "{c}");
+    let sweep = c["sweep"].as_array().unwrap();
+    assert_eq!(sweep.len(), 4);
+    assert!(
+        (sweep[3][2].as_f64().unwrap() - pt["delta"].as_f64().unwrap()).abs() < 1e-12,
+        "100 % of K is the verifier"
+    );
     // The text table says the same in words.
     let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "50"]).output().unwrap();
     assert!(

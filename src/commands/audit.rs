@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::werr;
+use crate::audit::controls::{controls, proposition2};
 use crate::audit::{eia, payoff, read_bank};
 use crate::cli::{AuditArgs, TextOrJson};
 use crate::error::{Error, Result};
@@ -14,13 +15,24 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     }
     let bank = read_bank(&a.bank, &a.verifiers)?;
     let (eia, payoff) = (eia(&bank, a.tau_dec, a.tau_tru), payoff(&bank, a.bootstrap, a.rng_seed));
+    let prop2 = proposition2(&bank);
+    // The budget to match: the EIA-passing verifier that pays most, else the one that pays most.
+    let pays = |p: &&crate::audit::PayoffRow| p.delta.unwrap_or(f64::NEG_INFINITY);
+    let verifiers = &payoff[..bank.verifiers.len()];
+    let passing: Vec<&crate::audit::PayoffRow> =
+        verifiers.iter().filter(|p| eia.iter().any(|e| e.pass && e.verifier == p.verifier)).collect();
+    let best = passing
+        .into_iter()
+        .max_by(|a, b| pays(a).total_cmp(&pays(b)))
+        .or_else(|| verifiers.iter().max_by(|a, b| pays(a).total_cmp(&pays(b))));
+    let ctl = best.map(|b| controls(&bank, b, 200, a.rng_seed));
     let mut out = std::io::stdout().lock();
     if a.format == TextOrJson::Json {
         let v = serde_json::json!({"memories": bank.r.len(), "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
-                                   "eia": eia, "payoff": payoff});
+                                   "eia": eia, "payoff": payoff, "proposition2": prop2, "controls": ctl});
         return writeln!(out, "{v}").map_err(werr);
     }
-    let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:+.3}"));
+    let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:+.3}", if x.abs() < 5e-4 { 0.0 } else { x }));
     writeln!(out, "EIA ({} memories; pass: |Corr(nu,b)| < {} and Corr(V,U) > {})", bank.r.len(), a.tau_dec, a.tau_tru)
         .map_err(werr)?;
     for e in &eia {
@@ -45,6 +57,31 @@ pub fn run(a: &AuditArgs) -> Result<()> {
             p.p_gt_0.map_or("-".into(), |x| format!("{x:.3}"))
         )
         .map_err(werr)?;
+    }
+    writeln!(out, "Proposition 2 (pull toward the verifier; Var(b) removed at alpha*: predicted / measured)")
+        .map_err(werr)?;
+    for p in &prop2 {
+        writeln!(
+            out,
+            "  {:<16} beta {:+.3}  Var(eta) {:.4}  alpha* {:.3}  removed {:.4} / {:.4}",
+            p.verifier, p.beta, p.var_eta, p.alpha_star, p.removed_predicted, p.removed_measured
+        )
+        .map_err(werr)?;
+    }
+    if let Some(c) = &ctl {
+        writeln!(
+            out,
+            "Controls at {}'s budget K = {}: random prune Delta {} ({:.1} correct memories demoted, mean of {} draws)",
+            c.verifier,
+            c.budget,
+            f(c.random_delta),
+            c.random_correct_demoted,
+            c.draws
+        )
+        .map_err(werr)?;
+        for (share, m, d) in &c.sweep {
+            writeln!(out, "  {:>4.0} % of its flags ({m} demoted): Delta {}", share * 100.0, f(*d)).map_err(werr)?;
+        }
     }
     Ok(())
 }
