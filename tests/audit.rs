@@ -74,6 +74,21 @@ fn audit_recovers_the_planted_verifiers() {
         (sweep[3][2].as_f64().unwrap() - pt["delta"].as_f64().unwrap()).abs() < 1e-12,
         "100 % of K is the verifier"
     );
+    // Lemma 1: every label-blind map leaves Spearman, AUC and the top-10 gold rate exactly as they
+    // were; the oracle is the ceiling.
+    let cal = v["calibration"].as_array().unwrap();
+    let identity = &cal[0];
+    assert_eq!(identity["map"], "identity");
+    for c in cal.iter().filter(|c| c["reads_u"] == false) {
+        for k in ["spearman", "auc", "top10"] {
+            assert_eq!(c[k], identity[k], "{} changes {k}", c["map"]);
+        }
+    }
+    // With two score levels a gold fit can only relabel the levels, never split a tie by U.
+    let iso = cal.iter().find(|c| c["map"] == "isotonic (gold-fit)").unwrap();
+    assert_eq!((&iso["spearman"], &iso["auc"]), (&identity["spearman"], &identity["auc"]), "{iso}");
+    let oracle = cal.iter().find(|c| c["map"] == "oracle").unwrap();
+    assert_eq!((oracle["spearman"].as_f64(), oracle["auc"].as_f64()), (Some(1.0), Some(1.0)));
     // The text table says the same in words.
     let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "50"]).output().unwrap();
     assert!(

@@ -10,6 +10,7 @@
 //! keeps Q = r; nothing is promoted, nothing rewritten. Its payoff is the change in Corr(Q, U),
 //! with P(Delta > 0) from a seeded bootstrap over memories.
 
+pub mod calibration;
 pub mod controls;
 
 use std::path::Path;

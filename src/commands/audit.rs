@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::werr;
+use crate::audit::calibration::calibration;
 use crate::audit::controls::{controls, proposition2};
 use crate::audit::{eia, payoff, read_bank};
 use crate::cli::{AuditArgs, TextOrJson};
@@ -26,10 +27,12 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         .max_by(|a, b| pays(a).total_cmp(&pays(b)))
         .or_else(|| verifiers.iter().max_by(|a, b| pays(a).total_cmp(&pays(b))));
     let ctl = best.map(|b| controls(&bank, b, 200, a.rng_seed));
+    let cal = calibration(&bank);
     let mut out = std::io::stdout().lock();
     if a.format == TextOrJson::Json {
         let v = serde_json::json!({"memories": bank.r.len(), "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
-                                   "eia": eia, "payoff": payoff, "proposition2": prop2, "controls": ctl});
+                                   "eia": eia, "payoff": payoff, "proposition2": prop2, "controls": ctl,
+                                   "calibration": cal});
         return writeln!(out, "{v}").map_err(werr);
     }
     let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:+.3}", if x.abs() < 5e-4 { 0.0 } else { x }));
@@ -82,6 +85,19 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         for (share, m, d) in &c.sweep {
             writeln!(out, "  {:>4.0} % of its flags ({m} demoted): Delta {}", share * 100.0, f(*d)).map_err(werr)?;
         }
+    }
+    writeln!(out, "Global calibration of r (label-blind maps leave every rank statistic unchanged)").map_err(werr)?;
+    for c in &cal {
+        writeln!(
+            out,
+            "  {:<20} Spearman {}  AUC {}  top-10 gold {:.2}{}",
+            c.map,
+            f(c.spearman),
+            c.auc.map_or("-".into(), |x| format!("{x:.3}")),
+            c.top10,
+            if c.reads_u { "  (reads U)" } else { "" }
+        )
+        .map_err(werr)?;
     }
     Ok(())
 }

@@ -1,0 +1,130 @@
+//! Global calibration of a bank's scores (Lemma 1): label-blind maps of the self-grade
+//! (mean-subtract, z-score, min-max, temperature, sigmoid) are monotone, so Spearman rho(Q, U),
+//! AUC and the top-10 gold rate stay exactly what they were; gold-fit maps (Platt, isotonic) read
+//! U and can move them only as far as ties allow; the oracle (Q = U) is the ceiling.
+
+use serde::Serialize;
+
+use super::Bank;
+use crate::analysis::stats::{ranks, spearman};
+
+/// One calibration map and what it leaves of the ranking.
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationRow {
+    /// The map.
+    pub map: String,
+    /// Whether it reads U (gold-fit).
+    pub reads_u: bool,
+    /// Spearman rho(Q, U).
+    pub spearman: Option<f64>,
+    /// AUC: P(a right memory scores above a wrong one), ties half.
+    pub auc: Option<f64>,
+    /// Share of right memories among the 10 best scored (ties broken by row order).
+    pub top10: f64,
+}
+
+/// AUC by average ranks (Mann-Whitney).
+fn auc(q: &[f64], u: &[f64]) -> Option<f64> {
+    let r = ranks(q);
+    let pos: Vec<f64> = (0..q.len()).filter(|&i| u[i] >= 0.5).map(|i| r[i]).collect();
+    let (np, nn) = (pos.len() as f64, (q.len() - pos.len()) as f64);
+    (np > 0.0 && nn > 0.0).then(|| (pos.iter().sum::<f64>() - np * (np + 1.0) / 2.0) / (np * nn))
+}
+
+fn top10(q: &[f64], u: &[f64]) -> f64 {
+    let mut idx: Vec<usize> = (0..q.len()).collect();
+    idx.sort_by(|&a, &b| q[b].total_cmp(&q[a]).then(a.cmp(&b)));
+    let k = idx.len().min(10);
+    idx[..k].iter().filter(|&&i| u[i] >= 0.5).count() as f64 / k.max(1) as f64
+}
+
+/// Platt scaling: the logistic fit of U on the score (Newton's method), applied to the score.
+fn platt(q: &[f64], u: &[f64]) -> Vec<f64> {
+    let (mut a, mut b) = (0.0f64, 0.0f64);
+    for _ in 0..50 {
+        let (mut ga, mut gb, mut haa, mut hab, mut hbb) = (0.0, 0.0, 1e-9, 0.0, 1e-9);
+        for (&x, &y) in q.iter().zip(u) {
+            let p = 1.0 / (1.0 + (-(a * x + b)).exp());
+            let w = p * (1.0 - p);
+            ga += (p - y) * x;
+            gb += p - y;
+            haa += w * x * x;
+            hab += w * x;
+            hbb += w;
+        }
+        let det = haa * hbb - hab * hab;
+        if det.abs() < 1e-12 {
+            break;
+        }
+        a -= (hbb * ga - hab * gb) / det;
+        b -= (haa * gb - hab * ga) / det;
+    }
+    q.iter().map(|&x| 1.0 / (1.0 + (-(a * x + b)).exp())).collect()
+}
+
+/// Isotonic regression of U on the score (pool adjacent violators), applied to the score.
+fn isotonic(q: &[f64], u: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..q.len()).collect();
+    idx.sort_by(|&a, &b| q[a].total_cmp(&q[b]));
+    // Blocks of (sum, count, members), merged while a block's mean exceeds the next one's.
+    let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    for i in idx {
+        // Tied scores are one block: the fit may not tell them apart by reading U.
+        match blocks.last_mut() {
+            Some(last) if last.2.last().is_some_and(|&j| q[j] == q[i]) => {
+                last.0 += u[i];
+                last.1 += 1.0;
+                last.2.push(i);
+            }
+            _ => blocks.push((u[i], 1.0, vec![i])),
+        }
+        while blocks.len() > 1 {
+            let n = blocks.len();
+            if blocks[n - 2].0 / blocks[n - 2].1 <= blocks[n - 1].0 / blocks[n - 1].1 {
+                break;
+            }
+            let last = blocks.pop().expect("two blocks");
+            let prev = blocks.last_mut().expect("two blocks");
+            prev.0 += last.0;
+            prev.1 += last.1;
+            prev.2.extend(last.2);
+        }
+    }
+    let mut out = vec![0.0; q.len()];
+    for (s, c, members) in blocks {
+        for i in members {
+            out[i] = s / c;
+        }
+    }
+    out
+}
+
+/// The calibration table of `bank`'s self-grade.
+pub fn calibration(bank: &Bank) -> Vec<CalibrationRow> {
+    let (r, u) = (&bank.r, &bank.u);
+    let n = r.len() as f64;
+    let mean = r.iter().sum::<f64>() / n;
+    let sd = (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-12);
+    let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let span = (hi - lo).max(1e-12);
+    let maps: Vec<(&str, bool, Vec<f64>)> = vec![
+        ("identity", false, r.clone()),
+        ("mean-subtract", false, r.iter().map(|x| x - mean).collect()),
+        ("z-score", false, r.iter().map(|x| (x - mean) / sd).collect()),
+        ("min-max", false, r.iter().map(|x| (x - lo) / span).collect()),
+        ("temperature T=0.5", false, r.iter().map(|x| x / 0.5).collect()),
+        ("sigmoid", false, r.iter().map(|x| 1.0 / (1.0 + (-x).exp())).collect()),
+        ("platt (gold-fit)", true, platt(r, u)),
+        ("isotonic (gold-fit)", true, isotonic(r, u)),
+        ("oracle", true, u.clone()),
+    ];
+    maps.into_iter()
+        .map(|(name, reads_u, q)| CalibrationRow {
+            map: name.into(),
+            reads_u,
+            spearman: spearman(&q, u),
+            auc: auc(&q, u),
+            top10: top10(&q, u),
+        })
+        .collect()
+}
