@@ -51,6 +51,9 @@ pub struct AuditArgs {
     /// Verifier columns (default: every column named v_<name>).
     #[arg(long, value_delimiter = ',')]
     pub verifiers: Vec<String>,
+    /// The fold column for leave-one-seed-out (used when the bank has it).
+    #[arg(long, default_value = "seed")]
+    pub seed_col: String,
     /// EIA decorrelation threshold: |Corr(nu, b)| below it.
     #[arg(long, default_value_t = 0.3)]
     pub tau_dec: f64,

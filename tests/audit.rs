@@ -13,13 +13,13 @@ use crate::common::{lucid, stderr, stdout};
 fn bank_csv(n: usize) -> String {
     let mut rng = lucid::rng::SplitMix64(7);
     let mut unif = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let mut s = String::from("id,r,u,v_truthful,v_echo,v_noise\n");
+    let mut s = String::from("id,seed,r,u,v_truthful,v_echo,v_noise\n");
     for i in 0..n {
         let u = u8::from(unif() < 0.6);
         let r = u8::from(unif() < if u == 1 { 0.95 } else { 0.80 });
         let truthful = if unif() < 0.1 { 1 - u } else { u };
         let noise = u8::from(unif() < 0.5);
-        let _ = writeln!(s, "{i},{r},{u},{truthful},{r},{noise}");
+        let _ = writeln!(s, "{i},{},{r},{u},{truthful},{r},{noise}", i % 3);
     }
     s
 }
@@ -89,6 +89,14 @@ fn audit_recovers_the_planted_verifiers() {
     assert_eq!((&iso["spearman"], &iso["auc"]), (&identity["spearman"], &identity["auc"]), "{iso}");
     let oracle = cal.iter().find(|c| c["map"] == "oracle").unwrap();
     assert_eq!((oracle["spearman"].as_f64(), oracle["auc"].as_f64()), (Some(1.0), Some(1.0)));
+    // Leave-one-seed-out: the truthful verifier is selected on every pair of seeds and pays on the
+    // third; verifiers that pass EIA elsewhere pay more than those that fail.
+    let folds = v["leave_one_seed_out"].as_array().unwrap();
+    assert_eq!(folds.len(), 3);
+    for f in folds {
+        assert_eq!(f["selected"], "truthful", "{f}");
+        assert!(f["held_out_delta"].as_f64().unwrap() > 0.3 && f["pass_minus_fail"].as_f64().unwrap() > 0.3, "{f}");
+    }
     // The text table says the same in words.
     let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "50"]).output().unwrap();
     assert!(

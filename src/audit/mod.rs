@@ -12,6 +12,7 @@
 
 pub mod calibration;
 pub mod controls;
+pub mod loso;
 
 use std::path::Path;
 
@@ -32,11 +33,27 @@ pub struct Bank {
     pub u: Vec<f64>,
     /// Candidate verifiers: name and score per memory (0..1).
     pub verifiers: Vec<(String, Vec<f64>)>,
+    /// The seed (or any fold) of each memory, when the bank has one.
+    pub seed: Option<Vec<i64>>,
 }
 
-/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`): columns `r`, `u`, and the verifiers
-/// `names` (default: every column named `v_<name>`). Errors name the file, the column and the row.
-pub fn read_bank(path: &Path, names: &[String]) -> Result<Bank> {
+impl Bank {
+    /// The memories at `idx`.
+    pub fn subset(&self, idx: &[usize]) -> Bank {
+        let pick = |x: &[f64]| idx.iter().map(|&i| x[i]).collect::<Vec<_>>();
+        Bank {
+            r: pick(&self.r),
+            u: pick(&self.u),
+            verifiers: self.verifiers.iter().map(|(n, v)| (n.clone(), pick(v))).collect(),
+            seed: self.seed.as_ref().map(|s| idx.iter().map(|&i| s[i]).collect()),
+        }
+    }
+}
+
+/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`): columns `r`, `u`, the verifiers
+/// `names` (default: every column named `v_<name>`) and the fold column `seed_col` when present.
+/// Errors name the file, the column and the row.
+pub fn read_bank(path: &Path, names: &[String], seed_col: &str) -> Result<Bank> {
     let batch = crate::query::block_on(async {
         let ctx = crate::query::session();
         let loc = path.display().to_string();
@@ -88,7 +105,11 @@ pub fn read_bank(path: &Path, names: &[String]) -> Result<Bank> {
     }
     let verifiers =
         names.iter().map(|n| Ok((n.trim_start_matches("v_").to_string(), column(n)?))).collect::<Result<Vec<_>>>()?;
-    Ok(Bank { r: column("r")?, u: column("u")?, verifiers })
+    let seed = match batch.column_by_name(seed_col) {
+        None => None,
+        Some(_) => Some(column(seed_col)?.into_iter().map(|s| s as i64).collect()),
+    };
+    Ok(Bank { r: column("r")?, u: column("u")?, verifiers, seed })
 }
 
 /// One row of the EIA table.

@@ -5,6 +5,7 @@ use std::io::Write;
 use super::werr;
 use crate::audit::calibration::calibration;
 use crate::audit::controls::{controls, proposition2};
+use crate::audit::loso::loso;
 use crate::audit::{eia, payoff, read_bank};
 use crate::cli::{AuditArgs, TextOrJson};
 use crate::error::{Error, Result};
@@ -14,7 +15,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     if a.bootstrap == 0 {
         return Err(Error::Usage("--bootstrap must be at least 1".into()));
     }
-    let bank = read_bank(&a.bank, &a.verifiers)?;
+    let bank = read_bank(&a.bank, &a.verifiers, &a.seed_col)?;
     let (eia, payoff) = (eia(&bank, a.tau_dec, a.tau_tru), payoff(&bank, a.bootstrap, a.rng_seed));
     let prop2 = proposition2(&bank);
     // The budget to match: the EIA-passing verifier that pays most, else the one that pays most.
@@ -28,11 +29,12 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         .or_else(|| verifiers.iter().max_by(|a, b| pays(a).total_cmp(&pays(b))));
     let ctl = best.map(|b| controls(&bank, b, 200, a.rng_seed));
     let cal = calibration(&bank);
+    let folds = loso(&bank, a.tau_dec, a.tau_tru);
     let mut out = std::io::stdout().lock();
     if a.format == TextOrJson::Json {
         let v = serde_json::json!({"memories": bank.r.len(), "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
                                    "eia": eia, "payoff": payoff, "proposition2": prop2, "controls": ctl,
-                                   "calibration": cal});
+                                   "calibration": cal, "leave_one_seed_out": folds});
         return writeln!(out, "{v}").map_err(werr);
     }
     let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:+.3}", if x.abs() < 5e-4 { 0.0 } else { x }));
@@ -98,6 +100,20 @@ pub fn run(a: &AuditArgs) -> Result<()> {
             if c.reads_u { "  (reads U)" } else { "" }
         )
         .map_err(werr)?;
+    }
+    if !folds.is_empty() {
+        writeln!(out, "Leave-one-seed-out (select on the other seeds, measure on the held-out one)").map_err(werr)?;
+        for fold in &folds {
+            writeln!(
+                out,
+                "  seed {:<6} selected {:<16} held-out Delta {}  PASS - FAIL {}",
+                fold.held_out,
+                fold.selected.as_deref().unwrap_or("(none passes)"),
+                f(fold.held_out_delta),
+                f(fold.pass_minus_fail)
+            )
+            .map_err(werr)?;
+        }
     }
     Ok(())
 }
