@@ -54,13 +54,21 @@ pub fn run_chunks_tables(
             (start + chunk).min(total).min(next_part)
         });
         let paths: Vec<_> = names.iter().map(|n| ctx.work_dir.join(part_name(start, end, n))).collect();
-        let part = if reuse.is_some() {
-            paths.iter().map(|p| read_parquet(p)).collect::<Result<Vec<_>>>()?
+        // A part listed at the start may be gone by now (another process running the same
+        // instance finished it and cleared the work folder): then it is computed again.
+        let reused = reuse.and_then(|_| paths.iter().map(|p| read_parquet(p)).collect::<Result<Vec<_>>>().ok());
+        let part = if let Some(part) = reused {
+            part
         } else {
             let part = f(start..end, &parts)?;
             assert_eq!(part.len(), names.len(), "one batch per named table");
             for (p, b) in paths.iter().zip(&part) {
-                write_parquet(p, b)?;
+                // Another process finishing the same instance clears the work folder; the part
+                // is then written again, and if that fails too only resumability is lost (the
+                // rows are here, and the other process stored the instance's output).
+                if let Err(e) = write_parquet(p, b).or_else(|_| write_parquet(p, b)) {
+                    eprintln!("warning: checkpoint not saved ({e}); a kill now would redo this chunk");
+                }
             }
             part
         };
