@@ -26,12 +26,23 @@ fn stamp(path: &Path) -> Result<Stamp> {
     Ok((path.to_path_buf(), meta.len(), mtime))
 }
 
+/// Hashes of this process by the file's stamp: a chunked stage evaluates many times against the
+/// same databases, and BIRD's are 1.5 GB.
+static MEMO: LazyLock<Mutex<HashMap<Stamp, blake3::Hash>>> = LazyLock::new(Default::default);
+
+fn remembered(id: &Stamp) -> Option<blake3::Hash> {
+    MEMO.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).copied()
+}
+
+fn remember(id: Stamp, h: blake3::Hash) {
+    MEMO.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, h);
+}
+
 /// blake3 (hex) of the file at `path`, cached in the process and in `cache_dir`.
 pub fn content_hash(path: &Path, cache_dir: &Path) -> Result<String> {
-    static MEMO: LazyLock<Mutex<HashMap<Stamp, String>>> = LazyLock::new(Default::default);
     let id = stamp(path)?;
-    if let Some(h) = MEMO.lock().expect("memo lock").get(&id) {
-        return Ok(h.clone());
+    if let Some(h) = remembered(&id) {
+        return Ok(h.to_hex().to_string());
     }
     let db = cache_dir.join("file-hashes.sqlite");
     let conn = crate::sqlite::open_shared(
@@ -49,35 +60,31 @@ pub fn content_hash(path: &Path, cache_dir: &Path) -> Result<String> {
         )
         .optional()
         .map_err(err)?;
-    let hash = match stored {
+    let hash = match stored.and_then(|h| blake3::Hash::from_hex(h).ok()) {
         Some(h) => h,
         None => {
-            let h = hash_file(path)?.to_hex().to_string();
+            let h = hash_file(path)?;
             conn.execute(
                 "INSERT OR REPLACE INTO file_hashes VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![FORMAT, p, size, mtime, h],
+                params![FORMAT, p, size, mtime, h.to_hex().to_string()],
             )
             .map_err(err)?;
             h
         }
     };
-    MEMO.lock().expect("memo lock").insert(id, hash.clone());
-    Ok(hash)
+    remember(id, hash);
+    Ok(hash.to_hex().to_string())
 }
 
-/// blake3 of a database file, remembered for the life of the process by (path, size, modification
-/// time): a chunked stage evaluates many times against the same databases, and BIRD's are 1.5 GB.
+/// blake3 of a database file, remembered for the life of the process by (path, size,
+/// modification time).
 pub fn database_hash(path: &Path) -> Result<blake3::Hash> {
-    type Memo = std::sync::Mutex<HashMap<(PathBuf, u64, Option<std::time::SystemTime>), blake3::Hash>>;
-    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
-    let meta = std::fs::metadata(path).map_err(|source| Error::Read { path: path.into(), source })?;
-    let id = (path.to_path_buf(), meta.len(), meta.modified().ok());
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(h) = memo.lock().expect("memo lock").get(&id) {
-        return Ok(*h);
+    let id = stamp(path)?;
+    if let Some(h) = remembered(&id) {
+        return Ok(h);
     }
     let h = hash_file(path)?;
-    memo.lock().expect("memo lock").insert(id, h);
+    remember(id, h);
     Ok(h)
 }
 

@@ -166,8 +166,17 @@ fn label(p: &Path) -> String {
 }
 
 /// A session with every table of `runs` registered; with several runs each table is the union
-/// of theirs with a leading `run` column. Returns the table names.
+/// of theirs with a leading `run` column; over one run, its [`VIEWS`] too. Returns the names.
 pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
+    open_runs(runs, false).await
+}
+
+/// [`session_for`] one run, with its expensive views computed once (for many queries over it).
+pub async fn materialized_session(run: &(String, PathBuf)) -> Result<(SessionContext, Vec<String>)> {
+    open_runs(std::slice::from_ref(run), true).await
+}
+
+async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(SessionContext, Vec<String>)> {
     let ctx = session();
     let mut names: Vec<String> = Vec::new();
     let mut parts: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
@@ -195,25 +204,8 @@ pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, 
         names.push(name);
     }
     if runs.len() == 1 {
-        let views = define_views(&ctx, &names, false).await?;
+        let views = define_views(&ctx, &names, materialize).await?;
         names.extend(views);
     }
-    Ok((ctx, names))
-}
-
-/// [`session_for`] one run, with its views computed once (for many queries over one run).
-pub async fn materialized_session(run: &(String, PathBuf)) -> Result<(SessionContext, Vec<String>)> {
-    let ctx = session();
-    let (plain, mut names) = session_for(std::slice::from_ref(run)).await?;
-    for n in &names {
-        if VIEWS.iter().any(|v| v.name == n) {
-            continue;
-        }
-        let table = plain.table_provider(n.as_str()).await.map_err(|e| df_err(n, e))?;
-        ctx.register_table(n.as_str(), table).map_err(|e| df_err(n, e))?;
-    }
-    names.retain(|n| !VIEWS.iter().any(|v| v.name == n));
-    let views = define_views(&ctx, &names, true).await?;
-    names.extend(views);
     Ok((ctx, names))
 }

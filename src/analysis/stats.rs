@@ -117,6 +117,28 @@ pub fn ols2_from_sums(s: &[f64; 9]) -> Option<(f64, f64, f64)> {
     m.ols2()
 }
 
+/// Arithmetic mean (NaN when empty).
+pub fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Population covariance (two passes: the means first).
+pub fn covariance(x: &[f64], y: &[f64]) -> f64 {
+    let (mx, my) = (mean(x), mean(y));
+    x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / x.len() as f64
+}
+
+/// Population variance.
+pub fn variance(x: &[f64]) -> f64 {
+    covariance(x, x)
+}
+
+/// `x` standardised to mean 0 and standard deviation 1 (a constant `x` maps to 0).
+pub fn z_scores(x: &[f64]) -> Vec<f64> {
+    let (m, sd) = (mean(x), variance(x).sqrt().max(1e-12));
+    x.iter().map(|v| (v - m) / sd).collect()
+}
+
 /// Pearson correlation; None when either side is constant.
 pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     let mut m = Moments::default();

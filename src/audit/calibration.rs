@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::Bank;
-use crate::analysis::stats::{ranks, spearman};
+use crate::analysis::stats::{self, ranks, spearman};
 
 /// One calibration map and what it leaves of the ranking.
 #[derive(Clone, Debug, Serialize)]
@@ -102,15 +102,13 @@ fn isotonic(q: &[f64], u: &[f64]) -> Vec<f64> {
 /// The calibration table of `bank`'s self-grade.
 pub fn calibration(bank: &Bank) -> Vec<CalibrationRow> {
     let (r, u) = (&bank.r, &bank.u);
-    let n = r.len() as f64;
-    let mean = r.iter().sum::<f64>() / n;
-    let sd = (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt().max(1e-12);
+    let mean = stats::mean(r);
     let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     let span = (hi - lo).max(1e-12);
     let maps: Vec<(&str, bool, Vec<f64>)> = vec![
         ("identity", false, r.clone()),
         ("mean-subtract", false, r.iter().map(|x| x - mean).collect()),
-        ("z-score", false, r.iter().map(|x| (x - mean) / sd).collect()),
+        ("z-score", false, stats::z_scores(r)),
         ("min-max", false, r.iter().map(|x| (x - lo) / span).collect()),
         ("temperature T=0.5", false, r.iter().map(|x| x / 0.5).collect()),
         ("sigmoid", false, r.iter().map(|x| 1.0 / (1.0 + (-x).exp())).collect()),

@@ -6,19 +6,9 @@
 use serde::Serialize;
 
 use super::{Bank, PayoffRow};
-use crate::analysis::stats::pearson;
+use crate::analysis::stats::{covariance as cov, pearson, variance as var};
 use crate::analysis::theory;
 use crate::rng::SplitMix64;
-
-fn var(x: &[f64]) -> f64 {
-    let m = x.iter().sum::<f64>() / x.len() as f64;
-    x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / x.len() as f64
-}
-
-fn cov(x: &[f64], y: &[f64]) -> f64 {
-    let (mx, my) = (x.iter().sum::<f64>() / x.len() as f64, y.iter().sum::<f64>() / y.len() as f64);
-    x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum::<f64>() / x.len() as f64
-}
 
 /// Proposition 2 for one verifier.
 #[derive(Clone, Debug, Serialize)]

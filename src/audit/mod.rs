@@ -20,7 +20,7 @@ use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Float64Type};
 use serde::Serialize;
 
-use crate::analysis::stats::{pearson, quantile};
+use crate::analysis::stats::{pearson, quantile, z_scores};
 use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
 
@@ -185,12 +185,10 @@ fn delta(q: &[f64], q2: &[f64], u: &[f64], idx: &[usize]) -> Option<f64> {
 /// The payoff of demoting with each verifier, the oracle, and label-blind calibration.
 pub fn payoff(bank: &Bank, resamples: usize, seed: u64) -> Vec<PayoffRow> {
     let n = bank.r.len();
-    let mean = bank.r.iter().sum::<f64>() / n as f64;
-    let sd = (bank.r.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / n as f64).sqrt().max(1e-12);
     let mut rows: Vec<(String, Vec<f64>)> =
         bank.verifiers.iter().map(|(n, v)| (n.clone(), demote(&bank.r, v))).collect();
     rows.push(("oracle".into(), demote(&bank.r, &bank.u)));
-    rows.push(("calibration".into(), bank.r.iter().map(|r| (r - mean) / sd).collect()));
+    rows.push(("calibration".into(), z_scores(&bank.r)));
     let all: Vec<usize> = (0..n).collect();
     rows.into_iter()
         .map(|(name, q2)| {

@@ -8,12 +8,8 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type};
 
 use super::Report;
-use super::svg::{Chart, PALETTE};
+use super::svg::{Chart, PALETTE, esc};
 use crate::error::Result;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
 
 /// Column `name` as numbers (None: missing, NULL or not numeric).
 fn nums(b: &RecordBatch, name: &str) -> Vec<Option<f64>> {

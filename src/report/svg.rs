@@ -29,7 +29,8 @@ pub struct Chart {
     y_label: String,
 }
 
-fn esc(s: &str) -> String {
+/// `s` safe inside HTML/SVG text and attribute values.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
