@@ -46,14 +46,24 @@ pub enum Command {
 /// `lucid audit`.
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// The bank: .parquet, .csv or .jsonl with columns r, u and one per verifier.
+    /// The bank: .parquet, .csv or .jsonl with columns r, u and one per verifier; or an agent run
+    /// folder (its episodes of one arm: r, U from evaluation, detector channels as verifiers).
     pub bank: PathBuf,
+    /// The arm whose bank to audit, for a run folder (default: lucid, else memento).
+    #[arg(long)]
+    pub arm: Option<String>,
     /// Verifier columns (default: every column named v_<name>).
     #[arg(long, value_delimiter = ',')]
     pub verifiers: Vec<String>,
     /// The fold column for leave-one-seed-out (used when the bank has it).
     #[arg(long, default_value = "seed")]
     pub seed_col: String,
+    /// The self-consistency column for the self-consistency prune (used when the bank has it).
+    #[arg(long, default_value = "sc")]
+    pub sc_col: String,
+    /// The reuse-count column (used when the bank has it).
+    #[arg(long, default_value = "n")]
+    pub n_col: String,
     /// EIA decorrelation threshold: |Corr(nu, b)| below it.
     #[arg(long, default_value_t = 0.3)]
     pub tau_dec: f64,
@@ -63,12 +73,29 @@ pub struct AuditArgs {
     /// Bootstrap resamples of the payoff.
     #[arg(long, default_value_t = 2000)]
     pub bootstrap: usize,
-    /// Bootstrap seed.
+    /// Seed of the bootstrap and the random prunes.
     #[arg(long, default_value_t = 0)]
     pub rng_seed: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
-    pub format: TextOrJson,
+    /// Random prunes averaged in the budget-matched control.
+    #[arg(long, default_value_t = 200)]
+    pub random_draws: usize,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Md)]
+    pub format: AuditFormat,
+    /// Also write audit.md, audit.json and audit.html into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// How `lucid audit` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditFormat {
+    /// Markdown tables.
+    Md,
+    /// `{"tables": {...}}`.
+    Json,
+    /// One self-contained page.
+    Html,
 }
 
 /// `lucid theory`.

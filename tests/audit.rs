@@ -1,109 +1,232 @@
-//! `lucid audit` on synthetic banks with known properties: a decorrelated truthful verifier
-//! passes EIA and its demotion pays; a verifier that echoes the grader and a noise verifier fail
-//! for the reasons the table gives; label-blind calibration pays exactly nothing; the oracle is
-//! the ceiling. Bad banks get errors naming the file and the column.
+//! `lucid audit` on synthetic banks with known properties (`lucid::audit::synth`): the planted
+//! leniency is recovered within its interval; a decorrelated truthful verifier passes EIA and its
+//! demotion pays; an echoing and a noise verifier fail for the reasons the table gives; ensembles
+//! and the gold-fit bound are marked; label-blind calibration pays exactly nothing; the controls
+//! behave as the paper's; every statistic agrees with numpy (tests/golden/audit.py). Also: the
+//! Markdown/JSON/HTML outputs, an agent run's own bank (CLI and pipeline stage), bad banks.
 
-use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use crate::common::{lucid, stderr, stdout};
+use lucid::audit::synth::{Spec, generate};
 
-/// A bank of `n` memories: U ~ Bernoulli(0.6); a lenient grader (r = 1 for 80 % of the wrong,
-/// 95 % of the right); verifiers `truthful` (U flipped 10 % of the time, independently of r),
-/// `echo` (= r) and `noise` (independent of everything).
-fn bank_csv(n: usize) -> String {
-    let mut rng = lucid::rng::SplitMix64(7);
-    let mut unif = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let mut s = String::from("id,seed,r,u,v_truthful,v_echo,v_noise\n");
-    for i in 0..n {
-        let u = u8::from(unif() < 0.6);
-        let r = u8::from(unif() < if u == 1 { 0.95 } else { 0.80 });
-        let truthful = if unif() < 0.1 { 1 - u } else { u };
-        let noise = u8::from(unif() < 0.5);
-        let _ = writeln!(s, "{i},{},{r},{u},{truthful},{r},{noise}", i % 3);
-    }
-    s
+fn write_bank(dir: &Path, spec: &Spec) -> PathBuf {
+    let p = dir.join("bank.csv");
+    let f = std::fs::File::create(&p).unwrap();
+    arrow::csv::Writer::new(f).write(&generate(spec)).unwrap();
+    p
+}
+
+fn audit_json(dir: &Path, bank: &Path, extra: &[&str]) -> Value {
+    let o = lucid(dir).arg("audit").arg(bank).args(["--format", "json"]).args(extra).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).trim()).unwrap()
+}
+
+fn row<'a>(v: &'a Value, table: &str, key: &str, name: &str) -> &'a Value {
+    let rows = v["tables"][table].as_array().unwrap_or_else(|| panic!("no table {table}"));
+    rows.iter().find(|e| e[key] == name).unwrap_or_else(|| panic!("no {name} in {table}"))
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
 #[test]
 fn audit_recovers_the_planted_verifiers() {
     let dir = tempfile::tempdir().unwrap();
-    let bank = dir.path().join("bank.csv");
-    std::fs::write(&bank, bank_csv(3000)).unwrap();
-    let o =
-        lucid(dir.path()).arg("audit").arg(&bank).args(["--format", "json", "--bootstrap", "300"]).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    let eia = |name: &str| v["eia"].as_array().unwrap().iter().find(|e| e["verifier"] == name).unwrap().clone();
+    let spec = Spec { memories: 3000, verifiers: 4, ..Spec::default() };
+    let bank = write_bank(dir.path(), &spec);
+    let v = audit_json(dir.path(), &bank, &["--bootstrap", "300"]);
+    assert_eq!(v["memories"], 3000);
+    // The planted leniency and sensitivity lie in their Wilson intervals.
+    let g = &v["tables"]["grader"][0];
+    assert!(f(g, "leniency_lo") < spec.leniency && spec.leniency < f(g, "leniency_hi"), "{g}");
+    assert!(f(g, "sensitivity_lo") < spec.sensitivity && spec.sensitivity < f(g, "sensitivity_hi"), "{g}");
+    // EIA.
+    let eia = |name: &str| row(&v, "eia", "verifier", name).clone();
     let (t, e, n) = (eia("truthful"), eia("echo"), eia("noise"));
     assert_eq!((t["pass"].as_bool(), e["pass"].as_bool(), n["pass"].as_bool()), (Some(true), Some(false), Some(false)));
-    assert!(t["corr_nu_b"].as_f64().unwrap().abs() < 0.3 && t["corr_v_u"].as_f64().unwrap() > 0.7, "{t}");
-    assert!((e["corr_nu_b"].as_f64().unwrap() - 1.0).abs() < 1e-9, "an echo's errors are the grader's: {e}");
-    assert!(e["failure"].as_str().unwrap().contains("echoes"), "{e}");
-    assert!(
-        n["corr_v_u"].as_f64().unwrap().abs() < 0.1 && n["failure"].as_str().unwrap().contains("barely tracks U"),
-        "{n}"
-    );
-    let pay = |name: &str| v["payoff"].as_array().unwrap().iter().find(|p| p["verifier"] == name).unwrap().clone();
-    let (pt, pe, po, pc) = (pay("truthful"), pay("echo"), pay("oracle"), pay("calibration"));
-    assert!(pt["delta"].as_f64().unwrap() > 0.2 && pt["p_gt_0"].as_f64().unwrap() > 0.99, "{pt}");
-    assert!(pt["lo"].as_f64().unwrap() < pt["delta"].as_f64().unwrap(), "{pt}");
-    assert_eq!(pe["demoted"], 0, "an echo flags nothing the grader trusted: {pe}");
-    assert!(po["delta"].as_f64().unwrap() >= pt["delta"].as_f64().unwrap(), "the oracle is the ceiling");
-    assert_eq!(po["demoted_correct"], 0);
-    assert!(pc["delta"].as_f64().unwrap().abs() < 1e-12, "label-blind calibration pays nothing: {pc}");
-    // Proposition 2: the closed form predicts exactly the variance the best pull removes.
-    for p in v["proposition2"].as_array().unwrap() {
-        let (pr, me) = (p["removed_predicted"].as_f64().unwrap(), p["removed_measured"].as_f64().unwrap());
-        assert!((pr - me).abs() < 1e-9, "{p}");
+    assert!(f(&t, "corr_nu_b").abs() < 0.3 && f(&t, "corr_v_u") > 0.7, "{t}");
+    assert!(f(&e, "corr_nu_b") > 0.8 && e["failure"].as_str().unwrap().contains("echoes"), "{e}");
+    assert!(f(&n, "corr_v_u").abs() < 0.1 && n["failure"].as_str().unwrap().contains("barely tracks U"), "{n}");
+    for (name, kind) in [("judge4", "verifier"), ("ensemble-mean", "ensemble"), ("ensemble-majority", "ensemble")] {
+        assert_eq!(eia(name)["kind"], kind);
     }
-    let echo2 = v["proposition2"].as_array().unwrap().iter().find(|p| p["verifier"] == "echo").unwrap();
-    assert!(
-        (echo2["beta"].as_f64().unwrap() - 1.0).abs() < 1e-9 && echo2["alpha_star"] == 0.0,
-        "beta 1: no step helps"
-    );
-    // Filtering controls at the truthful verifier's budget: random prunes of as many trusted
-    // memories demote correct ones and pay far less.
-    let c = &v["controls"];
-    assert_eq!(c["verifier"], "truthful");
-    assert_eq!(c["budget"], pt["demoted"]);
-    assert!(c["random_delta"].as_f64().unwrap() < pt["delta"].as_f64().unwrap() / 2.0, "{c}");
-    assert!(c["random_correct_demoted"].as_f64().unwrap() > pt["demoted_correct"].as_f64().unwrap(), "{c}");
-    let sweep = c["sweep"].as_array().unwrap();
-    assert_eq!(sweep.len(), 4);
-    assert!(
-        (sweep[3][2].as_f64().unwrap() - pt["delta"].as_f64().unwrap()).abs() < 1e-12,
-        "100 % of K is the verifier"
-    );
-    // Lemma 1: every label-blind map leaves Spearman, AUC and the top-10 gold rate exactly as they
-    // were; the oracle is the ceiling.
-    let cal = v["calibration"].as_array().unwrap();
+    assert_eq!(eia("gold-fit")["kind"], "gold-fit (reads U)");
+    // The echo's errors correlate with the judge's, which copies the self-grade half the time.
+    let ej =
+        v["tables"]["error_correlations"].as_array().unwrap().iter().find(|p| p["a"] == "echo" && p["b"] == "judge4");
+    assert!(f(ej.unwrap(), "corr_errors") > 0.4, "{ej:?}");
+    // Payoff.
+    let pay = |name: &str| row(&v, "payoff", "verifier", name).clone();
+    let (pt, pe, po, pc) = (pay("truthful"), pay("echo"), pay("oracle"), pay("calibration"));
+    assert!(f(&pt, "delta") > 0.2 && f(&pt, "p_gt_0") > 0.99, "{pt}");
+    assert!(f(&pt, "lo") < f(&pt, "delta") && f(&pt, "delta") < f(&pt, "hi"), "{pt}");
+    assert!(f(&pe, "delta") < 0.0, "demoting by an echo hurts: {pe}");
+    assert!(f(&po, "delta") >= f(&pt, "delta"), "the oracle is the ceiling");
+    assert_eq!(po["demoted_correct"], 0);
+    assert!(f(&pc, "delta").abs() < 1e-12, "label-blind calibration pays nothing: {pc}");
+    assert!(f(&pt, "demoted_reuse") > 0.0, "the reuse column is read: {pt}");
+    // Proposition 2: the closed form predicts exactly the variance the best pull removes.
+    for p in v["tables"]["proposition2"].as_array().unwrap() {
+        assert!((f(p, "removed_predicted") - f(p, "removed_measured")).abs() < 1e-9, "{p}");
+    }
+    // Filtering controls at the truthful verifier's budget.
+    let c = |name: &str| row(&v, "controls", "control", name).clone();
+    let k = f(&pt, "demoted");
+    let sel = c(&format!("truthful (selected verifier), K = {k}"));
+    assert_eq!(f(&sel, "delta"), f(&pt, "delta"));
+    let conf = c("confidence threshold on r");
+    assert_eq!((f(&conf, "demoted"), f(&conf, "delta")), (0.0, 0.0), "a binary r separates nothing (Lemma 1)");
+    let sc = c("self-consistency prune");
+    assert_eq!(f(&sc, "demoted"), k, "{sc}");
+    assert!(f(&sc, "delta") < 0.0, "agreement that follows the self-grade demotes right memories: {sc}");
+    let rnd = c("random prune (mean of 200 seeded draws)");
+    assert!(f(&rnd, "delta") < f(&pt, "delta") / 2.0 && f(&rnd, "demoted_correct") > f(&pt, "demoted_correct"));
+    let sweep: Vec<f64> =
+        [25, 50, 75, 100].iter().map(|s| f(&c(&format!("truthful at {s} % of K")), "delta")).collect();
+    assert!(sweep.windows(2).all(|w| w[0] < w[1]) && sweep[3] == f(&pt, "delta"), "{sweep:?}");
+    // Lemma 1: every label-blind map leaves Spearman, AUC and the top-10 gold rate exactly equal.
+    let cal = v["tables"]["calibration"].as_array().unwrap();
     let identity = &cal[0];
-    assert_eq!(identity["map"], "identity");
     for c in cal.iter().filter(|c| c["reads_u"] == false) {
         for k in ["spearman", "auc", "top10"] {
             assert_eq!(c[k], identity[k], "{} changes {k}", c["map"]);
         }
     }
-    // With two score levels a gold fit can only relabel the levels, never split a tie by U.
     let iso = cal.iter().find(|c| c["map"] == "isotonic (gold-fit)").unwrap();
-    assert_eq!((&iso["spearman"], &iso["auc"]), (&identity["spearman"], &identity["auc"]), "{iso}");
-    let oracle = cal.iter().find(|c| c["map"] == "oracle").unwrap();
-    assert_eq!((oracle["spearman"].as_f64(), oracle["auc"].as_f64()), (Some(1.0), Some(1.0)));
-    // Leave-one-seed-out: the truthful verifier is selected on every pair of seeds and pays on the
-    // third; verifiers that pass EIA elsewhere pay more than those that fail.
-    let folds = v["leave_one_seed_out"].as_array().unwrap();
+    assert_eq!((&iso["spearman"], &iso["auc"]), (&identity["spearman"], &identity["auc"]), "two levels: no split");
+    // Leave-one-seed-out: the truthful verifier is selected on every pair of seeds and pays on the third.
+    let folds = v["tables"]["leave_one_seed_out"].as_array().unwrap();
     assert_eq!(folds.len(), 3);
-    for f in folds {
-        assert_eq!(f["selected"], "truthful", "{f}");
-        assert!(f["held_out_delta"].as_f64().unwrap() > 0.3 && f["pass_minus_fail"].as_f64().unwrap() > 0.3, "{f}");
+    for fold in folds {
+        assert_eq!(fold["selected"], "truthful", "{fold}");
+        assert!(f(fold, "held_out_delta") > 0.3 && f(fold, "pass_minus_fail") > 0.3, "{fold}");
     }
-    // The text table says the same in words.
-    let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "50"]).output().unwrap();
-    assert!(
-        stdout(&o).contains("truthful") && stdout(&o).contains("PASS") && stdout(&o).contains("FAIL: echoes"),
-        "{}",
-        stdout(&o)
+    // The same audit twice is the same audit (seeded), whatever the bootstrap's thread count.
+    assert_eq!(v, audit_json(dir.path(), &bank, &["--bootstrap", "300"]));
+}
+
+#[test]
+fn continuous_scores_rank_only_by_what_separates() {
+    // Scores spread within their side of 0.5: a confidence threshold now demotes the least
+    // confident trusted memories, and the label-blind maps still leave every rank statistic as is.
+    let dir = tempfile::tempdir().unwrap();
+    let bank = write_bank(dir.path(), &Spec { memories: 2000, continuous: true, ..Spec::default() });
+    let v = audit_json(dir.path(), &bank, &["--bootstrap", "200"]);
+    let conf = row(&v, "controls", "control", "confidence threshold on r");
+    let t = row(&v, "payoff", "verifier", "truthful");
+    assert_eq!(f(conf, "demoted"), f(t, "demoted"), "distinct scores: exactly K demoted");
+    let cal = v["tables"]["calibration"].as_array().unwrap();
+    for c in cal.iter().filter(|c| c["reads_u"] == false) {
+        assert_eq!(c["auc"], cal[0]["auc"], "{}", c["map"]);
+    }
+}
+
+#[test]
+fn audit_agrees_with_numpy() {
+    if !crate::probes::require(crate::probes::Probe::Numpy) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (i, spec) in [
+        Spec { memories: 1200, verifiers: 5, ..Spec::default() },
+        Spec { memories: 900, verifiers: 3, continuous: true, seed: 3, ..Spec::default() },
+    ]
+    .iter()
+    .enumerate()
+    {
+        let bank = write_bank(dir.path(), spec);
+        let out = dir.path().join(format!("out{i}"));
+        let o = lucid(dir.path()).arg("audit").arg(&bank).arg("--out").arg(&out).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/audit.py");
+        let o =
+            std::process::Command::new("python3").arg(&script).arg(&bank).arg(out.join("audit.json")).output().unwrap();
+        assert!(o.status.success(), "case {i}: {}{}", stdout(&o), stderr(&o));
+    }
+}
+
+#[test]
+fn audit_writes_markdown_json_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let bank = write_bank(dir.path(), &Spec { memories: 600, ..Spec::default() });
+    let out = dir.path().join("audit");
+    let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "100", "--out"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    for want in ["## Table 2: Echo-Independence", "| truthful | verifier |", "PASS", "echoes the grader", "Table 6"] {
+        assert!(md.contains(want), "markdown lacks {want}:\n{md}");
+    }
+    assert!(stderr(&o).contains("audit.html"), "the page's path is printed");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.join("audit.json")).unwrap()).unwrap();
+    for e in json["tables"]["eia"].as_array().unwrap() {
+        for k in ["verifier", "corr_nu_b", "corr_v_u", "pass"] {
+            assert!(e.get(k).is_some(), "eia rows carry {k}: {e}");
+        }
+    }
+    let html = std::fs::read_to_string(out.join("audit.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("admissible box") && html.contains("truthful (PASS)"), "{html}");
+    assert_eq!(std::fs::read_to_string(out.join("audit.md")).unwrap(), md);
+}
+
+#[test]
+fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
+    let server = crate::fake_server::FakeServer::start(vec![], crate::fake_server::Reply::func(crate::study::scripted));
+    let dir = crate::study::project(&server.url);
+    let yaml = dir.path().join("study.yaml");
+    let mut text = std::fs::read_to_string(&yaml).unwrap();
+    text.push_str("  - id: audit\n    kind: audit\n    inputs: [episodes, evaluation]\n    config: {arm: memento, bootstrap: 200}\n");
+    std::fs::write(&yaml, text).unwrap();
+    let cache = dir.path().join("cache");
+    let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = dir.path().join("runs/study");
+    let v = audit_json(&cache, &run, &["--arm", "memento", "--bootstrap", "200"]);
+    let episodes = crate::study::query(&cache, dir.path(), "SELECT count(*) AS n FROM episodes WHERE arm = 'memento'");
+    assert_eq!(v["memories"], episodes[0]["n"]);
+    for channel in ["exec", "degenerate", "literal", "detector"] {
+        assert_eq!(row(&v, "eia", "verifier", channel)["kind"], "verifier");
+    }
+    // The bank is what the SQL says: r as stored, U, V = 1 - flag, n = times shown later.
+    let sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/bank.sql");
+    let bank = crate::study::query(&cache, dir.path(), sql.to_str().unwrap());
+    let episodes = crate::study::query(
+        &cache,
+        dir.path(),
+        "SELECT e.seed, e.step, e.r, e.flagged, e.flag_degenerate, e.retrieved, v.u FROM episodes e \
+         JOIN evaluation v USING (arm, seed, step) WHERE e.arm = 'memento'",
     );
+    let memento: Vec<&Value> = bank.iter().filter(|b| b["arm"] == "memento").collect();
+    assert_eq!(memento.len(), episodes.len());
+    for e in &episodes {
+        let b = memento.iter().find(|b| b["seed"] == e["seed"] && b["id"] == e["step"]).unwrap();
+        let shown = episodes
+            .iter()
+            .filter(|o| o["seed"] == e["seed"])
+            .flat_map(|o| o["retrieved"].as_array().unwrap())
+            .filter(|m| m["step"] == e["step"])
+            .count();
+        assert_eq!(f(b, "n"), shown as f64, "{b}");
+        assert_eq!(f(b, "r"), e["r"].as_f64().unwrap_or(0.0), "{b}");
+        assert_eq!(f(b, "u"), f(e, "u"), "{b}");
+        assert_eq!(f(b, "v_detector"), if e["flagged"] == true { 0.0 } else { 1.0 }, "{b}");
+        assert_eq!(f(b, "v_degenerate"), if e["flag_degenerate"] == true { 0.0 } else { 1.0 }, "{b}");
+    }
+    assert!(memento.iter().any(|b| f(b, "n") > 0.0), "later episodes were shown earlier ones");
+    // The stage wrote the same tables into the run.
+    let stage = crate::study::query(&cache, dir.path(), "SELECT verifier, corr_v_u FROM audit_eia ORDER BY verifier");
+    for s in &stage {
+        let cli = row(&v, "eia", "verifier", s["verifier"].as_str().unwrap());
+        assert_eq!(s["corr_v_u"], cli["corr_v_u"], "{s}");
+    }
+    assert!(!stage.is_empty());
+    // An arm the run lacks is named with the arms it has.
+    let o = lucid(&cache).arg("audit").arg(&run).args(["--arm", "nope"]).output().unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("no arm 'nope'") && stderr(&o).contains("memento"));
 }
 
 #[test]
@@ -114,6 +237,7 @@ fn bad_banks_name_the_file_and_the_column() {
         ("text.csv", "r,u,v_a\n1,1,yes\n", "row 0: column 'v_a' has no number"),
         ("empty.csv", "r,u,v_a\n", "empty"),
         ("noverifier.csv", "r,u\n1,1\n", "no verifier"),
+        ("notbinary.csv", "r,u,v_a\n1,1,1\n1,0.5,1\n", "row 1: column 'u' is 0.5, not 0 or 1"),
         ("bank.txt", "r,u\n", ".parquet, .csv or .jsonl"),
     ];
     for (file, text, want) in cases {

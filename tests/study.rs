@@ -121,7 +121,8 @@ stages:
     )
 }
 
-fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
+/// Rows of `sql` over the project's run `runs/study`, as JSON objects.
+pub fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
     let o = lucid(cache).current_dir(dir).args(["query", "runs/study", sql, "--format", "json"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);

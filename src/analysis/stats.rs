@@ -339,7 +339,7 @@ fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
 }
 
 /// Multinomial(n, probs) counts into `out`, by sequential conditional binomials.
-fn multinomial(rng: &mut SplitMix64, n: u64, probs: &[f64], out: &mut [u64]) {
+pub fn multinomial(rng: &mut SplitMix64, n: u64, probs: &[f64], out: &mut [u64]) {
     let (mut left, mut mass) = (n, 1.0);
     for (i, &p) in probs.iter().enumerate() {
         if i + 1 == probs.len() {

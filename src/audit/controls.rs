@@ -1,11 +1,13 @@
 //! The controls of a bank audit: Proposition 2 per verifier (predicted against measured variance
-//! removed by the best pull toward the verifier) and filtering at the same budget — demoting K
-//! random trusted memories (K = what the best verifier demotes; seeded, averaged over draws) and
-//! the best verifier's own flags at 25/50/75/100 % of K, most confident first.
+//! removed by the best pull toward the verifier) and generic filtering at the same budget K (what
+//! the selected verifier demotes): a confidence threshold on r (a no-op by Lemma 1 when r does
+//! not separate trusted memories), a self-consistency prune (when the bank has `sc`), K random
+//! trusted memories (seeded, averaged over draws), and the verifier's own flags at 25/50/75/100 %
+//! of K, most confident first.
 
 use serde::Serialize;
 
-use super::{Bank, PayoffRow};
+use super::Bank;
 use crate::analysis::stats::{covariance as cov, pearson, variance as var};
 use crate::analysis::theory;
 use crate::rng::SplitMix64;
@@ -27,12 +29,11 @@ pub struct Prop2Row {
     pub removed_measured: f64,
 }
 
-/// Proposition 2 for every verifier of `bank`.
-pub fn proposition2(bank: &Bank) -> Vec<Prop2Row> {
-    let b: Vec<f64> = bank.r.iter().zip(&bank.u).map(|(r, u)| r - u).collect();
-    bank.verifiers
-        .iter()
-        .map(|(name, v)| {
+/// Proposition 2 for every row (name, kind, V).
+pub fn proposition2(bank: &Bank, rows: &[(String, &'static str, Vec<f64>)]) -> Vec<Prop2Row> {
+    let b = bank.bias();
+    rows.iter()
+        .map(|(name, _, v)| {
             let nu: Vec<f64> = v.iter().zip(&bank.u).map(|(v, u)| v - u).collect();
             let p = theory::pull(var(&b), cov(&nu, &b), var(&nu));
             let b2: Vec<f64> =
@@ -49,65 +50,83 @@ pub fn proposition2(bank: &Bank) -> Vec<Prop2Row> {
         .collect()
 }
 
-/// Filtering at the best verifier's budget.
+/// One filtering control at the budget.
 #[derive(Clone, Debug, Serialize)]
-pub struct Controls {
-    /// The verifier whose budget is matched (the EIA-passing one with the largest payoff, else the
-    /// largest payoff).
-    pub verifier: String,
-    /// K: memories it demotes.
-    pub budget: usize,
-    /// Mean Delta Corr(Q, U) of demoting K random trusted memories.
-    pub random_delta: Option<f64>,
-    /// Mean number of correct memories those random prunes demote.
-    pub random_correct_demoted: f64,
-    /// Random draws averaged.
-    pub draws: usize,
-    /// (share of K, memories demoted, Delta) for the verifier's most confident flags.
-    pub sweep: Vec<(f64, usize, Option<f64>)>,
+pub struct ControlRow {
+    /// What was demoted.
+    pub control: String,
+    /// Memories demoted (mean over draws for the random prune).
+    pub demoted: f64,
+    /// Of them, correct ones (mean over draws for the random prune).
+    pub demoted_correct: f64,
+    /// Delta Corr(Q, U) (mean over draws for the random prune).
+    pub delta: Option<f64>,
 }
 
-/// The controls, matched to `best` (a payoff row of `bank`'s verifiers).
-pub fn controls(bank: &Bank, best: &PayoffRow, draws: usize, seed: u64) -> Controls {
+/// The trusted memories with the lowest `score`, at most `k` of them, ties kept whole: a tie
+/// at the boundary is demoted entirely or not at all (a label-blind score cannot split it).
+fn lowest(score: &[f64], trusted: &[usize], k: usize) -> Vec<usize> {
+    let mut idx = trusted.to_vec();
+    idx.sort_by(|&a, &b| score[a].total_cmp(&score[b]));
+    if k == 0 || k >= idx.len() {
+        idx.truncate(k);
+        return idx;
+    }
+    let t = score[idx[k - 1]];
+    let upto = idx.iter().filter(|&&i| score[i] <= t).count();
+    idx.retain(|&i| score[i] < t || (upto <= k && score[i] == t));
+    idx
+}
+
+/// The controls at the budget of verifier `(name, v)`.
+pub fn controls(bank: &Bank, (name, v): (&str, &[f64]), draws: usize, seed: u64) -> Vec<ControlRow> {
     let n = bank.r.len();
     let before = pearson(&bank.r, &bank.u);
-    let delta = |q: &[f64]| Some(pearson(q, &bank.u)? - before?);
+    let row = |control: String, demoted: &[usize]| {
+        let mut q = bank.r.clone();
+        for &i in demoted {
+            q[i] = 0.0;
+        }
+        ControlRow {
+            control,
+            demoted: demoted.len() as f64,
+            demoted_correct: demoted.iter().filter(|&&i| bank.u[i] >= 0.5).count() as f64,
+            delta: pearson(&q, &bank.u).zip(before).map(|(a, b)| a - b),
+        }
+    };
     let trusted: Vec<usize> = (0..n).filter(|&i| bank.r[i] >= 0.5).collect();
-    let k = best.demoted.min(trusted.len());
+    let mut flags: Vec<usize> = trusted.iter().copied().filter(|&i| v[i] < 0.5).collect();
+    flags.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then(a.cmp(&b)));
+    let k = flags.len();
+    let mut out = vec![row(format!("{name} (selected verifier), K = {k}"), &flags)];
+    out.push(row("confidence threshold on r".into(), &lowest(&bank.r, &trusted, k)));
+    if let Some(sc) = &bank.sc {
+        out.push(row("self-consistency prune".into(), &lowest(sc, &trusted, k)));
+    }
     let mut rng = SplitMix64(seed);
-    let (mut deltas, mut correct) = (Vec::new(), 0usize);
+    let (mut deltas, mut correct) = (Vec::new(), 0.0);
+    let mut pool = trusted.clone();
     for _ in 0..draws {
         // A seeded partial Fisher-Yates: K distinct trusted memories.
-        let mut pool = trusted.clone();
-        let mut q = bank.r.clone();
         for j in 0..k {
             let pick = j + (rng.next_u64() % (pool.len() - j) as u64) as usize;
             pool.swap(j, pick);
-            q[pool[j]] = 0.0;
-            correct += usize::from(bank.u[pool[j]] >= 0.5);
         }
-        deltas.extend(delta(&q));
+        let r = row(String::new(), &pool[..k]);
+        correct += r.demoted_correct;
+        deltas.extend(r.delta);
     }
-    let v = bank.verifiers.iter().find(|(name, _)| *name == best.verifier).map(|(_, v)| v.clone()).unwrap_or_default();
-    let mut flags: Vec<usize> = (0..n).filter(|&i| bank.r[i] >= 0.5 && v.get(i).is_some_and(|&x| x < 0.5)).collect();
-    flags.sort_by(|&a, &b| v[a].total_cmp(&v[b]).then(a.cmp(&b)));
-    let sweep = [0.25, 0.5, 0.75, 1.0]
-        .iter()
-        .map(|&share| {
-            let m = ((flags.len() as f64) * share).round() as usize;
-            let mut q = bank.r.clone();
-            for &i in &flags[..m] {
-                q[i] = 0.0;
-            }
-            (share, m, delta(&q))
-        })
-        .collect();
-    Controls {
-        verifier: best.verifier.clone(),
-        budget: k,
-        random_delta: (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64),
-        random_correct_demoted: if draws == 0 { 0.0 } else { correct as f64 / draws as f64 },
-        draws,
-        sweep,
+    if draws > 0 {
+        out.push(ControlRow {
+            control: format!("random prune (mean of {draws} seeded draws)"),
+            demoted: k as f64,
+            demoted_correct: correct / draws as f64,
+            delta: (!deltas.is_empty()).then(|| deltas.iter().sum::<f64>() / deltas.len() as f64),
+        });
     }
+    for share in [0.25, 0.5, 0.75, 1.0] {
+        let m = ((k as f64) * share).round() as usize;
+        out.push(row(format!("{name} at {:.0} % of K", share * 100.0), &flags[..m]));
+    }
+    out
 }

@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use super::{Bank, eia, payoff};
+use super::{Bank, demote, eia};
+use crate::analysis::stats::pearson;
 
 /// One fold.
 #[derive(Clone, Debug, Serialize)]
@@ -35,20 +36,22 @@ pub fn loso(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<Fold> {
             let (train, test) = (bank.subset(&train), bank.subset(&test));
             let passes = eia(&train, tau_dec, tau_tru);
             let k = bank.verifiers.len();
-            let train_pay = payoff(&train, 0, 0);
-            let test_pay = payoff(&test, 0, 0);
-            let selected = (0..k).filter(|&i| passes[i].pass).max_by(|&a, &b| {
-                train_pay[a].delta.unwrap_or(f64::MIN).total_cmp(&train_pay[b].delta.unwrap_or(f64::MIN))
-            });
+            let pays = |part: &Bank| -> Vec<Option<f64>> {
+                let before = pearson(&part.r, &part.u);
+                part.verifiers.iter().map(|(_, v)| Some(pearson(&demote(&part.r, v), &part.u)? - before?)).collect()
+            };
+            let (train_pay, test_pay) = (pays(&train), pays(&test));
+            let selected = (0..k)
+                .filter(|&i| passes[i].pass)
+                .max_by(|&a, &b| train_pay[a].unwrap_or(f64::MIN).total_cmp(&train_pay[b].unwrap_or(f64::MIN)));
             let mean = |pass: bool| {
-                let d: Vec<f64> =
-                    (0..k).filter(|&i| passes[i].pass == pass).filter_map(|i| test_pay[i].delta).collect();
+                let d: Vec<f64> = (0..k).filter(|&i| passes[i].pass == pass).filter_map(|i| test_pay[i]).collect();
                 (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)
             };
             Fold {
                 held_out: s,
                 selected: selected.map(|i| bank.verifiers[i].0.clone()),
-                held_out_delta: selected.and_then(|i| test_pay[i].delta),
+                held_out_delta: selected.and_then(|i| test_pay[i]),
                 pass_minus_fail: mean(true).zip(mean(false)).map(|(p, f)| p - f),
             }
         })

@@ -1,40 +1,50 @@
 //! Bank audits (`lucid audit`): given memories with a self-grade r, a post-hoc truth U and one or
-//! more candidate verifiers V (any bank: Parquet, CSV or JSON Lines), which verifier may be
-//! trusted to de-inflate the bank? This first part computes the paper's EIA table and the
-//! de-inflation payoff of the demotion-only operator, with an oracle and a label-blind
-//! calibration row.
+//! more candidate verifiers V (any bank: Parquet, CSV or JSON Lines, or an agent run's own
+//! episodes), which verifier may be trusted to de-inflate the bank? The paper's Tables 2-6 for
+//! it: the grader's leniency, the EIA table (with ensembles, the gold-fit upper bound and the
+//! correlations of verifier errors), the de-inflation payoff with a seeded bootstrap, Proposition
+//! 2, filtering controls at the same budget, global calibration and leave-one-seed-out.
 //!
 //! Definitions (PAPER.md, "Bank-level audits"): bias b = r - U, verifier error nu = V - U. EIA
-//! passes when |Corr(nu, b)| < tau_dec and Corr(V, U) > tau_tru. The demotion-only operator: a
-//! trusted memory (r >= 0.5) that the verifier flags (V < 0.5) gets Q = 0; every other memory
-//! keeps Q = r; nothing is promoted, nothing rewritten. Its payoff is the change in Corr(Q, U),
-//! with P(Delta > 0) from a seeded bootstrap over memories.
+//! passes when |Corr(nu, b)| < tau_dec and Corr(V, U) > tau_tru. The **demotion-only operator**:
+//! a trusted memory (r >= 0.5) that the verifier flags (V < 0.5) gets Q = 0; every other memory
+//! keeps Q = r; nothing is promoted, nothing rewritten. Its payoff is the change in Corr(Q, U).
 
 pub mod calibration;
 pub mod controls;
+pub mod ensemble;
 pub mod loso;
+pub mod payoff;
+pub mod run_bank;
+pub mod synth;
+pub mod tables;
 
 use std::path::Path;
 
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type};
 use serde::Serialize;
 
-use crate::analysis::stats::{pearson, quantile, z_scores};
+use crate::analysis::stats::{Z95, pearson, wilson};
 use crate::error::{Error, Result};
-use crate::rng::SplitMix64;
 
 /// A bank: one row per memory.
-#[derive(Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Bank {
     /// Self-grade r (0..1).
     pub r: Vec<f64>,
     /// Post-hoc truth U (0 or 1).
     pub u: Vec<f64>,
-    /// Candidate verifiers: name and score per memory (0..1).
+    /// Candidate verifiers: name and score per memory (0..1; below 0.5 flags the memory).
     pub verifiers: Vec<(String, Vec<f64>)>,
     /// The seed (or any fold) of each memory, when the bank has one.
     pub seed: Option<Vec<i64>>,
+    /// A self-consistency score per memory (agreement of resampled answers), when the bank has one.
+    pub sc: Option<Vec<f64>>,
+    /// How often each memory was retrieved (reuse count), when the bank has it.
+    pub n: Option<Vec<f64>>,
+    /// The arm, for the bank of an agent run.
+    pub arm: Option<String>,
 }
 
 impl Bank {
@@ -46,14 +56,43 @@ impl Bank {
             u: pick(&self.u),
             verifiers: self.verifiers.iter().map(|(n, v)| (n.clone(), pick(v))).collect(),
             seed: self.seed.as_ref().map(|s| idx.iter().map(|&i| s[i]).collect()),
+            sc: self.sc.as_deref().map(pick),
+            n: self.n.as_deref().map(pick),
+            arm: self.arm.clone(),
         }
+    }
+
+    /// b = r - U per memory.
+    pub fn bias(&self) -> Vec<f64> {
+        self.r.iter().zip(&self.u).map(|(r, u)| r - u).collect()
     }
 }
 
-/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`): columns `r`, `u`, the verifiers
-/// `names` (default: every column named `v_<name>`) and the fold column `seed_col` when present.
-/// Errors name the file, the column and the row.
-pub fn read_bank(path: &Path, names: &[String], seed_col: &str) -> Result<Bank> {
+/// Which columns of a bank file mean what.
+#[derive(Clone, Debug)]
+pub struct Columns {
+    /// Verifier columns (empty: every column named `v_<name>`).
+    pub verifiers: Vec<String>,
+    /// The fold column (used when present).
+    pub seed: String,
+    /// The self-consistency column (used when present).
+    pub sc: String,
+    /// The reuse-count column (used when present).
+    pub n: String,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns { verifiers: Vec::new(), seed: "seed".into(), sc: "sc".into(), n: "n".into() }
+    }
+}
+
+/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
+/// (see [`run_bank`]). Errors name the file, the column and the row.
+pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Bank> {
+    if path.is_dir() {
+        return run_bank::read(path, arm, cols);
+    }
     let batch = crate::query::block_on(async {
         let ctx = crate::query::session();
         let loc = path.display().to_string();
@@ -69,11 +108,18 @@ pub fn read_bank(path: &Path, names: &[String], seed_col: &str) -> Result<Bank> 
                 };
                 ctx.register_json("bank", &loc, opts).await
             }
-            _ => return Err(Error::input(path, "a bank is a .parquet, .csv or .jsonl file")),
+            _ => {
+                return Err(Error::input(path, "a bank is a .parquet, .csv or .jsonl file, or an agent run folder"));
+            }
         };
         registered.map_err(|e| Error::input(path, e.to_string()))?;
         crate::query::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input(path, e.to_string()))
     })?;
+    bank_from_batch(path, &batch, cols)
+}
+
+/// The bank in `batch` (read from `path`, which errors name).
+pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Result<Bank> {
     if batch.num_rows() == 0 {
         return Err(Error::input(path, "the bank is empty"));
     }
@@ -95,21 +141,92 @@ pub fn read_bank(path: &Path, names: &[String], seed_col: &str) -> Result<Bank> 
             })
             .collect()
     };
-    let names: Vec<String> = if names.is_empty() {
+    let optional = |name: &str| batch.column_by_name(name).map(|_| column(name)).transpose();
+    let names: Vec<String> = if cols.verifiers.is_empty() {
         batch.schema().fields().iter().filter(|f| f.name().starts_with("v_")).map(|f| f.name().clone()).collect()
     } else {
-        names.to_vec()
+        cols.verifiers.clone()
     };
     if names.is_empty() {
         return Err(Error::input(path, "no verifier: name them with --verifiers, or call their columns v_<name>"));
     }
     let verifiers =
         names.iter().map(|n| Ok((n.trim_start_matches("v_").to_string(), column(n)?))).collect::<Result<Vec<_>>>()?;
-    let seed = match batch.column_by_name(seed_col) {
-        None => None,
-        Some(_) => Some(column(seed_col)?.into_iter().map(|s| s as i64).collect()),
-    };
-    Ok(Bank { r: column("r")?, u: column("u")?, verifiers, seed })
+    let u = column("u")?;
+    if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0) {
+        return Err(Error::input(path, format!("row {i}: column 'u' is {}, not 0 or 1", u[i])));
+    }
+    Ok(Bank {
+        r: column("r")?,
+        u,
+        verifiers,
+        seed: optional(&cols.seed)?.map(|s| s.into_iter().map(|s| s as i64).collect()),
+        sc: optional(&cols.sc)?,
+        n: optional(&cols.n)?,
+        arm: None,
+    })
+}
+
+/// The grader's row (Table 2's first line): how lenient the self-grade is on this bank.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraderRow {
+    /// Memories.
+    pub memories: usize,
+    /// Share right (U = 1).
+    pub base_rate: f64,
+    /// Leniency l = P(r >= 0.5 | U = 0), with its 95 % Wilson interval.
+    pub leniency: Option<f64>,
+    /// Lower end.
+    pub leniency_lo: Option<f64>,
+    /// Upper end.
+    pub leniency_hi: Option<f64>,
+    /// Sensitivity s = P(r >= 0.5 | U = 1), with its 95 % Wilson interval.
+    pub sensitivity: Option<f64>,
+    /// Lower end.
+    pub sensitivity_lo: Option<f64>,
+    /// Upper end.
+    pub sensitivity_hi: Option<f64>,
+    /// Trusted-bank corruption: share of trusted memories (r >= 0.5) that are wrong.
+    pub trusted_corruption: Option<f64>,
+    /// Corr(r, U).
+    pub corr_r_u: Option<f64>,
+}
+
+/// The grader row of `bank`.
+pub fn grader(bank: &Bank) -> GraderRow {
+    let n = bank.r.len();
+    let count = |f: &dyn Fn(usize) -> bool| (0..n).filter(|&i| f(i)).count() as f64;
+    let (wrong, right) = (count(&|i| bank.u[i] < 0.5), count(&|i| bank.u[i] >= 0.5));
+    let lenient = count(&|i| bank.u[i] < 0.5 && bank.r[i] >= 0.5);
+    let sensitive = count(&|i| bank.u[i] >= 0.5 && bank.r[i] >= 0.5);
+    let (l, s) = (wilson(lenient, wrong, Z95), wilson(sensitive, right, Z95));
+    let trusted = lenient + sensitive;
+    GraderRow {
+        memories: n,
+        base_rate: right / n as f64,
+        leniency: (wrong > 0.0).then(|| lenient / wrong),
+        leniency_lo: l.map(|x| x.0),
+        leniency_hi: l.map(|x| x.1),
+        sensitivity: (right > 0.0).then(|| sensitive / right),
+        sensitivity_lo: s.map(|x| x.0),
+        sensitivity_hi: s.map(|x| x.1),
+        trusted_corruption: (trusted > 0.0).then(|| lenient / trusted),
+        corr_r_u: pearson(&bank.r, &bank.u),
+    }
+}
+
+/// What a row of the EIA and payoff tables is.
+pub mod kind {
+    /// A verifier of the bank.
+    pub const VERIFIER: &str = "verifier";
+    /// A label-blind combination of the bank's verifiers.
+    pub const ENSEMBLE: &str = "ensemble";
+    /// Fitted to U: an upper bound, not a method.
+    pub const GOLD_FIT: &str = "gold-fit (reads U)";
+    /// V = U: the ceiling.
+    pub const ORACLE: &str = "oracle (reads U)";
+    /// A label-blind map of r (z-score).
+    pub const CALIBRATION: &str = "label-blind calibration";
 }
 
 /// One row of the EIA table.
@@ -117,6 +234,8 @@ pub fn read_bank(path: &Path, names: &[String], seed_col: &str) -> Result<Bank> 
 pub struct EiaRow {
     /// The verifier.
     pub verifier: String,
+    /// verifier, ensemble or gold-fit (reads U).
+    pub kind: String,
     /// Corr(nu, b): how much the verifier's errors echo the grader's.
     pub corr_nu_b: Option<f64>,
     /// Corr(V, U): how truthful it is.
@@ -127,48 +246,32 @@ pub struct EiaRow {
     pub failure: String,
 }
 
-/// The EIA table of `bank` at thresholds `tau_dec`, `tau_tru`.
-pub fn eia(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<EiaRow> {
-    let b: Vec<f64> = bank.r.iter().zip(&bank.u).map(|(r, u)| r - u).collect();
-    bank.verifiers
-        .iter()
-        .map(|(name, v)| {
-            let nu: Vec<f64> = v.iter().zip(&bank.u).map(|(v, u)| v - u).collect();
-            let (dec, tru) = (pearson(&nu, &b), pearson(v, &bank.u));
-            let decorrelated = dec.is_some_and(|c| c.abs() < tau_dec);
-            let truthful = tru.is_some_and(|c| c > tau_tru);
-            let failure = match (decorrelated, truthful) {
-                (true, true) => String::new(),
-                (false, true) => "echoes the grader: its errors move with the self-grade's".into(),
-                (true, false) => "not truthful enough: it barely tracks U".into(),
-                (false, false) => "echoes the grader and barely tracks U".into(),
-            };
-            EiaRow { verifier: name.clone(), corr_nu_b: dec, corr_v_u: tru, pass: decorrelated && truthful, failure }
-        })
-        .collect()
+/// The EIA row of verifier scores `v` on `bank` at thresholds `tau_dec`, `tau_tru`.
+pub fn eia_row(bank: &Bank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_dec: f64, tau_tru: f64) -> EiaRow {
+    let nu: Vec<f64> = v.iter().zip(&bank.u).map(|(v, u)| v - u).collect();
+    let (dec, tru) = (pearson(&nu, b), pearson(v, &bank.u));
+    let decorrelated = dec.is_some_and(|c| c.abs() < tau_dec);
+    let truthful = tru.is_some_and(|c| c > tau_tru);
+    let failure = match (decorrelated, truthful) {
+        (true, true) => String::new(),
+        (false, true) => "echoes the grader: its errors move with the self-grade's".into(),
+        (true, false) => "not truthful enough: it barely tracks U".into(),
+        (false, false) => "echoes the grader and barely tracks U".into(),
+    };
+    EiaRow {
+        verifier: name.into(),
+        kind: kind.into(),
+        corr_nu_b: dec,
+        corr_v_u: tru,
+        pass: decorrelated && truthful,
+        failure,
+    }
 }
 
-/// One row of the payoff table.
-#[derive(Clone, Debug, Serialize)]
-pub struct PayoffRow {
-    /// The verifier (`oracle`: V = U; `calibration`: a label-blind z-score of r).
-    pub verifier: String,
-    /// Memories demoted (trusted and flagged).
-    pub demoted: usize,
-    /// Of them, correct ones (U = 1).
-    pub demoted_correct: usize,
-    /// Corr(Q, U) before.
-    pub before: Option<f64>,
-    /// Corr(Q', U) after.
-    pub after: Option<f64>,
-    /// after - before.
-    pub delta: Option<f64>,
-    /// 95 % bootstrap interval of delta.
-    pub lo: Option<f64>,
-    /// 95 % bootstrap interval of delta.
-    pub hi: Option<f64>,
-    /// Share of resamples with delta > 0.
-    pub p_gt_0: Option<f64>,
+/// The EIA table of `bank`'s own verifiers.
+pub fn eia(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<EiaRow> {
+    let b = bank.bias();
+    bank.verifiers.iter().map(|(name, v)| eia_row(bank, &b, name, kind::VERIFIER, v, tau_dec, tau_tru)).collect()
 }
 
 /// Q after the demotion-only operator with verifier scores `v`.
@@ -176,45 +279,100 @@ pub fn demote(r: &[f64], v: &[f64]) -> Vec<f64> {
     r.iter().zip(v).map(|(&r, &v)| if r >= 0.5 && v < 0.5 { 0.0 } else { r }).collect()
 }
 
-fn delta(q: &[f64], q2: &[f64], u: &[f64], idx: &[usize]) -> Option<f64> {
-    let pick = |x: &[f64]| idx.iter().map(|&i| x[i]).collect::<Vec<_>>();
-    let uu = pick(u);
-    Some(pearson(&pick(q2), &uu)? - pearson(&pick(q), &uu)?)
+/// The knobs of an audit.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// EIA decorrelation threshold: |Corr(nu, b)| below it.
+    pub tau_dec: f64,
+    /// EIA truthfulness threshold: Corr(V, U) above it.
+    pub tau_tru: f64,
+    /// Bootstrap resamples of the payoff.
+    pub bootstrap: usize,
+    /// Seed of the bootstrap and the random prunes.
+    pub rng_seed: u64,
+    /// Random prunes averaged in the budget-matched control.
+    pub random_draws: usize,
 }
 
-/// The payoff of demoting with each verifier, the oracle, and label-blind calibration.
-pub fn payoff(bank: &Bank, resamples: usize, seed: u64) -> Vec<PayoffRow> {
-    let n = bank.r.len();
-    let mut rows: Vec<(String, Vec<f64>)> =
-        bank.verifiers.iter().map(|(n, v)| (n.clone(), demote(&bank.r, v))).collect();
-    rows.push(("oracle".into(), demote(&bank.r, &bank.u)));
-    rows.push(("calibration".into(), z_scores(&bank.r)));
-    let all: Vec<usize> = (0..n).collect();
-    rows.into_iter()
-        .map(|(name, q2)| {
-            let mut rng = SplitMix64(seed);
-            let mut reps: Vec<f64> = (0..resamples)
-                .filter_map(|_| {
-                    let idx: Vec<usize> = (0..n).map(|_| (rng.next_u64() % n as u64) as usize).collect();
-                    delta(&bank.r, &q2, &bank.u, &idx)
-                })
-                .collect();
-            reps.sort_by(f64::total_cmp);
-            let demoted: Vec<usize> =
-                (0..n).filter(|&i| bank.r[i] >= 0.5 && q2[i] == 0.0 && name != "calibration").collect();
-            let d = delta(&bank.r, &q2, &bank.u, &all);
-            PayoffRow {
-                verifier: name,
-                demoted: demoted.len(),
-                demoted_correct: demoted.iter().filter(|&&i| bank.u[i] >= 0.5).count(),
-                before: pearson(&bank.r, &bank.u),
-                after: pearson(&q2, &bank.u),
-                delta: d,
-                lo: quantile(&reps, 0.025),
-                hi: quantile(&reps, 0.975),
-                p_gt_0: (!reps.is_empty())
-                    .then(|| reps.iter().filter(|&&x| x > 1e-12).count() as f64 / reps.len() as f64),
-            }
+impl Default for Options {
+    fn default() -> Self {
+        Options { tau_dec: 0.3, tau_tru: 0.3, bootstrap: 2000, rng_seed: 0, random_draws: 200 }
+    }
+}
+
+/// Every table of an audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Audit {
+    /// Memories in the bank.
+    pub memories: usize,
+    /// EIA thresholds.
+    pub tau_dec: f64,
+    /// EIA thresholds.
+    pub tau_tru: f64,
+    /// Bootstrap resamples.
+    pub bootstrap: usize,
+    /// Bootstrap and random-prune seed.
+    pub rng_seed: u64,
+    /// Leniency and sensitivity of the self-grade.
+    pub grader: GraderRow,
+    /// EIA per verifier, ensemble and the gold-fit bound.
+    pub eia: Vec<EiaRow>,
+    /// Corr(nu_a, nu_b) for every pair of the bank's verifiers.
+    pub error_correlations: Vec<ensemble::ErrorCorrelation>,
+    /// The demotion-only payoff per row of `eia`, the oracle and label-blind calibration.
+    pub payoff: Vec<payoff::PayoffRow>,
+    /// Proposition 2 per row of `eia`.
+    pub proposition2: Vec<controls::Prop2Row>,
+    /// Filtering controls at the selected verifier's budget.
+    pub controls: Vec<controls::ControlRow>,
+    /// Global calibration of r.
+    pub calibration: Vec<calibration::CalibrationRow>,
+    /// Leave-one-seed-out folds (empty without two seeds).
+    pub leave_one_seed_out: Vec<loso::Fold>,
+}
+
+/// Audit `bank`.
+pub fn audit(bank: &Bank, o: &Options) -> Audit {
+    let blind = ensemble::with_ensembles(bank);
+    let mut rows: Vec<(String, &'static str, Vec<f64>)> = blind
+        .verifiers
+        .iter()
+        .enumerate()
+        .map(|(i, (n, v))| {
+            (n.clone(), if i < bank.verifiers.len() { kind::VERIFIER } else { kind::ENSEMBLE }, v.clone())
         })
-        .collect()
+        .collect();
+    if let Some(g) = ensemble::gold_fit(bank) {
+        rows.push((ensemble::GOLD_FIT.into(), kind::GOLD_FIT, g));
+    }
+    let b = bank.bias();
+    let eia: Vec<EiaRow> = rows.iter().map(|(n, k, v)| eia_row(bank, &b, n, k, v, o.tau_dec, o.tau_tru)).collect();
+    let payoff = payoff::payoff(bank, &rows, o.bootstrap, o.rng_seed);
+    // The budget to match: the label-blind row passing EIA that pays most, else the one that pays most.
+    let pays = |i: &usize| payoff[*i].delta.unwrap_or(f64::NEG_INFINITY);
+    let selectable: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].1 != kind::GOLD_FIT).collect();
+    let best = selectable
+        .iter()
+        .copied()
+        .filter(|&i| eia[i].pass)
+        .max_by(|a, b| pays(a).total_cmp(&pays(b)))
+        .or_else(|| selectable.iter().copied().max_by(|a, b| pays(a).total_cmp(&pays(b))));
+    let controls = best
+        .map(|i| controls::controls(bank, (&rows[i].0, &rows[i].2), o.random_draws, o.rng_seed))
+        .unwrap_or_default();
+    Audit {
+        memories: bank.r.len(),
+        tau_dec: o.tau_dec,
+        tau_tru: o.tau_tru,
+        bootstrap: o.bootstrap,
+        rng_seed: o.rng_seed,
+        grader: grader(bank),
+        eia,
+        error_correlations: ensemble::error_correlations(bank),
+        proposition2: controls::proposition2(bank, &rows),
+        payoff,
+        controls,
+        calibration: calibration::calibration(bank),
+        leave_one_seed_out: loso::loso(&blind, o.tau_dec, o.tau_tru),
+    }
 }

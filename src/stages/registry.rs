@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::{
-    benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, flag::FlagStage,
+    audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, flag::FlagStage,
     memory_loop::MemoryLoopStage, permutation::PermutationStage, predictions::PredictionsStage, report::ReportStage,
     retrieve::RetrieveStage,
 };
@@ -17,8 +17,18 @@ use crate::pipeline::stage::Stage;
 pub struct Stages;
 
 impl Registry for Stages {
-    const KINDS: &[&str] =
-        &["benchmark", "permutation", "predictions", "embed", "retrieve", "memory_loop", "flag", "evaluate", "report"];
+    const KINDS: &[&str] = &[
+        "benchmark",
+        "permutation",
+        "predictions",
+        "embed",
+        "retrieve",
+        "memory_loop",
+        "flag",
+        "evaluate",
+        "report",
+        "audit",
+    ];
 
     fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) -> Result<Arc<dyn Stage>, D::Error> {
         Ok(match kind {
@@ -31,6 +41,7 @@ impl Registry for Stages {
             "flag" => Arc::new(FlagStage::deserialize(d)?),
             "evaluate" => Arc::new(EvaluateStage::deserialize(d)?),
             "report" => Arc::new(ReportStage::deserialize(d)?),
+            "audit" => Arc::new(AuditStage::deserialize(d)?),
             other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),
         })
     }

@@ -1,0 +1,118 @@
+//! `kind: audit` — the bank-level audit (`lucid audit`) as a pipeline stage: of a bank file
+//! (`config.bank`), or of the run's own bank (inputs `episodes` and `evaluation`, one `arm`).
+//! Writes one table per audit table, named `<id>_<table>` (`audit_eia`, `audit_payoff`, ...).
+
+use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{Columns, Options, audit, bank_from_batch, read_bank, run_bank, tables};
+use crate::error::{Error, Result};
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+
+fn d_tau() -> f64 {
+    0.3
+}
+fn d_boot() -> usize {
+    2000
+}
+fn d_draws() -> usize {
+    200
+}
+
+/// Config of an audit stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditStage {
+    /// A bank file (.parquet, .csv, .jsonl), relative to where `lucid run` runs; absent: the run's
+    /// own bank from the inputs `episodes` and `evaluation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank: Option<String>,
+    /// The arm whose bank to audit (run banks; default lucid, else memento).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<String>,
+    /// Verifier columns (default: every `v_<name>` column).
+    #[serde(default)]
+    pub verifiers: Vec<String>,
+    /// EIA decorrelation threshold.
+    #[serde(default = "d_tau")]
+    pub tau_dec: f64,
+    /// EIA truthfulness threshold.
+    #[serde(default = "d_tau")]
+    pub tau_tru: f64,
+    /// Bootstrap resamples.
+    #[serde(default = "d_boot")]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap and the random prunes.
+    #[serde(default)]
+    pub rng_seed: u64,
+    /// Random prunes averaged.
+    #[serde(default = "d_draws")]
+    pub random_draws: usize,
+}
+
+impl Stage for AuditStage {
+    fn kind(&self) -> &'static str {
+        "audit"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn optional_inputs(&self) -> &'static [&'static str] {
+        &["episodes", "evaluation"]
+    }
+
+    /// Post-hoc analysis: it reads U (evaluation).
+    fn reads_gold(&self) -> bool {
+        true
+    }
+
+    fn outputs(&self, stage_id: &str) -> Vec<String> {
+        tables::NAMES.iter().map(|t| format!("{stage_id}_{t}")).collect()
+    }
+
+    fn config_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serializes")
+    }
+
+    fn fingerprint(&self, ctx: &StageContext) -> Result<std::collections::BTreeMap<String, String>> {
+        Ok(match &self.bank {
+            Some(b) => {
+                let p = ctx.resolve(b);
+                [(p.to_string_lossy().into_owned(), file_fingerprint(&p)?)].into()
+            }
+            None => Default::default(),
+        })
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let cols = Columns { verifiers: self.verifiers.clone(), ..Columns::default() };
+        let bank = match &self.bank {
+            Some(b) => read_bank(&ctx.resolve(b), &cols, None)?,
+            None => {
+                let tables: Vec<(String, RecordBatch)> = ["episodes", "evaluation"]
+                    .iter()
+                    .map(|n| Ok((n.to_string(), inputs.get(ctx, n)?.clone())))
+                    .collect::<Result<_>>()?;
+                let all = run_bank::banks(&tables).map_err(|e| Error::stage(&ctx.stage_id, e.to_string()))?;
+                let here = std::path::PathBuf::from(format!("stage {}", ctx.stage_id));
+                let (_, rows) = run_bank::pick_arm(&here, &all, self.arm.as_deref())?;
+                bank_from_batch(&here, &rows, &cols)?
+            }
+        };
+        let opts = Options {
+            tau_dec: self.tau_dec,
+            tau_tru: self.tau_tru,
+            bootstrap: self.bootstrap.max(1),
+            rng_seed: self.rng_seed,
+            random_draws: self.random_draws,
+        };
+        tables::batches(&audit(&bank, &opts), &ctx.stage_id)
+    }
+}
