@@ -20,7 +20,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-loop bench-report
+bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -43,3 +43,7 @@ bench-models:
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:
     tests/bench/bench_report.sh
+
+# lucid audit of a generated bank of 1 million memories x 8 verifiers, 2,000 bootstrap resamples; tests/bench/results/audit.md.
+bench-audit:
+    tests/bench/bench_audit.sh

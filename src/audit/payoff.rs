@@ -52,6 +52,8 @@ fn corr_from_sums(n: f64, sx: f64, sxx: f64, sy: f64, syy: f64, sxy: f64) -> Opt
 /// A distinct (r, u, mask) with its count; `mask` bit j: row j demotes it.
 type Cell = (f64, f64, Vec<u64>, u64);
 
+/// The distinct (r, U, pattern) cells with their counts, sorted (so a resample does not depend on
+/// the order rows arrive in).
 fn cells(r: &[f64], u: &[f64], masks: &[Vec<u64>]) -> Vec<Cell> {
     let mut idx: Vec<usize> = (0..r.len()).collect();
     let key = |i: usize| (r[i].to_bits(), u[i].to_bits(), &masks[i]);
@@ -66,6 +68,43 @@ fn cells(r: &[f64], u: &[f64], masks: &[Vec<u64>]) -> Vec<Cell> {
         }
     }
     out
+}
+
+/// The memories sorted by (demotion pattern, r, U), for resampling by rank and sweeping.
+struct Swept {
+    r: Vec<f64>,
+    u: Vec<f64>,
+    /// Index into `patterns` per memory.
+    pattern: Vec<u32>,
+    /// The distinct demotion patterns (bit j: row j demotes).
+    patterns: Vec<Vec<u64>>,
+}
+
+impl Swept {
+    fn new(bank: &Bank, masks: &[Vec<u64>]) -> Swept {
+        let mut idx: Vec<usize> = (0..bank.r.len()).collect();
+        idx.sort_unstable_by(|&a, &b| {
+            (&masks[a], bank.r[a].to_bits(), bank.u[a].to_bits()).cmp(&(
+                &masks[b],
+                bank.r[b].to_bits(),
+                bank.u[b].to_bits(),
+            ))
+        });
+        let mut patterns: Vec<Vec<u64>> = Vec::new();
+        let mut pattern = Vec::with_capacity(idx.len());
+        for &i in &idx {
+            if patterns.last() != Some(&masks[i]) {
+                patterns.push(masks[i].clone());
+            }
+            pattern.push((patterns.len() - 1) as u32);
+        }
+        Swept {
+            r: idx.iter().map(|&i| bank.r[i]).collect(),
+            u: idx.iter().map(|&i| bank.u[i]).collect(),
+            pattern,
+            patterns,
+        }
+    }
 }
 
 /// Bootstrap replicates of Delta for every demotion row and for the z-score of r (last), each
@@ -85,40 +124,66 @@ fn bootstrap(bank: &Bank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> V
         })
         .collect();
     let cells = cells(&bank.r, &bank.u, &masks);
+    // Mostly distinct memories (continuous scores): a binomial per cell would cost far more than
+    // drawing n memories by rank and counting them, then one sequential sweep that adds each
+    // memory's terms to the bucket of its demotion pattern (few patterns, no branches).
+    let swept: Option<Swept> = (cells.len() * 8 > n).then(|| Swept::new(bank, &masks));
     let probs: Vec<f64> = cells.iter().map(|c| c.3 as f64 / n as f64).collect();
     let (mean, sd) = (crate::analysis::stats::mean(&bank.r), crate::analysis::stats::variance(&bank.r).sqrt());
     let items: Vec<u64> = (0..resamples as u64).collect();
     let per: Vec<Vec<Option<f64>>> = crate::par::par_map_with(
         &items,
         crate::par::default_jobs(),
-        || vec![0u64; cells.len()],
+        || vec![0u64; if swept.is_some() { n } else { cells.len() }],
         |w, &b| {
             let mut rng = SplitMix64(seed ^ b.wrapping_mul(0xD134_2543_DE82_EF95));
             rng.next_u64();
-            multinomial(&mut rng, n as u64, &probs, w);
             // Base sums (N, Sr, Srr, Su, Suu, Sru) and, per row, what its demotions take away.
             let mut s = [0.0f64; 6];
             let mut d = vec![[0.0f64; 3]; rows];
-            for (c, &k) in cells.iter().zip(w.iter()) {
-                if k == 0 {
-                    continue;
-                }
-                let (k, r, u) = (k as f64, c.0, c.1);
-                let (kr, krr, kru) = (k * r, k * r * r, k * r * u);
-                s[0] += k;
-                s[1] += kr;
-                s[2] += krr;
-                s[3] += k * u;
-                s[4] += k * u * u;
-                s[5] += kru;
-                for (wi, &word) in c.2.iter().enumerate() {
+            // Add weighted terms [k, k r, k r^2, k u, k r u] (u is 0 or 1, so u^2 = u).
+            let mut take = |s: &mut [f64; 6], t: &[f64; 5], mask: &[u64]| {
+                s[0] += t[0];
+                s[1] += t[1];
+                s[2] += t[2];
+                s[3] += t[3];
+                s[4] += t[3];
+                s[5] += t[4];
+                for (wi, &word) in mask.iter().enumerate() {
                     let mut bits = word;
                     while bits != 0 {
                         let j = wi * 64 + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        d[j][0] += kr;
-                        d[j][1] += krr;
-                        d[j][2] += kru;
+                        d[j][0] += t[1];
+                        d[j][1] += t[2];
+                        d[j][2] += t[4];
+                    }
+                }
+            };
+            if let Some(sw) = &swept {
+                w.iter_mut().for_each(|c| *c = 0);
+                for _ in 0..n {
+                    w[((u128::from(rng.next_u64()) * n as u128) >> 64) as usize] += 1;
+                }
+                let mut buckets = vec![[0.0f64; 5]; sw.patterns.len()];
+                for k in 0..n {
+                    let (c, r, u) = (w[k] as f64, sw.r[k], sw.u[k]);
+                    let bk = &mut buckets[sw.pattern[k] as usize];
+                    bk[0] += c;
+                    bk[1] += c * r;
+                    bk[2] += c * r * r;
+                    bk[3] += c * u;
+                    bk[4] += c * r * u;
+                }
+                for (bk, mask) in buckets.iter().zip(&sw.patterns) {
+                    take(&mut s, bk, mask);
+                }
+            } else {
+                multinomial(&mut rng, n as u64, &probs, w);
+                for (c, &k) in cells.iter().zip(w.iter()) {
+                    if k > 0 {
+                        let k = k as f64;
+                        take(&mut s, &[k, k * c.0, k * c.0 * c.0, k * c.1, k * c.0 * c.1], &c.2);
                     }
                 }
             }
