@@ -146,12 +146,7 @@ pub fn markdown(a: &Audit, source: &str) -> String {
             s.push_str("_No rows (leave-one-seed-out needs a seed column with two or more seeds)._\n\n");
             continue;
         }
-        for (i, row) in g.iter().enumerate() {
-            let _ = writeln!(s, "| {} |", row.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
-            if i == 0 {
-                let _ = writeln!(s, "|{}", "---|".repeat(row.len()));
-            }
-        }
+        s.push_str(&crate::report::markdown::table(&g));
         s.push('\n');
     }
     s
@@ -179,14 +174,7 @@ fn eia_chart(a: &Audit) -> String {
 
 /// The audit as one self-contained HTML page.
 pub fn html(a: &Audit, source: &str) -> String {
-    let mut s = String::from(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lucid audit</title><style>\
-         body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}\
-         h1{font-size:22px}h2{font-size:16px;margin-top:26px;border-bottom:1px solid #ddd}.chart{border:1px solid #ddd}\
-         blockquote{margin:6px 0;color:#555;border-left:3px solid #bbb;padding-left:8px}\
-         table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}\
-         th{background:#f4f4f4}td:first-child{text-align:left}</style></head><body>",
-    );
+    let mut s = crate::report::html::head("lucid audit");
     let _ = write!(s, "<h1>lucid audit: {}</h1><p>{}</p>", esc(source), esc(&intro(a, source)));
     s.push_str(&eia_chart(a));
     for sec in sections(a) {
@@ -202,16 +190,7 @@ pub fn html(a: &Audit, source: &str) -> String {
             s.push_str("<p><em>No rows (leave-one-seed-out needs a seed column with two or more seeds).</em></p>");
             continue;
         }
-        s.push_str("<table>");
-        for (i, row) in g.iter().enumerate() {
-            let tag = if i == 0 { "th" } else { "td" };
-            s.push_str("<tr>");
-            for c in row {
-                let _ = write!(s, "<{tag}>{}</{tag}>", esc(c));
-            }
-            s.push_str("</tr>");
-        }
-        s.push_str("</table>");
+        s.push_str(&crate::report::html::table(&g));
     }
     s.push_str("</body></html>\n");
     s

@@ -185,18 +185,39 @@ fn k_sweep_chart(b: &RecordBatch) -> Option<String> {
     Some(c.finish(true))
 }
 
+/// The start of a self-contained page titled `title`, up to `<body>` (styles inline).
+pub fn head(title: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>\
+         body{{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}}\
+         h1{{font-size:22px}}h2{{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}}\
+         .plots{{display:flex;flex-wrap:wrap;gap:12px}}.chart{{border:1px solid #ddd}}\
+         blockquote{{margin:6px 0;color:#555;border-left:3px solid #bbb;padding-left:8px}}\
+         table{{border-collapse:collapse;font-size:12px;margin:6px 0}}td,th{{border:1px solid #ddd;padding:2px 6px;text-align:right}}\
+         th{{background:#f4f4f4}}td:first-child,td:nth-child(2){{text-align:left}}.wrap{{overflow-x:auto;max-height:420px}}\
+         </style></head><body>",
+        esc(title)
+    )
+}
+
+/// A table of cell texts (the first row is the header), scrollable.
+pub fn table(rows: &[Vec<String>]) -> String {
+    let mut s = String::from("<div class=\"wrap\"><table>");
+    for (i, row) in rows.iter().enumerate() {
+        let tag = if i == 0 { "th" } else { "td" };
+        s.push_str("<tr>");
+        for c in row {
+            let _ = write!(s, "<{tag}>{}</{tag}>", esc(c));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table></div>");
+    s
+}
+
 /// `report.html`.
 pub fn render(report: &Report) -> Result<String> {
-    let mut s = String::from(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lucid report</title><style>\
-         body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}\
-         h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}\
-         .plots{display:flex;flex-wrap:wrap;gap:12px}.chart{border:1px solid #ddd}\
-         blockquote{margin:6px 0;color:#555;border-left:3px solid #bbb;padding-left:8px}\
-         table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}\
-         th{background:#f4f4f4}td:first-child,td:nth-child(2){text-align:left}.wrap{overflow-x:auto;max-height:420px}\
-         </style></head><body>",
-    );
+    let mut s = head("lucid report");
     let _ = write!(s, "<h1>lucid report: {}</h1>", esc(&report.runs.join(", ")));
     s.push_str(
         "<p>Intervals are 95 %: Wilson for proportions, a seeded bootstrap (2,000 resamples) for differences and \
@@ -230,16 +251,7 @@ pub fn render(report: &Report) -> Result<String> {
             let _ = write!(s, "<p><em>Not computed: the runs lack {}.</em></p>", t.spec.needs.join(" / "));
             continue;
         };
-        s.push_str("<div class=\"wrap\"><table>");
-        for (i, row) in super::markdown::cells(batch)?.iter().enumerate() {
-            let tag = if i == 0 { "th" } else { "td" };
-            s.push_str("<tr>");
-            for c in row {
-                let _ = write!(s, "<{tag}>{}</{tag}>", esc(c));
-            }
-            s.push_str("</tr>");
-        }
-        s.push_str("</table></div>");
+        s.push_str(&table(&super::markdown::cells(batch)?));
     }
     s.push_str("</body></html>\n");
     Ok(s)

@@ -20,6 +20,18 @@ pub fn cells(batch: &RecordBatch) -> Result<Vec<Vec<String>>> {
     Ok(rows)
 }
 
+/// A Markdown table of cell texts (the first row is the header).
+pub fn table(rows: &[Vec<String>]) -> String {
+    let mut s = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let _ = writeln!(s, "| {} |", row.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
+        if i == 0 {
+            let _ = writeln!(s, "|{}", "---|".repeat(row.len()));
+        }
+    }
+    s
+}
+
 /// `report.md`.
 pub fn render(report: &Report) -> Result<String> {
     let mut s = String::new();
@@ -36,13 +48,7 @@ pub fn render(report: &Report) -> Result<String> {
             let _ = writeln!(s, "_Not computed: the runs lack {}._\n", t.spec.needs.join(" / "));
             continue;
         };
-        let rows = cells(batch)?;
-        for (i, row) in rows.iter().enumerate() {
-            let _ = writeln!(s, "| {} |", row.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>().join(" | "));
-            if i == 0 {
-                let _ = writeln!(s, "|{}", "---|".repeat(row.len()));
-            }
-        }
+        s.push_str(&table(&cells(batch)?));
         s.push('\n');
     }
     Ok(s)
