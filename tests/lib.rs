@@ -4,6 +4,7 @@ mod agent_rules;
 mod architecture;
 mod audit;
 mod common;
+mod dag_loop;
 mod eval_cli;
 mod eval_rule;
 mod exactness;

@@ -63,14 +63,14 @@ fn canary_benchmark(dir: &Path) -> PathBuf {
 
 /// Operational settings of the loop: none of them is part of what it computes.
 #[derive(Clone, Copy)]
-struct Ops {
-    chunk_size: usize,
-    concurrency: usize,
-    max_concurrency: usize,
-    max_attempts: u32,
+pub struct Ops {
+    pub chunk_size: usize,
+    pub concurrency: usize,
+    pub max_concurrency: usize,
+    pub max_attempts: u32,
 }
 
-const OPS: Ops = Ops { chunk_size: 3, concurrency: 1, max_concurrency: 1, max_attempts: 3 };
+pub const OPS: Ops = Ops { chunk_size: 3, concurrency: 1, max_concurrency: 1, max_attempts: 3 };
 
 fn pipeline(url: &str, data: &Path, bert: &Path) -> String {
     pipeline_with(url, data, bert, OPS)
@@ -332,7 +332,8 @@ fn deterministic(table: &str) -> Vec<String> {
 }
 
 /// Every deterministic column of the loop's and evaluation's tables, in a fixed order.
-fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
+/// Every deterministic column of episodes, calls and evaluation, in step order.
+pub fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
     [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
         .into_iter()
         .map(|(t, order)| {
@@ -344,10 +345,15 @@ fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_j
 
 /// A project with the study pipeline over the server at `url`.
 pub fn project(url: &str) -> tempfile::TempDir {
+    project_with(url, OPS)
+}
+
+/// [`project`] with other operational settings.
+pub fn project_with(url: &str, ops: Ops) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let data = canary_benchmark(dir.path());
     let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
-    std::fs::write(dir.path().join("study.yaml"), pipeline(url, &data, &bert)).unwrap();
+    std::fs::write(dir.path().join("study.yaml"), pipeline_with(url, &data, &bert, ops)).unwrap();
     dir
 }
 

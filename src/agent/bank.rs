@@ -1,11 +1,12 @@
-//! The case bank of one arm and seed: unbounded and append-only, one entry per finished episode in
-//! step order. Retrieval (precomputed by similarity alone) names earlier steps; the bank turns
-//! them into the memories the planner is shown, with the labels stored now. A resumed loop
-//! rebuilds it from the episodes already on disk.
+//! The case bank of one arm and seed: unbounded, one entry per finished episode, by step. Retrieval
+//! (precomputed by similarity alone) names earlier steps; the bank turns them into the memories
+//! the planner is shown, with their stored labels. Episodes may finish in any order (the loop
+//! runs an episode as soon as the ones it retrieves are stored); a resumed loop loads the
+//! episodes already on disk.
 
 use std::collections::HashMap;
 
-use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array};
+use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
 
 use super::episode::{Episode, Retrieved};
 use super::prompts::ShownMemory;
@@ -16,30 +17,41 @@ use crate::table::column;
 /// The bank.
 #[derive(Debug, Default)]
 pub struct Bank {
-    entries: Vec<BankEntry>,
+    entries: Vec<Option<BankEntry>>,
 }
 
 impl Bank {
-    /// Episodes stored so far (the next step's index).
+    /// Episodes stored so far.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.iter().filter(|e| e.is_some()).count()
     }
 
     /// Whether nothing is stored yet.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.iter().all(Option::is_none)
+    }
+
+    /// Whether step `step` is stored.
+    pub fn has(&self, step: usize) -> bool {
+        self.entries.get(step).is_some_and(Option::is_some)
+    }
+
+    fn put(&mut self, step: usize, entry: BankEntry) {
+        if self.entries.len() <= step {
+            self.entries.resize(step + 1, None);
+        }
+        self.entries[step] = Some(entry);
     }
 
     /// Store a finished episode.
     pub fn push(&mut self, e: &Episode) {
-        self.entries.push(BankEntry::of(e));
+        self.put(e.step as usize, BankEntry::of(e));
     }
 
-    /// The bank as the `episodes` parts on disk hold it (every part, in step order).
-    pub fn rebuild<'a>(&mut self, episodes: impl IntoIterator<Item = &'a RecordBatch>) -> Result<()> {
-        self.entries.clear();
-        for part in episodes {
-            self.entries.extend(entries(part)?);
+    /// Store the episodes of an `episodes` part on disk.
+    pub fn load(&mut self, episodes: &RecordBatch) -> Result<()> {
+        for (step, entry) in entries(episodes)? {
+            self.put(step, entry);
         }
         Ok(())
     }
@@ -55,7 +67,7 @@ impl Bank {
         neighbours
             .iter()
             .map(|&(n, similarity)| {
-                let m = &self.entries[n];
+                let m = self.entries[n].as_ref().expect("an episode is shown only once it is stored");
                 let same_db = m.db_id == task.db_id;
                 let shown = ShownMemory {
                     question: tasks[&m.question_id].question.clone(),
@@ -106,9 +118,10 @@ impl BankEntry {
     }
 }
 
-/// The bank entries stored in an `episodes` part, in step order.
-fn entries(batch: &RecordBatch) -> Result<Vec<BankEntry>> {
+/// The bank entries stored in an `episodes` part, with their steps.
+fn entries(batch: &RecordBatch) -> Result<Vec<(usize, BankEntry)>> {
     let p = std::path::Path::new("episodes");
+    let step = column::<UInt64Array>(batch, p, "step")?;
     let qid = column::<Int64Array>(batch, p, "question_id")?;
     let db = column::<StringArray>(batch, p, "db_id")?;
     let plan = column::<StringArray>(batch, p, "plan")?;
@@ -116,12 +129,15 @@ fn entries(batch: &RecordBatch) -> Result<Vec<BankEntry>> {
     let q = column::<UInt8Array>(batch, p, "stored_q")?;
     let text = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
     Ok((0..batch.num_rows())
-        .map(|i| BankEntry {
-            question_id: qid.value(i),
-            db_id: db.value(i).to_string(),
-            plan: text(plan, i),
-            sql: text(sql, i),
-            stored_q: q.value(i),
+        .map(|i| {
+            let entry = BankEntry {
+                question_id: qid.value(i),
+                db_id: db.value(i).to_string(),
+                plan: text(plan, i),
+                sql: text(sql, i),
+                stored_q: q.value(i),
+            };
+            (step.value(i) as usize, entry)
         })
         .collect())
 }

@@ -26,11 +26,37 @@ pub fn run(a: &StatusArgs) -> Result<()> {
         };
         *counts.entry(st).or_default() += 1;
         let rows: usize = r.rows.values().sum();
-        let detail = r.error.clone().unwrap_or_else(|| if rows > 0 { format!("{rows} rows") } else { String::new() });
+        let mut detail =
+            r.error.clone().unwrap_or_else(|| if rows > 0 { format!("{rows} rows") } else { String::new() });
+        if let Some(cp) = r.notes.get("critical_path") {
+            detail.push_str(&format!(", critical path {cp} of {} episodes", r.notes.get("episodes").unwrap_or(cp)));
+        }
+        if st == "running" {
+            detail = live(&a.run, r.key.as_deref()).unwrap_or(detail);
+        }
         writeln!(out, "  {st:<11} {:<28} {:>7.2}s  {detail}", format!("{}[{}]", r.stage, r.label), r.seconds)
             .map_err(werr)?;
     }
     let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     writeln!(out, "{}", summary.join(", ")).map_err(werr)?;
     Ok(())
+}
+
+/// Where a running memory loop stands: `progress.json` in its work folder
+/// (`runs/.store/work/<key>/`), written as episodes finish.
+fn live(run: &Path, key: Option<&str>) -> Option<String> {
+    let file = run.parent()?.join(".store").join("work").join(key?).join("progress.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    let n = |k: &str| v[k].as_f64().unwrap_or(0.0);
+    Some(format!(
+        "{}/{} done, {} in flight, {} ready; depth left {} of {}, {:.1} s per episode, eta {:.0} s",
+        n("done"),
+        n("total"),
+        n("in_flight"),
+        n("ready"),
+        n("depth_left"),
+        n("critical_path"),
+        n("mean_step_secs"),
+        n("eta_secs")
+    ))
 }

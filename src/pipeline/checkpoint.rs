@@ -61,15 +61,7 @@ pub fn run_chunks_tables(
             part
         } else {
             let part = f(start..end, &parts)?;
-            assert_eq!(part.len(), names.len(), "one batch per named table");
-            for (p, b) in paths.iter().zip(&part) {
-                // Another process finishing the same instance clears the work folder; the part
-                // is then written again, and if that fails too only resumability is lost (the
-                // rows are here, and the other process stored the instance's output).
-                if let Err(e) = write_parquet(p, b).or_else(|_| write_parquet(p, b)) {
-                    eprintln!("warning: checkpoint not saved ({e}); a kill now would redo this chunk");
-                }
-            }
+            save_part(ctx, start..end, names, &part);
             part
         };
         ctx.progress.advance((end - start) as u64);
@@ -77,6 +69,39 @@ pub fn run_chunks_tables(
         start = end;
     }
     Ok(parts)
+}
+
+/// Write one finished part: the tables `names` of the items `range`. Another process finishing
+/// the same instance clears the work folder; the part is then written again, and if that fails
+/// too only resumability is lost (the rows are in memory, and the other process stored the
+/// instance's output).
+pub fn save_part(ctx: &StageContext, range: Range<usize>, names: &[&str], part: &[RecordBatch]) {
+    assert_eq!(part.len(), names.len(), "one batch per named table");
+    for (n, b) in names.iter().zip(part) {
+        let p = ctx.work_dir.join(part_name(range.start, range.end, n));
+        if let Err(e) = write_parquet(&p, b).or_else(|_| write_parquet(&p, b)) {
+            eprintln!("warning: checkpoint not saved ({e}); a kill now would redo these items");
+        }
+    }
+}
+
+/// The finished parts on disk within `0..total` that do not overlap (by start; of two that
+/// overlap the earlier-starting one is kept), with their tables; a part that cannot be read
+/// is left out (its items are computed again).
+pub fn load_parts(ctx: &StageContext, total: usize, names: &[&str]) -> Vec<(Range<usize>, Vec<RecordBatch>)> {
+    let mut out = Vec::new();
+    let mut covered = 0;
+    for (start, end) in finished_parts(&ctx.work_dir, names) {
+        if start < covered || end > total || end <= start {
+            continue;
+        }
+        let paths = names.iter().map(|n| ctx.work_dir.join(part_name(start, end, n)));
+        if let Ok(part) = paths.map(|p| read_parquet(&p)).collect::<Result<Vec<_>>>() {
+            out.push((start..end, part));
+            covered = end;
+        }
+    }
+    out
 }
 
 /// The file of one chunk's table.

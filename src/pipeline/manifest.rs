@@ -70,6 +70,9 @@ pub struct InstanceRecord {
     pub pid: Option<u32>,
     /// Failure message.
     pub error: Option<String>,
+    /// What the stage recorded of its run (the memory loop: its critical path, peak readiness).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, serde_json::Value>,
 }
 
 /// A run's manifest.

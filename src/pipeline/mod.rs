@@ -3,6 +3,7 @@
 
 pub mod cache_key;
 pub mod checkpoint;
+pub mod dag;
 pub mod manifest;
 pub mod overrides;
 pub mod plan;

@@ -26,7 +26,7 @@ impl Display {
         let bar = self.multi.as_ref().map(|m| {
             let bar = m.add(ProgressBar::new(0));
             bar.set_style(
-                ProgressStyle::with_template("{prefix:>32} [{bar:30}] {pos}/{len} {per_sec} eta {eta}")
+                ProgressStyle::with_template("{prefix:>32} [{bar:30}] {pos}/{len} {per_sec} {msg}")
                     .expect("valid template")
                     .progress_chars("=> "),
             );
@@ -40,6 +40,8 @@ impl Display {
                 done: 0,
                 start: Instant::now(),
                 last_log: None,
+                message: None,
+                notes: Default::default(),
             })),
             bar,
             quiet: self.quiet,
@@ -64,6 +66,9 @@ struct State {
     done: u64,
     start: Instant,
     last_log: Option<Instant>,
+    /// What the stage says of where it stands (replaces the rate-based ETA when set).
+    message: Option<String>,
+    notes: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Progress of one stage instance.
@@ -110,7 +115,28 @@ impl Progress {
         let secs = s.start.elapsed().as_secs_f64().max(1e-9);
         let rate = s.done as f64 / secs;
         let eta = if rate > 0.0 { (s.total.saturating_sub(s.done)) as f64 / rate } else { 0.0 };
-        eprintln!("  {}: {}/{} ({rate:.1}/s, eta {eta:.0}s)", s.name, s.done, s.total);
+        match &s.message {
+            Some(m) => eprintln!("  {}: {}/{} ({rate:.1}/s, {m})", s.name, s.done, s.total),
+            None => eprintln!("  {}: {}/{} ({rate:.1}/s, eta {eta:.0}s)", s.name, s.done, s.total),
+        }
+    }
+
+    /// Say where the stage stands (shown beside the count, instead of the rate-based ETA).
+    pub fn message(&self, msg: String) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg.clone());
+        }
+        self.inner.lock().expect("progress lock").message = Some(msg);
+    }
+
+    /// Record a fact about this instance for its manifest entry (`notes`).
+    pub fn note(&self, key: &str, value: serde_json::Value) {
+        self.inner.lock().expect("progress lock").notes.insert(key.into(), value);
+    }
+
+    /// The facts recorded with [`Progress::note`].
+    pub fn notes(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.inner.lock().expect("progress lock").notes.clone()
     }
 
     /// Remove the bar.

@@ -88,6 +88,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
                 seconds: 0.0,
                 pid: None,
                 error: None,
+                notes: Default::default(),
             }
         })
         .collect();

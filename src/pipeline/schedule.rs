@@ -260,6 +260,7 @@ fn run_job(
     let r: &mut InstanceRecord = &mut m.instances[job.i];
     r.pid = None;
     r.seconds = seconds;
+    r.notes = ctx.progress.notes();
     let out = result.and_then(|(outs, rows)| {
         let entry = Entry { key: job.key.clone(), outputs: outs.clone(), rows: rows.clone(), seconds };
         store.put_entry(&job.digest, &entry)?;

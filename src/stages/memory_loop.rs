@@ -2,16 +2,26 @@
 //! task in the seed's order: the top-k earlier episodes of this arm and seed by similarity alone
 //! (from the seed's `retrieval` table; their stored labels are shown, never used to rank) ->
 //! planner -> executor -> sandbox (twice) -> self-grade -> detector -> stored label by the arm's
-//! rule -> appended to the bank. Chunks are durable: a killed run rebuilds the bank from the
-//! finished parts and continues, losing and duplicating nothing. The no-memory arm shows no
-//! memories, so its episodes are independent and run concurrently; its prompts are the same for
-//! every seed, so a second seed is served by the response cache. Only a stage configured with
-//! `read_gold: true` (and `gold` in its inputs) may run the oracle arm, and it may run nothing else.
+//! rule -> stored in the bank. Only a stage configured with `read_gold: true` (and `gold` in its
+//! inputs) may run the oracle arm, and it may run nothing else.
+//!
+//! Scheduling: episode t depends only on the k episodes it retrieves (their plan, SQL and stored
+//! label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
+//! as the episodes it retrieves are stored, up to `concurrency` at once, lowest step first
+//! ([`crate::pipeline::dag`]); every prompt is the one the sequential loop would send, and with
+//! `concurrency: 1` the order is the sequential one. The no-memory arm retrieves nothing, so all
+//! its episodes are ready at once. Finished episodes are written as parts of consecutive steps
+//! every `chunk_size` episodes (and every 10 s); a killed run loads whatever set is on disk and
+//! runs the rest, losing and duplicating nothing. The instance's manifest entry notes its
+//! critical path (the longest retrieval chain: the rounds of model latency it needs at unbounded
+//! concurrency) and the peak number of episodes ready or in flight; `lucid status` shows done /
+//! in flight / ready and an ETA while it runs.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arrow::array::{Float32Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
@@ -19,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
 use crate::agent::detector::DetectorConfig;
-use crate::agent::episode::{calls_batch, calls_schema, episodes_batch, episodes_schema};
+use crate::agent::episode::{CallRecord, Episode, calls_batch, calls_schema, episodes_batch, episodes_schema};
 use crate::agent::prompts::Prompts;
 use crate::agent::schema::SchemaStyle;
 use crate::agent::step::{Agent, AgentTask, OracleFn, Roles, Worker};
@@ -27,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::file_fingerprint;
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ModelConfig};
-use crate::pipeline::checkpoint::run_chunks_tables;
+use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 use crate::sql::sandbox::Limits;
 use crate::table::column;
@@ -74,10 +84,11 @@ pub struct MemoryLoopStage {
     pub read_gold: bool,
     // Operational: how fast, not what. `skip_serializing` keeps them out of the cache key (the
     // key is this struct serialized), so changing one reuses the stored output and resumes exactly.
-    /// Episodes per durable chunk (operational).
+    /// Finished episodes per durable write (operational).
     #[serde(default = "default_chunk", skip_serializing)]
     pub chunk_size: usize,
-    /// Episodes in flight at once for the no-memory arm (operational).
+    /// Episodes in flight at once, each as soon as the episodes it retrieves are stored
+    /// (operational; the endpoint's `max_concurrency` still bounds its calls).
     #[serde(default = "default_concurrency", skip_serializing)]
     pub concurrency: usize,
     /// Use the response cache, `<cache>/responses.sqlite` (operational).
@@ -325,38 +336,96 @@ impl Stage for MemoryLoopStage {
         };
         let oracle: Option<&OracleFn<'_>> = (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_>);
 
-        let mut bank = Bank::default();
-        let mut worker = Worker::default();
-        let parts =
-            run_chunks_tables(ctx, data.order.len(), self.chunk_size, &["episodes", "calls"], |range, before| {
-                if arm.mode == Mode::NoMemory {
-                    let steps: Vec<usize> = range.collect();
-                    let done = crate::par::par_map_with(&steps, self.concurrency.max(1), Worker::default, |w, &s| {
-                        agent.episode(w, s as u64, &data.tasks[&data.order[s]], Vec::new(), oracle)
-                    });
-                    let (eps, calls): (Vec<_>, Vec<_>) =
-                        done.into_iter().collect::<Result<Vec<_>>>()?.into_iter().unzip();
-                    return Ok(vec![episodes_batch(&eps)?, calls_batch(&calls.concat())?]);
+        let total = data.order.len();
+        let names = ["episodes", "calls"];
+        ctx.progress.set_total(total as u64);
+        // Episodes already on disk (a killed run's finished set, in any shape) go into the bank.
+        let mut state =
+            LoopState { bank: Bank::default(), pending: BTreeMap::new(), parts: Vec::new(), flushed: Instant::now() };
+        let mut done = vec![false; total];
+        for (range, part) in load_parts(ctx, total, &names) {
+            state.bank.load(&part[0])?;
+            done[range.clone()].iter_mut().for_each(|d| *d = true);
+            ctx.progress.advance(range.len() as u64);
+            state.parts.push((range, part));
+        }
+        // Episode t depends on the episodes it retrieves, and on nothing else.
+        let deps: Vec<Vec<usize>> = data.neighbours.iter().map(|n| n.iter().map(|&(s, _)| s).collect()).collect();
+        let critical = crate::pipeline::dag::depths(&deps).into_iter().max().unwrap_or(0);
+        ctx.progress.note("episodes", total.into());
+        ctx.progress.note("critical_path", critical.into());
+        let status_file = ctx.work_dir.join("progress.json");
+        let flush = |st: &mut LoopState| -> Result<()> {
+            for (range, eps, calls) in st.take_runs() {
+                let part = vec![episodes_batch(&eps)?, calls_batch(&calls)?];
+                save_part(ctx, range.clone(), &names, &part);
+                st.parts.push((range, part));
+            }
+            st.flushed = Instant::now();
+            Ok(())
+        };
+        let mut peak_ready = 0usize;
+        let outcome = crate::pipeline::dag::run(
+            &deps,
+            &done,
+            self.concurrency,
+            &mut state,
+            Worker::default,
+            |st, t| st.bank.shown(&data.tasks[&data.order[t]], &data.neighbours[t], &data.tasks),
+            |w, t, memories| agent.episode(w, t as u64, &data.tasks[&data.order[t]], memories, oracle),
+            |st, t, (ep, calls), status| {
+                st.bank.push(&ep);
+                st.pending.insert(t, (ep, calls));
+                ctx.progress.advance(1);
+                peak_ready = peak_ready.max(status.ready + status.in_flight);
+                ctx.progress.message(format!(
+                    "{} in flight, {} ready, depth left {}, eta {:.0}s",
+                    status.in_flight, status.ready, status.depth_left, status.eta_secs
+                ));
+                if st.pending.len() >= self.chunk_size.max(1) || st.flushed.elapsed() > Duration::from_secs(10) {
+                    let _ = std::fs::write(&status_file, serde_json::to_vec(status).unwrap_or_default());
+                    flush(st)?;
                 }
-                if bank.len() != range.start {
-                    bank.rebuild(before.iter().map(|part| &part[0]))?;
-                }
-                let (mut eps, mut calls) = (Vec::new(), Vec::new());
-                for s in range {
-                    let task = &data.tasks[&data.order[s]];
-                    let memories = bank.shown(task, &data.neighbours[s], &data.tasks);
-                    let (ep, c) = agent.episode(&mut worker, s as u64, task, memories, oracle)?;
-                    bank.push(&ep);
-                    eps.push(ep);
-                    calls.extend(c);
-                }
-                Ok(vec![episodes_batch(&eps)?, calls_batch(&calls)?])
-            })?;
+                Ok(())
+            },
+        );
+        // Whatever finished is kept, error or not: a rerun resumes from it.
+        flush(&mut state)?;
+        outcome?;
+        ctx.progress.note("peak_ready", peak_ready.into());
+        state.parts.sort_by_key(|(range, _)| range.start);
         let concat = |i: usize, schema: arrow::datatypes::Schema| -> Result<RecordBatch> {
-            let batches: Vec<RecordBatch> = parts.iter().map(|p| p[i].clone()).collect();
+            let batches: Vec<RecordBatch> = state.parts.iter().map(|p| p.1[i].clone()).collect();
             Ok(arrow::compute::concat_batches(&Arc::new(schema), &batches)?)
         };
         Ok(vec![("episodes".into(), concat(0, episodes_schema())?), ("calls".into(), concat(1, calls_schema())?)])
+    }
+}
+
+/// The loop's state on the scheduling thread: the bank, finished episodes not yet on disk, and
+/// the parts (on disk) that make the output.
+struct LoopState {
+    bank: Bank,
+    pending: BTreeMap<usize, (Episode, Vec<CallRecord>)>,
+    parts: Vec<(Range<usize>, Vec<RecordBatch>)>,
+    flushed: Instant,
+}
+
+impl LoopState {
+    /// The pending episodes as runs of consecutive steps (each becomes one part on disk).
+    fn take_runs(&mut self) -> Vec<(Range<usize>, Vec<Episode>, Vec<CallRecord>)> {
+        let mut runs: Vec<(Range<usize>, Vec<Episode>, Vec<CallRecord>)> = Vec::new();
+        for (t, (ep, calls)) in std::mem::take(&mut self.pending) {
+            match runs.last_mut() {
+                Some(run) if run.0.end == t => {
+                    run.0.end = t + 1;
+                    run.1.push(ep);
+                    run.2.extend(calls);
+                }
+                _ => runs.push((t..t + 1, vec![ep], calls)),
+            }
+        }
+        runs
     }
 }
 
