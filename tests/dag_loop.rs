@@ -27,12 +27,12 @@ fn prompt_hashing(prompt: &str) -> String {
         return format!("1. Plan {:x}.", x % 4096);
     }
     if prompt.contains("VERDICT") {
-        return if x % 3 == 0 { "VERDICT: INCORRECT".into() } else { "VERDICT: CORRECT".into() };
+        return if x.is_multiple_of(3) { "VERDICT: INCORRECT".into() } else { "VERDICT: CORRECT".into() };
     }
     let sql = scripted(prompt);
     // Some answers differ by a literal that depends on the prompt: a memory shown differently
     // (another stored label, plan or SQL) changes the SQL.
-    if x % 2 == 0 { sql.replace("WHERE 1 = 0", &format!("WHERE {} = 0", x % 7)) } else { sql }
+    if x.is_multiple_of(2) { sql.replace("WHERE 1 = 0", &format!("WHERE {} = 0", x % 7)) } else { sql }
 }
 
 fn run(dir: &std::path::Path) {
