@@ -276,3 +276,29 @@ fn a_gold_derived_table_never_reaches_an_agent_stage() {
     );
     assert!(err.contains("p.yaml:"), "the error points into the file: {err}");
 }
+
+/// Forced-choice grading needs a backend that scores continuations: asked of an HTTP backend,
+/// the stage stops before any call with a message that says so (never a silent generation).
+#[test]
+fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
+    let server = FakeServer::start(vec![], Reply::func(crate::study::scripted));
+    let dir = crate::study::project(&server.url);
+    let yaml = dir.path().join("study.yaml");
+    let text = std::fs::read_to_string(&yaml).unwrap().replace(
+        "', concurrency: 1,",
+        "', concurrency: 1, roles: {grader: {choices: ['VERDICT: CORRECT', 'VERDICT: INCORRECT']}},",
+    );
+    std::fs::write(&yaml, text).unwrap();
+    let o = lucid(&dir.path().join("cache"))
+        .current_dir(dir.path())
+        .args(["run", "study.yaml", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("roles.grader.choices") && stderr(&o).contains("openai backend generates"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(server.requests().is_empty(), "no call was made");
+}

@@ -77,6 +77,41 @@ fn tiny_llama_tokenizes_renders_and_generates_reproducibly() {
 }
 
 #[test]
+fn forced_choice_scores_continuations_by_log_likelihood() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = LocalModel::load(&write_tiny_llama(&dir.path().join("tiny.gguf"))).unwrap();
+    // Each continuation's score is the sum of its tokens' log-probabilities, scored step by step
+    // on a copy of the prompt's cache; recomputed here from scratch, one full pass per token.
+    let prompt = model.chat.render(&[Message::user("hello")]).unwrap();
+    let ids = model.chat.encode(&prompt).unwrap();
+    let choices = ["hello world", "world", "low old"];
+    let reference: Vec<f64> = choices
+        .iter()
+        .map(|c| {
+            let cont = model.chat.encode(c).unwrap();
+            (0..cont.len())
+                .map(|i| {
+                    let ctx: Vec<u32> = ids.iter().chain(&cont[..i]).copied().collect();
+                    model.next_log_probs(&ctx).unwrap()[cont[i] as usize]
+                })
+                .sum()
+        })
+        .collect();
+    let best = (0..3).fold(0, |b, i| if reference[i] > reference[b] { i } else { b });
+    let d = Decoding { choices: choices.iter().map(|s| s.to_string()).collect(), ..Decoding::default() };
+    let c = model.chat(&request("hello", d.clone())).unwrap();
+    assert_eq!(c.text.lines().next(), Some(choices[best]), "{c:?} vs {reference:?}");
+    let scores = c.text.split_once("log-likelihood: ").unwrap().1.trim_end_matches(')');
+    let scores: Vec<(&str, f64)> =
+        scores.split("; ").map(|p| p.rsplit_once(" = ").map(|(c, x)| (c, x.parse().unwrap())).unwrap()).collect();
+    for ((choice, want), (named, got)) in choices.iter().zip(&reference).zip(scores) {
+        assert_eq!(*choice, named);
+        assert!((got - want).abs() < 2e-3, "{choice}: {got} vs {want}");
+    }
+    assert_eq!(c.text, model.chat(&request("hello", d)).unwrap().text, "deterministic");
+}
+
+#[test]
 fn retrieval_over_100k_rows_is_exact() {
     let dim = 384;
     let mut rng = lucid::rng::SplitMix64(3);
@@ -159,6 +194,10 @@ fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
     let text = q8.continue_text("The capital of France is", &d).unwrap();
     assert!(text.contains("Paris"), "{text:?}");
     assert_ne!(q8.identity(), model.identity());
+    // Forced choice knows it too, through the chat template.
+    let d = Decoding { choices: vec!["London".into(), "Paris".into()], ..Decoding::default() };
+    let c = model.chat(&request("What is the capital of France? Answer in one word.", d)).unwrap();
+    assert!(c.text.starts_with("Paris\n"), "{c:?}");
 }
 
 /// Requantizing rewrites exactly the Q4_1 tensors, each weight within Q8_0's half step (1/254 of

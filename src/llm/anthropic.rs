@@ -60,6 +60,9 @@ impl ChatModel for Anthropic {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        if let Some(f) = super::no_choices(req) {
+            return Err(f);
+        }
         let url = format!("{}/v1/messages", self.base_url.trim_end_matches('/'));
         let mut headers: Vec<(&'static str, String)> = vec![("anthropic-version", ANTHROPIC_VERSION.into())];
         if let Some(k) = self.http.key() {

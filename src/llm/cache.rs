@@ -91,6 +91,10 @@ impl ChatModel for CachedModel {
         self.inner.identity()
     }
 
+    fn supports_choices(&self) -> bool {
+        self.inner.supports_choices()
+    }
+
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let key = request_key(&self.inner.identity(), req);
         // Identical requests in flight at once (two arms at the same step) make one call: the

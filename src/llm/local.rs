@@ -80,8 +80,51 @@ impl LocalModel {
     pub fn generate(&self, req: &ChatRequest) -> std::result::Result<(u32, Vec<u32>, String), String> {
         let prompt = self.chat.render(&req.messages)?;
         let ids = self.chat.encode(&prompt)?;
+        if !req.decoding.choices.is_empty() {
+            return self.choose(&prompt, &ids, &req.decoding.choices);
+        }
         let (out, text) = self.generate_ids(&ids, &req.decoding, req.sample_index)?;
         Ok((ids.len() as u32, out, text))
+    }
+
+    /// Forced choice: the log-likelihood of each continuation after the prompt (one pass over
+    /// the prompt, then each continuation token by token on a copy of its KV cache); the answer is
+    /// the likeliest continuation (the first on a tie), then a line with every score.
+    fn choose(
+        &self,
+        prompt: &str,
+        ids: &[u32],
+        choices: &[String],
+    ) -> std::result::Result<(u32, Vec<u32>, String), String> {
+        let ce = |e: candle_core::Error| format!("candle: {e}");
+        let longest = choices.iter().map(|c| c.len()).max().unwrap_or(0);
+        if ids.len() + longest > MAX_SEQ_LEN {
+            return Err(format!("prompt of {} tokens exceeds the model's {MAX_SEQ_LEN}-token window", ids.len()));
+        }
+        let mut base = self.weights.clone();
+        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+        let first = base.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
+        for choice in choices {
+            // The continuation's tokens as they follow this prompt (BPE may merge across the
+            // boundary; the prompt ends with the template's assistant opener, so it does not).
+            let joint = self.chat.encode(&format!("{prompt}{choice}"))?;
+            let cont: Vec<u32> =
+                if joint.starts_with(ids) { joint[ids.len()..].to_vec() } else { self.chat.encode(choice)? };
+            let (mut model, mut logits, mut lp) = (base.clone(), first.clone(), 0.0f64);
+            for (i, &tok) in cont.iter().enumerate() {
+                lp += log_prob(&logits, tok).map_err(ce)?;
+                if i + 1 < cont.len() {
+                    let step = Tensor::new(&[tok], &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+                    logits = model.forward(&step, ids.len() + i).and_then(|l| l.squeeze(0)).map_err(ce)?;
+                }
+            }
+            scored.push((lp, cont));
+        }
+        let best = (0..choices.len()).fold(0, |b, i| if scored[i].0 > scored[b].0 { i } else { b });
+        let scores: Vec<String> = choices.iter().zip(&scored).map(|(c, (lp, _))| format!("{c} = {lp:.3}")).collect();
+        let text = format!("{}\n(forced choice by log-likelihood: {})", choices[best], scores.join("; "));
+        Ok((ids.len() as u32, scored[best].1.clone(), text))
     }
 
     /// Continue raw `text` (no chat template): the generated text.
@@ -133,9 +176,34 @@ impl LocalModel {
     }
 }
 
+impl LocalModel {
+    /// log p(next token | `ids`) for every token, from one pass over `ids` with a fresh cache
+    /// (the reference the forced choice's incremental scoring is tested against).
+    pub fn next_log_probs(&self, ids: &[u32]) -> std::result::Result<Vec<f64>, String> {
+        let ce = |e: candle_core::Error| format!("candle: {e}");
+        let mut model = self.weights.clone();
+        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
+        let logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let n = logits.dim(0).map_err(ce)?;
+        (0..n as u32).map(|t| log_prob(&logits, t).map_err(ce)).collect()
+    }
+}
+
+/// log p(`tok`) under `logits` (a log-softmax, in f64).
+fn log_prob(logits: &Tensor, tok: u32) -> candle_core::Result<f64> {
+    let v = logits.to_dtype(candle_core::DType::F32)?.to_vec1::<f32>()?;
+    let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let lse = max + v.iter().map(|&x| (x as f64 - max).exp()).sum::<f64>().ln();
+    Ok(v.get(tok as usize).map_or(f64::NEG_INFINITY, |&x| x as f64 - lse))
+}
+
 impl ChatModel for LocalModel {
     fn identity(&self) -> ModelIdentity {
         self.identity.clone()
+    }
+
+    fn supports_choices(&self) -> bool {
+        true
     }
 
     fn chat(&self, req: &ChatRequest) -> std::result::Result<Completion, CallFailure> {

@@ -83,6 +83,13 @@ pub struct Decoding {
     /// Stop sequences.
     #[serde(default)]
     pub stop: Vec<String>,
+    /// Forced choice: instead of generating, score each of these continuations by its
+    /// log-likelihood after the prompt and answer the likeliest (as lm-evaluation-harness does for
+    /// multiple choice). Backends that can score continuations only (local; scripted and replay
+    /// answer as recorded). Part of the request key: a forced-choice answer never shares a cache
+    /// entry with a generated one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 fn default_max_tokens() -> u32 {
@@ -91,7 +98,14 @@ fn default_max_tokens() -> u32 {
 
 impl Default for Decoding {
     fn default() -> Self {
-        Decoding { max_tokens: default_max_tokens(), temperature: 0.0, top_p: None, seed: 0, stop: Vec::new() }
+        Decoding {
+            max_tokens: default_max_tokens(),
+            temperature: 0.0,
+            top_p: None,
+            seed: 0,
+            stop: Vec::new(),
+            choices: Vec::new(),
+        }
     }
 }
 
@@ -160,6 +174,18 @@ pub trait ChatModel: Send + Sync {
     fn identity(&self) -> ModelIdentity;
     /// Answer one request (after retries, a failure is a value).
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure>;
+    /// Whether it answers forced-choice requests ([`Decoding::choices`]).
+    fn supports_choices(&self) -> bool {
+        false
+    }
+}
+
+/// The failure of a forced-choice request sent to a backend that cannot score continuations.
+pub fn no_choices(req: &ChatRequest) -> Option<CallFailure> {
+    (!req.decoding.choices.is_empty()).then(|| CallFailure {
+        message: "forced choice (`choices`) needs a backend that scores continuations: the local backend".into(),
+        attempts: 0,
+    })
 }
 
 /// `text` up to the first stop sequence (servers usually cut already; this makes it certain).

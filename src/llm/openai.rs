@@ -56,6 +56,9 @@ impl ChatModel for OpenAi {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
+        if let Some(f) = super::no_choices(req) {
+            return Err(f);
+        }
         let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
         let headers: Vec<(&'static str, String)> =
             self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default();

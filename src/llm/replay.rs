@@ -80,6 +80,11 @@ impl ChatModel for Replay {
         self.identity.clone()
     }
 
+    /// A recorded forced-choice answer replays like any other.
+    fn supports_choices(&self) -> bool {
+        true
+    }
+
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let key = request_key(&self.identity, req);
         let (text, tokens_in, tokens_out) = self.answers.get(&key).cloned().ok_or_else(|| CallFailure {

@@ -42,9 +42,18 @@ impl ChatModel for Scripted {
         ModelIdentity::new("scripted", "scripted-v1")
     }
 
+    fn supports_choices(&self) -> bool {
+        true
+    }
+
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let prompt = req.messages.last().map_or("", |m| m.content.as_str());
-        let text = answer(prompt);
+        let mut text = answer(prompt);
+        // Forced choice: the choice its scripted answer starts with, else the first.
+        let choices = &req.decoding.choices;
+        if let Some(first) = choices.first() {
+            text = choices.iter().find(|c| text.starts_with(c.as_str())).unwrap_or(first).clone();
+        }
         let words = |s: &str| s.split_whitespace().count() as u32;
         Ok(Completion {
             tokens_in: req.messages.iter().map(|m| words(&m.content)).sum(),

@@ -302,6 +302,18 @@ impl Stage for MemoryLoopStage {
         let arm = self.arm(ctx)?;
         let data = self.load(ctx, inputs, arm.mode)?;
         let model = self.build_model(ctx)?;
+        let roles =
+            [("planner", &self.roles.planner), ("executor", &self.roles.executor), ("grader", &self.roles.grader)];
+        if let Some((role, _)) = roles.iter().find(|(_, d)| !d.choices.is_empty() && !model.supports_choices()) {
+            return Err(Error::stage(
+                &ctx.stage_id,
+                format!(
+                    "roles.{role}.choices asks for forced choice, which needs a backend that scores continuations \
+                     (local); the {} backend generates",
+                    model.identity().backend
+                ),
+            ));
+        }
         let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
         let timeout = Duration::try_from_secs_f64(self.timeout_secs)
             .ok()
