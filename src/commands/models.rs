@@ -11,7 +11,7 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
     let dir = crate::models::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
     let mut out = std::io::stdout().lock();
     match a.action {
-        ModelsAction::Fetch => crate::models::fetch(&dir),
+        ModelsAction::Fetch => crate::models::fetch(&dir, a.name.as_slice()),
         ModelsAction::List => {
             for line in crate::models::list(&dir) {
                 writeln!(out, "{line}").map_err(werr)?;
@@ -19,12 +19,13 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             Ok(())
         }
         ModelsAction::Path => {
-            let name =
-                a.name.as_deref().ok_or_else(|| Error::Usage("lucid models path NAME (smollm2 | minilm)".into()))?;
+            let name = a
+                .name
+                .as_deref()
+                .ok_or_else(|| Error::Usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm)".into()))?;
             let p = match name {
-                "smollm2" => crate::models::smollm2_path(&dir)?,
                 "minilm" => crate::models::minilm_path(&dir)?,
-                other => return Err(Error::Usage(format!("unknown model '{other}' (smollm2 | minilm)"))),
+                other => crate::models::chat_model_path(&dir, other)?,
             };
             writeln!(out, "{}", p.display()).map_err(werr)
         }

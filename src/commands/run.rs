@@ -55,8 +55,12 @@ pub fn run(a: &RunArgs) -> Result<bool> {
         eprintln!("failed: {f}");
     }
     if summary.wants_report && summary.failed.is_empty() {
-        let html =
+        let (html, headline) =
             super::report::write_report(std::slice::from_ref(&summary.run_dir), &summary.run_dir.join("report"))?;
+        if let Some(h) = headline {
+            writeln!(out, "\nheadline (seeds pooled; 95 % intervals):").map_err(werr)?;
+            writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(&[h])?).map_err(werr)?;
+        }
         writeln!(out, "report: {} (and report.md, report.json beside it)", html.display()).map_err(werr)?;
     }
     Ok(summary.failed.is_empty())

@@ -1,4 +1,4 @@
-//! `lucid models smoke`: one text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM,
+//! `lucid models smoke`: one text-to-SQL answer from each fetched chat model and one embedding pair from MiniLM,
 //! to show the offline models load and answer (CI runs it after fetching them).
 
 use std::io::Write;
@@ -7,28 +7,33 @@ use std::path::Path;
 use super::werr;
 use crate::error::{Error, Result};
 
-/// Load both models from `dir` and print what they answer.
+/// Load the offline models in `dir` (SmolLM2 and MiniLM, and Qwen2.5-Coder when fetched) and
+/// print what they answer.
 pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
-    let model = crate::llm::local::LocalModel::load(&crate::models::smollm2_path(dir)?)?;
-    let req = ChatRequest {
-        messages: vec![
-            Message::system("You write one SQLite query. Reply with SQL only."),
-            Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
-        ],
-        decoding: Decoding { max_tokens: 48, ..Decoding::default() },
-        sample_index: 0,
-    };
-    let c = model.chat(&req).map_err(|f| Error::Model(f.to_string()))?;
-    writeln!(
-        out,
-        "smollm2 ({} -> {} tokens, {:.2} s): {}",
-        c.tokens_in,
-        c.tokens_out,
-        c.latency.as_secs_f64(),
-        c.text.trim()
-    )
-    .map_err(werr)?;
+    let qwen = crate::models::chat_model_path(dir, "qwen2.5-coder").ok();
+    let models = [("smollm2", Some(crate::models::smollm2_path(dir)?)), ("qwen2.5-coder", qwen)];
+    for (name, path) in models.into_iter().filter_map(|(n, p)| Some((n, p?))) {
+        let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::config::Requantize::Q8_0))?;
+        let req = ChatRequest {
+            messages: vec![
+                Message::system("You write one SQLite query. Reply with SQL only."),
+                Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
+            ],
+            decoding: Decoding { max_tokens: 48, ..Decoding::default() },
+            sample_index: 0,
+        };
+        let c = model.chat(&req).map_err(|f| Error::Model(f.to_string()))?;
+        writeln!(
+            out,
+            "{name} ({} -> {} tokens, {:.2} s): {}",
+            c.tokens_in,
+            c.tokens_out,
+            c.latency.as_secs_f64(),
+            c.text.trim()
+        )
+        .map_err(werr)?;
+    }
     let emb = crate::embed::Embedder::load(&crate::models::minilm_path(dir)?, crate::embed::Pooling::Mean, 256)?;
     let v = emb.embed(&["How many singers are there?", "Count the singers.", "What is the capital of France?"], 8)?;
     let cos = |i: usize, j: usize| crate::embed::bert::cosine(&v[i], &v[j]);

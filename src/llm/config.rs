@@ -72,9 +72,12 @@ fn default_timeout() -> f64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LocalConfig {
-    /// The GGUF file (default: SmolLM2 from `lucid models fetch`).
+    /// The GGUF file (default: the `model` named below, else SmolLM2, from `lucid models fetch`).
     #[serde(default)]
     pub gguf: Option<PathBuf>,
+    /// A chat model `lucid models` knows by name: smollm2 (default) or qwen2.5-coder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Requantize the file's Q4_1 weights when loading (see [`Requantize`]); default: the
     /// file's own weights, computed as llama.cpp computes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,11 +104,12 @@ pub struct ReplayConfig {
 }
 
 impl LocalConfig {
-    /// The GGUF file: the configured one, else SmolLM2 from `models_dir`.
+    /// The GGUF file: the configured one, else the named model (default SmolLM2) from `models_dir`.
     pub fn gguf_path(&self, models_dir: &std::path::Path) -> Result<PathBuf> {
-        match &self.gguf {
-            Some(p) => Ok(p.clone()),
-            None => crate::models::smollm2_path(models_dir),
+        match (&self.gguf, &self.model) {
+            (Some(p), _) => Ok(p.clone()),
+            (None, Some(name)) => crate::models::chat_model_path(models_dir, name),
+            (None, None) => crate::models::smollm2_path(models_dir),
         }
     }
 }

@@ -7,14 +7,24 @@
 use std::collections::HashMap;
 
 use candle_core::quantized::gguf_file::Value;
+use tokenizers::SplitDelimiterBehavior;
 use tokenizers::models::bpe::BPE;
+use tokenizers::normalizers::unicode::NFC;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
 use tokenizers::{AddedToken, Tokenizer};
 
 use super::Message;
 
-/// GGUF token type of control tokens (`<|im_start|>` ...).
+/// GGUF token types registered whole: control (`<|im_start|>` ...) and user-defined
+/// (`<tool_call>` ...).
 const CONTROL: i32 = 3;
+const USER_DEFINED: i32 = 4;
+
+/// Qwen2's pre-tokenizer split (as in its tokenizer.json and llama.cpp).
+const QWEN2_SPLIT: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// What a GGUF says about turning chat messages into token ids and back.
 pub struct GgufChat {
@@ -59,14 +69,32 @@ impl GgufChat {
             tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
         let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| format!("BPE: {e}"))?;
         let mut tokenizer = Tokenizer::new(bpe);
-        tokenizer.with_pre_tokenizer(Some(ByteLevel::new(false, true, true)));
+        let pre = md.get("tokenizer.ggml.pre").and_then(|v| v.to_string().ok()).map(String::as_str);
+        match pre {
+            // Qwen2's pre-tokenizer (llama.cpp LLAMA_VOCAB_PRE_TYPE_QWEN2, the model's
+            // tokenizer.json): digits one by one, letters with an optional leading non-letter,
+            // then byte-level without the GPT-2 split; NFC first.
+            Some("qwen2") => {
+                let split =
+                    Split::new(SplitPattern::Regex(QWEN2_SPLIT.into()), SplitDelimiterBehavior::Isolated, false)
+                        .map_err(|e| format!("qwen2 pre-tokenizer: {e}"))?;
+                tokenizer.with_normalizer(Some(NFC)).map_err(|e| format!("qwen2 normalizer: {e}"))?;
+                tokenizer.with_pre_tokenizer(Some(Sequence::new(vec![
+                    split.into(),
+                    ByteLevel::new(false, true, false).into(),
+                ])));
+            }
+            _ => {
+                tokenizer.with_pre_tokenizer(Some(ByteLevel::new(false, true, true)));
+            }
+        }
         tokenizer.with_decoder(Some(ByteLevel::default()));
         if let Some(types) = md.get("tokenizer.ggml.token_type") {
             let types = types.to_vec().map_err(|e| e.to_string())?;
             let specials: Vec<AddedToken> = types
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| t.to_i32().is_ok_and(|t| t == CONTROL))
+                .filter(|(_, t)| t.to_i32().is_ok_and(|t| t == CONTROL || t == USER_DEFINED))
                 .filter_map(|(i, _)| tokens.get(i))
                 .map(|t| AddedToken::from(t.clone(), true))
                 .collect();

@@ -5,21 +5,39 @@
 //! from several threads do not interfere.
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
+use candle_transformers::models::quantized_llama::{self as llama, MAX_SEQ_LEN};
+use candle_transformers::models::quantized_qwen2 as qwen2;
+
+/// The weights of architecture `arch` (llama when unnamed) from `ct` read from `r`.
+fn load_weights<R: std::io::Read + std::io::Seek>(
+    arch: Option<&str>,
+    ct: gguf_file::Content,
+    r: &mut R,
+) -> candle_core::Result<Weights> {
+    match arch {
+        Some("qwen2") => Ok(Weights::Qwen2(Mutex::new(qwen2::ModelWeights::from_gguf(ct, r, &Device::Cpu)?))),
+        _ => Ok(Weights::Llama(llama::ModelWeights::from_gguf(ct, r, &Device::Cpu)?)),
+    }
+}
 
 use super::config::Requantize;
 use super::gguf_tokenizer::GgufChat;
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Result};
 
-/// The GGUF in `file` (read as `ct`) rewritten in memory with its Q4_1 tensors converted to
-/// `to`; metadata and every other tensor unchanged.
-pub fn requantize_q4_1<R: std::io::Read + std::io::Seek>(
+/// Weight formats candle 0.11 has only scalar CPU kernels for (Q4_1: SmolLM2; Q5_0: most of
+/// Qwen2.5-Coder's tensors).
+pub const SLOW_FORMATS: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0];
+
+/// The GGUF in `file` (read as `ct`) rewritten in memory with its [`SLOW_FORMATS`] tensors
+/// converted to `to`; metadata and every other tensor unchanged.
+pub fn requantize<R: std::io::Read + std::io::Seek>(
     ct: gguf_file::Content,
     file: &mut R,
     to: GgmlDType,
@@ -27,8 +45,11 @@ pub fn requantize_q4_1<R: std::io::Read + std::io::Seek>(
     let mut tensors = Vec::new();
     for (name, info) in &ct.tensor_infos {
         let t = ct.tensor(file, name, &Device::Cpu)?;
-        let t =
-            if info.ggml_dtype == GgmlDType::Q4_1 { QTensor::quantize(&t.dequantize(&Device::Cpu)?, to)? } else { t };
+        let t = if SLOW_FORMATS.contains(&info.ggml_dtype) {
+            QTensor::quantize(&t.dequantize(&Device::Cpu)?, to)?
+        } else {
+            t
+        };
         tensors.push((name.clone(), t));
     }
     let meta: Vec<(&str, &gguf_file::Value)> = ct.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -40,9 +61,51 @@ pub fn requantize_q4_1<R: std::io::Read + std::io::Seek>(
     Ok((ct, buf))
 }
 
+/// The weights of a loaded model, by architecture (`general.architecture`).
+enum Weights {
+    /// Llama-style (SmolLM2): each call copies the handle (shared tensors, private KV cache).
+    Llama(llama::ModelWeights),
+    /// Qwen2 (Qwen2.5-Coder): candle's model cannot be copied, so calls take turns on one.
+    Qwen2(Mutex<qwen2::ModelWeights>),
+}
+
+/// One call's model: a private copy, or the shared one held for the call.
+enum Session<'a> {
+    Llama(Box<llama::ModelWeights>),
+    Qwen2(MutexGuard<'a, qwen2::ModelWeights>),
+}
+
+impl Weights {
+    fn session(&self) -> Session<'_> {
+        match self {
+            Weights::Llama(w) => Session::Llama(Box::new(w.clone())),
+            Weights::Qwen2(m) => Session::Qwen2(m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)),
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Logits of the next token after `ids` placed at `pos` (0 starts a fresh cache).
+    fn forward(&mut self, ids: &[u32], pos: usize) -> candle_core::Result<Tensor> {
+        let x = Tensor::new(ids, &Device::Cpu)?.unsqueeze(0)?;
+        match self {
+            Session::Llama(m) => m.forward(&x, pos)?.squeeze(0),
+            Session::Qwen2(m) => m.forward(&x, pos)?.squeeze(0),
+        }
+    }
+
+    /// A copy with the same cache, when the architecture allows one.
+    fn fork(&self) -> Option<Session<'static>> {
+        match self {
+            Session::Llama(m) => Some(Session::Llama(m.clone())),
+            Session::Qwen2(_) => None,
+        }
+    }
+}
+
 /// A loaded local model.
 pub struct LocalModel {
-    weights: ModelWeights,
+    weights: Weights,
     /// Tokenizer and chat template from the GGUF.
     pub chat: GgufChat,
     identity: ModelIdentity,
@@ -54,24 +117,26 @@ impl LocalModel {
         LocalModel::load_as(path, None)
     }
 
-    /// Load a GGUF file, its Q4_1 weights converted to `requantize` if given.
-    pub fn load_as(path: &Path, requantize: Option<Requantize>) -> Result<LocalModel> {
+    /// Load a GGUF file (llama or qwen2 architecture), its [`SLOW_FORMATS`] weights converted
+    /// to `requant` if given.
+    pub fn load_as(path: &Path, requant: Option<Requantize>) -> Result<LocalModel> {
         let bad = |m: String| Error::input(path, m);
         let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
         let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
         let chat = GgufChat::from_metadata(&ct.metadata).map_err(bad)?;
-        let weights = match requantize {
+        let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
+        let weights = match requant {
             Some(Requantize::Q8_0) => {
-                let (ct, mut buf) = requantize_q4_1(ct, &mut file, GgmlDType::Q8_0)
-                    .map_err(|e| bad(format!("cannot requantize: {e}")))?;
-                ModelWeights::from_gguf(ct, &mut buf, &Device::Cpu)
+                let (ct, mut buf) =
+                    requantize(ct, &mut file, GgmlDType::Q8_0).map_err(|e| bad(format!("cannot requantize: {e}")))?;
+                load_weights(arch.as_deref(), ct, &mut buf)
             }
-            None => ModelWeights::from_gguf(ct, &mut file, &Device::Cpu),
+            None => load_weights(arch.as_deref(), ct, &mut file),
         }
-        .map_err(|e| bad(format!("cannot load: {e}")))?;
+        .map_err(|e| bad(format!("cannot load ({} architecture): {e}", arch.as_deref().unwrap_or("llama"))))?;
         let hash = crate::fingerprint::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let suffix = if requantize.is_some() { "+q8_0" } else { "" };
+        let suffix = if requant.is_some() { "+q8_0" } else { "" };
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
         Ok(LocalModel { weights, chat, identity })
     }
@@ -101,22 +166,31 @@ impl LocalModel {
         if ids.len() + longest > MAX_SEQ_LEN {
             return Err(format!("prompt of {} tokens exceeds the model's {MAX_SEQ_LEN}-token window", ids.len()));
         }
-        let mut base = self.weights.clone();
-        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
-        let first = base.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let mut base = self.weights.session();
+        let first = base.forward(ids, 0).map_err(ce)?;
         let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
-        for choice in choices {
+        for (n, choice) in choices.iter().enumerate() {
             // The continuation's tokens as they follow this prompt (BPE may merge across the
             // boundary; the prompt ends with the template's assistant opener, so it does not).
             let joint = self.chat.encode(&format!("{prompt}{choice}"))?;
             let cont: Vec<u32> =
                 if joint.starts_with(ids) { joint[ids.len()..].to_vec() } else { self.chat.encode(choice)? };
-            let (mut model, mut logits, mut lp) = (base.clone(), first.clone(), 0.0f64);
+            // A copy of the prompt's cache where the architecture has one; else the prompt again.
+            let mut fork = base.fork();
+            let model = match fork.as_mut() {
+                Some(f) => f,
+                None => {
+                    if n > 0 {
+                        base.forward(ids, 0).map_err(ce)?;
+                    }
+                    &mut base
+                }
+            };
+            let (mut logits, mut lp) = (first.clone(), 0.0f64);
             for (i, &tok) in cont.iter().enumerate() {
                 lp += log_prob(&logits, tok).map_err(ce)?;
                 if i + 1 < cont.len() {
-                    let step = Tensor::new(&[tok], &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
-                    logits = model.forward(&step, ids.len() + i).and_then(|l| l.squeeze(0)).map_err(ce)?;
+                    logits = model.forward(&[tok], ids.len() + i).map_err(ce)?;
                 }
             }
             scored.push((lp, cont));
@@ -146,9 +220,8 @@ impl LocalModel {
             ));
         }
         let ce = |e: candle_core::Error| format!("candle: {e}");
-        let mut model = self.weights.clone();
-        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
-        let mut logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let mut model = self.weights.session();
+        let mut logits = model.forward(ids, 0).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
             (t, Some(p)) => Sampling::TopP { p, temperature: t },
@@ -169,8 +242,7 @@ impl LocalModel {
                 break;
             }
             let pos = ids.len() + out.len() - 1;
-            let step = Tensor::new(&[next], &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
-            logits = model.forward(&step, pos).and_then(|l| l.squeeze(0)).map_err(ce)?;
+            logits = model.forward(&[next], pos).map_err(ce)?;
         }
         Ok((out, cut_at_stop(&text, &d.stop)))
     }
@@ -181,9 +253,7 @@ impl LocalModel {
     /// (the reference the forced choice's incremental scoring is tested against).
     pub fn next_log_probs(&self, ids: &[u32]) -> std::result::Result<Vec<f64>, String> {
         let ce = |e: candle_core::Error| format!("candle: {e}");
-        let mut model = self.weights.clone();
-        let input = Tensor::new(ids, &Device::Cpu).and_then(|t| t.unsqueeze(0)).map_err(ce)?;
-        let logits = model.forward(&input, 0).and_then(|l| l.squeeze(0)).map_err(ce)?;
+        let logits = self.weights.session().forward(ids, 0).map_err(ce)?;
         let n = logits.dim(0).map_err(ce)?;
         (0..n as u32).map(|t| log_prob(&logits, t).map_err(ce)).collect()
     }
