@@ -20,7 +20,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit
+bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit bench-dag
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -47,3 +47,7 @@ bench-report:
 # lucid audit of a generated bank of 1 million memories x 8 verifiers, 2,000 bootstrap resamples; tests/bench/results/audit.md.
 bench-audit:
     tests/bench/bench_audit.sh
+
+# The DAG-scheduled memory loop: 1,534 episodes against a 200 ms loopback server at concurrency 128/32/8/1; tests/bench/results/dag.md.
+bench-dag:
+    tests/bench/bench_dag.sh

@@ -112,6 +112,28 @@ fn forced_choice_scores_continuations_by_log_likelihood() {
 }
 
 #[test]
+fn prompts_sharing_a_prefix_answer_as_if_read_alone() {
+    // Two prompts with a long common beginning (a schema, say): the second starts from the kept
+    // state after the shared chunks, yet answers exactly what a fresh model that never saw the
+    // first one answers — scores to the last digit, generated text token for token.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_llama(&dir.path().join("tiny.gguf"));
+    let schema = "hello world, ".repeat(30);
+    let (a, b) = (format!("{schema}how old"), format!("{schema}who is low"));
+    let forced = Decoding { choices: vec!["hello".into(), "world".into()], ..Decoding::default() };
+    let greedy = Decoding { max_tokens: 8, ..Decoding::default() };
+    let warm = LocalModel::load(&path).unwrap();
+    let _ = warm.chat(&request(&a, greedy.clone())).unwrap();
+    let (wf, wg) =
+        (warm.chat(&request(&b, forced.clone())).unwrap(), warm.chat(&request(&b, greedy.clone())).unwrap());
+    let cold = LocalModel::load(&path).unwrap();
+    let (cf, cg) = (cold.chat(&request(&b, forced)).unwrap(), cold.chat(&request(&b, greedy)).unwrap());
+    assert_eq!(wf.text, cf.text);
+    assert_eq!(wg.text, cg.text);
+    assert!(wf.tokens_in > 128, "the prompts span several chunks: {}", wf.tokens_in);
+}
+
+#[test]
 fn retrieval_over_100k_rows_is_exact() {
     let dim = 384;
     let mut rng = lucid::rng::SplitMix64(3);

@@ -103,9 +103,19 @@ impl Session<'_> {
     }
 }
 
+/// Prompts are prefilled in chunks of this many tokens (llama), and the state after every whole
+/// chunk is kept, so a prompt that shares a prefix with an earlier one — the system prompt, a
+/// database's schema, the grader's instructions — starts after it. Every prompt is computed in the
+/// same chunks, hit or miss, so its logits are the same either way (and whatever ran before).
+const CHUNK: usize = 64;
+/// Prefix states kept (least recently used dropped first).
+const SNAPSHOTS: usize = 64;
+
 /// A loaded local model.
 pub struct LocalModel {
     weights: Weights,
+    /// (prefix ids, model state after them), most recently used last.
+    snapshots: Mutex<std::collections::VecDeque<(Vec<u32>, llama::ModelWeights)>>,
     /// Tokenizer and chat template from the GGUF.
     pub chat: GgufChat,
     identity: ModelIdentity,
@@ -136,9 +146,12 @@ impl LocalModel {
         .map_err(|e| bad(format!("cannot load ({} architecture): {e}", arch.as_deref().unwrap_or("llama"))))?;
         let hash = crate::fingerprint::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let suffix = if requant.is_some() { "+q8_0" } else { "" };
+        let mut suffix = if requant.is_some() { "+q8_0" } else { "" }.to_string();
+        if matches!(weights, Weights::Llama(_)) {
+            suffix.push_str(&format!("+prefill{CHUNK}"));
+        }
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
-        Ok(LocalModel { weights, chat, identity })
+        Ok(LocalModel { weights, snapshots: Mutex::new(Default::default()), chat, identity })
     }
 
     /// Generate for `req`: (prompt tokens, generated token ids, text), or an error message.
@@ -166,8 +179,7 @@ impl LocalModel {
         if ids.len() + longest > MAX_SEQ_LEN {
             return Err(format!("prompt of {} tokens exceeds the model's {MAX_SEQ_LEN}-token window", ids.len()));
         }
-        let mut base = self.weights.session();
-        let first = base.forward(ids, 0).map_err(ce)?;
+        let (mut base, first) = self.prefill(ids).map_err(ce)?;
         let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
         for (n, choice) in choices.iter().enumerate() {
             // The continuation's tokens as they follow this prompt (BPE may merge across the
@@ -220,8 +232,7 @@ impl LocalModel {
             ));
         }
         let ce = |e: candle_core::Error| format!("candle: {e}");
-        let mut model = self.weights.session();
-        let mut logits = model.forward(ids, 0).map_err(ce)?;
+        let (mut model, mut logits) = self.prefill(ids).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
             (t, Some(p)) => Sampling::TopP { p, temperature: t },
@@ -249,6 +260,52 @@ impl LocalModel {
 }
 
 impl LocalModel {
+    /// A session that has read the prompt `ids`, and the logits of the token after it. Llama
+    /// prompts are read in chunks of [`CHUNK`] tokens, starting after the longest kept prefix.
+    fn prefill(&self, ids: &[u32]) -> candle_core::Result<(Session<'_>, Tensor)> {
+        if ids.is_empty() {
+            return Err(candle_core::Error::Msg("empty prompt".into()));
+        }
+        let Weights::Llama(w) = &self.weights else {
+            let mut s = self.weights.session();
+            let logits = s.forward(ids, 0)?;
+            return Ok((s, logits));
+        };
+        let lock = || self.snapshots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (mut model, mut pos) = {
+            let mut snaps = lock();
+            let hit = (1..=(ids.len() - 1) / CHUNK)
+                .rev()
+                .find_map(|j| snaps.iter().position(|(k, _)| k.len() == j * CHUNK && k[..] == ids[..j * CHUNK]));
+            match hit.and_then(|i| snaps.remove(i)) {
+                Some((k, m)) => {
+                    let (model, pos) = (m.clone(), k.len());
+                    snaps.push_back((k, m));
+                    (model, pos)
+                }
+                None => (w.clone(), 0),
+            }
+        };
+        let mut logits = None;
+        while pos < ids.len() {
+            let end = (pos + CHUNK).min(ids.len());
+            let x = Tensor::new(&ids[pos..end], &Device::Cpu)?.unsqueeze(0)?;
+            logits = Some(model.forward(&x, pos)?.squeeze(0)?);
+            if end % CHUNK == 0 {
+                let mut snaps = lock();
+                if !snaps.iter().any(|(k, _)| k[..] == ids[..end]) {
+                    snaps.push_back((ids[..end].to_vec(), model.clone()));
+                    if snaps.len() > SNAPSHOTS {
+                        snaps.pop_front();
+                    }
+                }
+            }
+            pos = end;
+        }
+        let logits = logits.ok_or_else(|| candle_core::Error::Msg("empty prompt".into()))?;
+        Ok((Session::Llama(Box::new(model)), logits))
+    }
+
     /// log p(next token | `ids`) for every token, from one pass over `ids` with a fresh cache
     /// (the reference the forced choice's incremental scoring is tested against).
     pub fn next_log_probs(&self, ids: &[u32]) -> std::result::Result<Vec<f64>, String> {
