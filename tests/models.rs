@@ -124,8 +124,7 @@ fn prompts_sharing_a_prefix_answer_as_if_read_alone() {
     let greedy = Decoding { max_tokens: 8, ..Decoding::default() };
     let warm = LocalModel::load(&path).unwrap();
     let _ = warm.chat(&request(&a, greedy.clone())).unwrap();
-    let (wf, wg) =
-        (warm.chat(&request(&b, forced.clone())).unwrap(), warm.chat(&request(&b, greedy.clone())).unwrap());
+    let (wf, wg) = (warm.chat(&request(&b, forced.clone())).unwrap(), warm.chat(&request(&b, greedy.clone())).unwrap());
     let cold = LocalModel::load(&path).unwrap();
     let (cf, cg) = (cold.chat(&request(&b, forced)).unwrap(), cold.chat(&request(&b, greedy)).unwrap());
     assert_eq!(wf.text, cf.text);
