@@ -291,7 +291,7 @@ impl LocalModel {
             let end = (pos + CHUNK).min(ids.len());
             let x = Tensor::new(&ids[pos..end], &Device::Cpu)?.unsqueeze(0)?;
             logits = Some(model.forward(&x, pos)?.squeeze(0)?);
-            if end % CHUNK == 0 {
+            if end.is_multiple_of(CHUNK) {
                 let mut snaps = lock();
                 if !snaps.iter().any(|(k, _)| k[..] == ids[..end]) {
                     snaps.push_back((ids[..end].to_vec(), model.clone()));
