@@ -302,3 +302,55 @@ fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
     );
     assert!(server.requests().is_empty(), "no call was made");
 }
+
+/// A prompt edited while the loop runs: the instances that read it are not stored under the key
+/// computed from the old text (they fail, naming the file); a rerun computes them with the new one.
+#[test]
+fn a_prompt_edited_during_a_run_is_not_stored_under_the_old_key() {
+    let server = FakeServer::start(
+        vec![],
+        Reply::func(|p| {
+            std::thread::sleep(Duration::from_millis(40));
+            crate::study::scripted(p)
+        }),
+    );
+    let dir = crate::study::project(&server.url);
+    let prompts = dir.path().join("prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
+    for e in std::fs::read_dir(&shipped).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), prompts.join(e.file_name())).unwrap();
+    }
+    let yaml = dir.path().join("study.yaml");
+    let text =
+        std::fs::read_to_string(&yaml).unwrap().replace(&shipped.display().to_string(), &prompts.display().to_string());
+    std::fs::write(&yaml, text).unwrap();
+    let cache = dir.path().join("cache");
+    let child = lucid(&cache)
+        .current_dir(dir.path())
+        .args(["run", "study.yaml", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Edit once a loop instance is running (its key was computed from the old text).
+    let manifest = dir.path().join("runs/study/manifest.json");
+    let running = || {
+        let m: serde_json::Value =
+            std::fs::read_to_string(&manifest).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        m["instances"].as_array().is_some_and(|a| a.iter().any(|i| i["stage"] == "agent" && i["state"] == "running"))
+    };
+    let start = std::time::Instant::now();
+    while !running() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let system = prompts.join("system.txt");
+    let edited = std::fs::read_to_string(&system).unwrap() + "Answer carefully.\n";
+    std::fs::write(&system, edited).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success(), "an instance that read the old prompt must not be stored");
+    assert!(stderr(&o).contains("changed while it ran") && stderr(&o).contains("system.txt"), "{}", stderr(&o));
+    let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}

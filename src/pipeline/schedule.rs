@@ -253,7 +253,27 @@ fn run_job(
     }
     let ctx = context(plan, job.i, opts, store, &job.digest, display);
     let start = Instant::now();
-    let result = execute(plan, job.i, &ctx, store, &job.inputs);
+    let result = execute(plan, job.i, &ctx, store, &job.inputs).and_then(|out| {
+        // The files the key was computed from (prompts, models, SQL) must be the ones the stage
+        // read: an edit while it ran would store new answers under the old key.
+        let stage = &plan.spec.stages[plan.instances[job.i].stage];
+        let now = stage.stage.fingerprint(&ctx)?;
+        let changed: Vec<&String> = now
+            .iter()
+            .filter(|(f, h)| job.key.fingerprint.get(*f) != Some(*h))
+            .map(|(f, _)| f)
+            .chain(job.key.fingerprint.keys().filter(|f| !now.contains_key(*f)))
+            .collect();
+        if changed.is_empty() {
+            Ok(out)
+        } else {
+            let list: Vec<&str> = changed.iter().map(|s| s.as_str()).collect();
+            Err(Error::stage(
+                &stage.id,
+                format!("files it reads changed while it ran ({}): not stored; run again", list.join(", ")),
+            ))
+        }
+    });
     ctx.progress.finish();
     let seconds = start.elapsed().as_secs_f64();
     let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
