@@ -168,6 +168,21 @@ fn audit_writes_markdown_json_and_html() {
             assert!(e.get(k).is_some(), "eia rows carry {k}: {e}");
         }
     }
+    // Every table and column is the one schemas/audit.json documents, in order.
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/audit.json")).unwrap(),
+    )
+    .unwrap();
+    let documented: Vec<&String> = doc["tables"].as_object().unwrap().keys().collect();
+    let written: Vec<&String> = json["tables"].as_object().unwrap().keys().collect();
+    assert_eq!(documented, written);
+    for (name, spec) in doc["tables"].as_object().unwrap() {
+        let cols: Vec<&str> = spec["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        for row in json["tables"][name].as_array().unwrap() {
+            let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(keys, cols, "{name}: columns as schemas/audit.json says");
+        }
+    }
     let html = std::fs::read_to_string(out.join("audit.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("admissible box") && html.contains("truthful (PASS)"), "{html}");
     assert_eq!(std::fs::read_to_string(out.join("audit.md")).unwrap(), md);
