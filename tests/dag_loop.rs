@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::common::{lucid, stderr};
 use crate::fake_server::{FakeServer, Reply};
-use crate::study::{OPS, Ops, project_with, scripted, stable_tables};
+use crate::study::{OPS, Ops, project_with, run_and_kill, scripted, stable_tables};
 
 fn h(text: &str) -> u64 {
     let mut s = std::collections::hash_map::DefaultHasher::new();
@@ -101,17 +101,8 @@ fn dag_scheduled_memory_arms_equal_the_sequential_loop() {
     let killed = project_with(&server.url, wide);
     let cache = killed.path().join("cache");
     for round in 0..4u64 {
-        let mut child = lucid(&cache)
-            .current_dir(killed.path())
-            .args(["run", "study.yaml", "--quiet"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-        std::thread::sleep(Duration::from_millis(200 + 150 * round + u64::from(nanos % 200)));
-        let _ = child.kill();
-        let _ = child.wait();
+        run_and_kill(&cache, killed.path(), Duration::from_millis(200 + 150 * round + u64::from(nanos % 200)));
     }
     run(killed.path());
     let resumed = stable_tables(&cache, killed.path());

@@ -332,6 +332,20 @@ fn deterministic(table: &str) -> Vec<String> {
 }
 
 /// Every deterministic column of the loop's and evaluation's tables, in a fixed order.
+/// Start `lucid run study.yaml` in `dir` and kill it after `after` (a kill -9 at any point).
+pub fn run_and_kill(cache: &Path, dir: &Path, after: std::time::Duration) {
+    let mut child = lucid(cache)
+        .current_dir(dir)
+        .args(["run", "study.yaml", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Every deterministic column of episodes, calls and evaluation, in step order.
 pub fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
     [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
@@ -382,16 +396,7 @@ fn killed_study_resumes_exactly_whatever_the_settings_and_faults() {
     ];
     for (round, ops) in settings.iter().enumerate() {
         std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, *ops)).unwrap();
-        let mut child = lucid(&cache)
-            .current_dir(dir.path())
-            .args(["run", "study.yaml", "--quiet"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(150 + 170 * round as u64));
-        let _ = child.kill();
-        let _ = child.wait();
+        run_and_kill(&cache, dir.path(), std::time::Duration::from_millis(150 + 170 * round as u64));
     }
     let last = Ops { chunk_size: 6, concurrency: 2, max_concurrency: 2, max_attempts: 5 };
     std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, last)).unwrap();
