@@ -43,6 +43,9 @@ pub enum Command {
     Audit(AuditArgs),
 }
 
+/// `lucid audit`'s defaults, shared with the `audit` stage.
+const AUDIT: crate::audit::Options = crate::audit::Options::DEFAULT;
+
 /// `lucid audit`.
 #[derive(Args, Debug)]
 pub struct AuditArgs {
@@ -65,19 +68,19 @@ pub struct AuditArgs {
     #[arg(long, default_value = "n")]
     pub n_col: String,
     /// EIA decorrelation threshold: |Corr(nu, b)| below it.
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = AUDIT.tau_dec)]
     pub tau_dec: f64,
     /// EIA truthfulness threshold: Corr(V, U) above it.
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = AUDIT.tau_tru)]
     pub tau_tru: f64,
     /// Bootstrap resamples of the payoff.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = AUDIT.bootstrap)]
     pub bootstrap: usize,
     /// Seed of the bootstrap and the random prunes.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = AUDIT.rng_seed)]
     pub rng_seed: u64,
     /// Random prunes averaged in the budget-matched control.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = AUDIT.random_draws)]
     pub random_draws: usize,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = AuditFormat::Md)]

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::Bank;
+use super::{Bank, Candidate, delta};
 use crate::analysis::stats::{covariance as cov, pearson, variance as var};
 use crate::analysis::theory;
 use crate::rng::SplitMix64;
@@ -30,16 +30,16 @@ pub struct Prop2Row {
 }
 
 /// Proposition 2 for every row (name, kind, V).
-pub fn proposition2(bank: &Bank, rows: &[(String, &'static str, Vec<f64>)]) -> Vec<Prop2Row> {
+pub fn proposition2(bank: &Bank, rows: &[Candidate]) -> Vec<Prop2Row> {
     let b = bank.bias();
     rows.iter()
-        .map(|(name, _, v)| {
-            let nu: Vec<f64> = v.iter().zip(&bank.u).map(|(v, u)| v - u).collect();
+        .map(|&(name, _, v)| {
+            let nu = bank.errors(v);
             let p = theory::pull(var(&b), cov(&nu, &b), var(&nu));
             let b2: Vec<f64> =
                 (0..b.len()).map(|i| bank.r[i] - p.alpha_star * (bank.r[i] - v[i]) - bank.u[i]).collect();
             Prop2Row {
-                verifier: name.clone(),
+                verifier: name.into(),
                 beta: p.beta,
                 var_eta: p.var_eta,
                 alpha_star: p.alpha_star,
@@ -91,7 +91,7 @@ pub fn controls(bank: &Bank, (name, v): (&str, &[f64]), draws: usize, seed: u64)
             control,
             demoted: demoted.len() as f64,
             demoted_correct: demoted.iter().filter(|&&i| bank.u[i] >= 0.5).count() as f64,
-            delta: pearson(&q, &bank.u).zip(before).map(|(a, b)| a - b),
+            delta: delta(&q, &bank.u, before),
         }
     };
     let trusted: Vec<usize> = (0..n).filter(|&i| bank.r[i] >= 0.5).collect();

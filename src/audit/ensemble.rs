@@ -100,8 +100,7 @@ pub struct ErrorCorrelation {
 
 /// Every pair of `bank`'s verifiers.
 pub fn error_correlations(bank: &Bank) -> Vec<ErrorCorrelation> {
-    let nus: Vec<Vec<f64>> =
-        bank.verifiers.iter().map(|(_, v)| v.iter().zip(&bank.u).map(|(v, u)| v - u).collect()).collect();
+    let nus: Vec<Vec<f64>> = bank.verifiers.iter().map(|(_, v)| bank.errors(v)).collect();
     let mut out = Vec::new();
     for i in 0..nus.len() {
         for j in i + 1..nus.len() {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Bank, demote, eia};
+use super::{Bank, best_passing, delta, demote, eia};
 use crate::analysis::stats::pearson;
 
 /// One fold.
@@ -38,12 +38,10 @@ pub fn loso(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<Fold> {
             let k = bank.verifiers.len();
             let pays = |part: &Bank| -> Vec<Option<f64>> {
                 let before = pearson(&part.r, &part.u);
-                part.verifiers.iter().map(|(_, v)| Some(pearson(&demote(&part.r, v), &part.u)? - before?)).collect()
+                part.verifiers.iter().map(|(_, v)| delta(&demote(&part.r, v), &part.u, before)).collect()
             };
             let (train_pay, test_pay) = (pays(&train), pays(&test));
-            let selected = (0..k)
-                .filter(|&i| passes[i].pass)
-                .max_by(|&a, &b| train_pay[a].unwrap_or(f64::MIN).total_cmp(&train_pay[b].unwrap_or(f64::MIN)));
+            let selected = best_passing(0..k, |i| passes[i].pass, |i| train_pay[i]);
             let mean = |pass: bool| {
                 let d: Vec<f64> = (0..k).filter(|&i| passes[i].pass == pass).filter_map(|i| test_pay[i]).collect();
                 (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64)

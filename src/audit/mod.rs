@@ -66,6 +66,29 @@ impl Bank {
     pub fn bias(&self) -> Vec<f64> {
         self.r.iter().zip(&self.u).map(|(r, u)| r - u).collect()
     }
+
+    /// nu = V - U per memory, for verifier scores `v`.
+    pub fn errors(&self, v: &[f64]) -> Vec<f64> {
+        v.iter().zip(&self.u).map(|(v, u)| v - u).collect()
+    }
+}
+
+/// A row of the EIA, payoff and Proposition 2 tables: name, kind (see [`kind`]), scores V.
+pub type Candidate<'a> = (&'a str, &'static str, &'a [f64]);
+
+/// Delta Corr(Q, U): Corr(`q`, `u`) minus `before` (Corr(r, U)); None where either is undefined.
+pub fn delta(q: &[f64], u: &[f64], before: Option<f64>) -> Option<f64> {
+    Some(pearson(q, u)? - before?)
+}
+
+/// Among `candidates`, the one passing EIA (`pass`) whose demotion pays most (`pays`).
+pub fn best_passing(
+    candidates: impl Iterator<Item = usize>,
+    pass: impl Fn(usize) -> bool,
+    pays: impl Fn(usize) -> Option<f64>,
+) -> Option<usize> {
+    let pays = |i: usize| pays(i).unwrap_or(f64::NEG_INFINITY);
+    candidates.filter(|&i| pass(i)).max_by(|&a, &b| pays(a).total_cmp(&pays(b)))
 }
 
 /// Which columns of a bank file mean what.
@@ -248,8 +271,7 @@ pub struct EiaRow {
 
 /// The EIA row of verifier scores `v` on `bank` at thresholds `tau_dec`, `tau_tru`.
 pub fn eia_row(bank: &Bank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_dec: f64, tau_tru: f64) -> EiaRow {
-    let nu: Vec<f64> = v.iter().zip(&bank.u).map(|(v, u)| v - u).collect();
-    let (dec, tru) = (pearson(&nu, b), pearson(v, &bank.u));
+    let (dec, tru) = (pearson(&bank.errors(v), b), pearson(v, &bank.u));
     let decorrelated = dec.is_some_and(|c| c.abs() < tau_dec);
     let truthful = tru.is_some_and(|c| c > tau_tru);
     let failure = match (decorrelated, truthful) {
@@ -294,9 +316,15 @@ pub struct Options {
     pub random_draws: usize,
 }
 
+impl Options {
+    /// The paper's thresholds (0.3 / 0.3), 2,000 resamples, seed 0, 200 random prunes.
+    pub const DEFAULT: Options =
+        Options { tau_dec: 0.3, tau_tru: 0.3, bootstrap: 2000, rng_seed: 0, random_draws: 200 };
+}
+
 impl Default for Options {
     fn default() -> Self {
-        Options { tau_dec: 0.3, tau_tru: 0.3, bootstrap: 2000, rng_seed: 0, random_draws: 200 }
+        Options::DEFAULT
     }
 }
 
@@ -334,32 +362,25 @@ pub struct Audit {
 /// Audit `bank`.
 pub fn audit(bank: &Bank, o: &Options) -> Audit {
     let blind = ensemble::with_ensembles(bank);
-    let mut rows: Vec<(String, &'static str, Vec<f64>)> = blind
+    let gold = ensemble::gold_fit(bank);
+    let mut rows: Vec<Candidate> = blind
         .verifiers
         .iter()
         .enumerate()
-        .map(|(i, (n, v))| {
-            (n.clone(), if i < bank.verifiers.len() { kind::VERIFIER } else { kind::ENSEMBLE }, v.clone())
-        })
+        .map(|(i, (n, v))| (n.as_str(), if i < bank.verifiers.len() { kind::VERIFIER } else { kind::ENSEMBLE }, &v[..]))
         .collect();
-    if let Some(g) = ensemble::gold_fit(bank) {
-        rows.push((ensemble::GOLD_FIT.into(), kind::GOLD_FIT, g));
+    if let Some(g) = &gold {
+        rows.push((ensemble::GOLD_FIT, kind::GOLD_FIT, g));
     }
     let b = bank.bias();
-    let eia: Vec<EiaRow> = rows.iter().map(|(n, k, v)| eia_row(bank, &b, n, k, v, o.tau_dec, o.tau_tru)).collect();
+    let eia: Vec<EiaRow> = rows.iter().map(|&(n, k, v)| eia_row(bank, &b, n, k, v, o.tau_dec, o.tau_tru)).collect();
     let payoff = payoff::payoff(bank, &rows, o.bootstrap, o.rng_seed);
     // The budget to match: the label-blind row passing EIA that pays most, else the one that pays most.
-    let pays = |i: &usize| payoff[*i].delta.unwrap_or(f64::NEG_INFINITY);
-    let selectable: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].1 != kind::GOLD_FIT).collect();
-    let best = selectable
-        .iter()
-        .copied()
-        .filter(|&i| eia[i].pass)
-        .max_by(|a, b| pays(a).total_cmp(&pays(b)))
-        .or_else(|| selectable.iter().copied().max_by(|a, b| pays(a).total_cmp(&pays(b))));
-    let controls = best
-        .map(|i| controls::controls(bank, (&rows[i].0, &rows[i].2), o.random_draws, o.rng_seed))
-        .unwrap_or_default();
+    let selectable = || (0..rows.len()).filter(|&i| rows[i].1 != kind::GOLD_FIT);
+    let pays = |i: usize| payoff[i].delta;
+    let best = best_passing(selectable(), |i| eia[i].pass, pays).or_else(|| best_passing(selectable(), |_| true, pays));
+    let controls =
+        best.map(|i| controls::controls(bank, (rows[i].0, rows[i].2), o.random_draws, o.rng_seed)).unwrap_or_default();
     Audit {
         memories: bank.r.len(),
         tau_dec: o.tau_dec,

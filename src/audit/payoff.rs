@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::{Bank, demote, kind};
+use super::{Bank, Candidate, delta, demote, kind};
 use crate::analysis::stats::{multinomial, pearson, quantile, z_scores};
 use crate::rng::SplitMix64;
 
@@ -214,16 +214,15 @@ fn bootstrap(bank: &Bank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> V
 
 /// The payoff of demoting with each of `rows` (name, kind, V), then the oracle and label-blind
 /// calibration.
-pub fn payoff(bank: &Bank, rows: &[(String, &'static str, Vec<f64>)], resamples: usize, seed: u64) -> Vec<PayoffRow> {
+pub fn payoff(bank: &Bank, rows: &[Candidate], resamples: usize, seed: u64) -> Vec<PayoffRow> {
     let n = bank.r.len();
-    let mut named: Vec<(String, &'static str, &[f64])> =
-        rows.iter().map(|(name, k, v)| (name.clone(), *k, &v[..])).collect();
-    named.push(("oracle".into(), kind::ORACLE, &bank.u));
+    let mut named: Vec<Candidate> = rows.to_vec();
+    named.push(("oracle", kind::ORACLE, &bank.u));
     let flags: Vec<Vec<bool>> =
         named.iter().map(|(_, _, v)| (0..n).map(|i| bank.r[i] >= 0.5 && v[i] < 0.5).collect()).collect();
-    let mut named: Vec<(String, &'static str, Vec<f64>)> =
+    let mut named: Vec<(&str, &'static str, Vec<f64>)> =
         named.into_iter().map(|(name, k, v)| (name, k, demote(&bank.r, v))).collect();
-    named.push(("calibration".into(), kind::CALIBRATION, z_scores(&bank.r)));
+    named.push(("calibration", kind::CALIBRATION, z_scores(&bank.r)));
     let reps = if resamples == 0 { vec![Vec::new(); named.len()] } else { bootstrap(bank, &flags, resamples, seed) };
     let before = pearson(&bank.r, &bank.u);
     named
@@ -232,16 +231,15 @@ pub fn payoff(bank: &Bank, rows: &[(String, &'static str, Vec<f64>)], resamples:
         .enumerate()
         .map(|(j, ((name, k, q2), reps))| {
             let demoted: Vec<usize> = flags.get(j).map_or(Vec::new(), |f| (0..n).filter(|&i| f[i]).collect());
-            let after = pearson(&q2, &bank.u);
             PayoffRow {
-                verifier: name,
+                verifier: name.into(),
                 kind: k.into(),
                 demoted: demoted.len(),
                 demoted_correct: demoted.iter().filter(|&&i| bank.u[i] >= 0.5).count(),
                 demoted_reuse: bank.n.as_ref().map(|reuse| demoted.iter().map(|&i| reuse[i]).sum::<f64>() + 0.0),
                 before,
-                after,
-                delta: after.zip(before).map(|(a, b)| a - b),
+                after: pearson(&q2, &bank.u),
+                delta: delta(&q2, &bank.u, before),
                 lo: quantile(&reps, 0.025),
                 hi: quantile(&reps, 0.975),
                 p_gt_0: (!reps.is_empty())

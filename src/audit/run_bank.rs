@@ -18,8 +18,9 @@ pub fn banks(tables: &[(String, RecordBatch)]) -> Result<RecordBatch> {
     crate::query::sql_over(tables, SQL)
 }
 
-/// The rows of `arm` (default: lucid, else memento, else the first arm with memories).
-pub fn pick_arm(path: &Path, all: &RecordBatch, arm: Option<&str>) -> Result<(String, RecordBatch)> {
+/// The bank of `arm` (default: lucid, else memento, else the first arm with memories) among the
+/// rows `all` of [`SQL`], read from `path` (which errors name).
+pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
     let arms = all.column_by_name("arm").ok_or_else(|| Error::input(path, "no arm column"))?;
     let arms = arrow::compute::cast(arms, &arrow::datatypes::DataType::Utf8)?;
     let arms = arms.as_string::<i32>();
@@ -41,7 +42,8 @@ pub fn pick_arm(path: &Path, all: &RecordBatch, arm: Option<&str>) -> Result<(St
             .ok_or_else(|| Error::input(path, "the run has no arm with memories"))?,
     };
     let mask = arrow::compute::kernels::cmp::eq(arms, &arrow::array::StringArray::new_scalar(chosen.as_str()))?;
-    Ok((chosen, arrow::compute::filter_record_batch(all, &mask)?))
+    let rows = arrow::compute::filter_record_batch(all, &mask)?;
+    Ok(Bank { arm: Some(chosen), ..bank_from_batch(path, &rows, cols)? })
 }
 
 /// The bank of `arm` in the run folder `dir`.
@@ -57,6 +59,5 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
         crate::query::collect(&ctx, SQL).await
     })
     .map_err(|e| Error::input(dir, e.to_string()))?;
-    let (arm, rows) = pick_arm(dir, &all, arm)?;
-    Ok(Bank { arm: Some(arm), ..bank_from_batch(dir, &rows, cols)? })
+    bank_of(dir, &all, arm, cols)
 }

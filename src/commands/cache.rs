@@ -11,7 +11,7 @@ use crate::pipeline::store::Store;
 
 /// `lucid cache ls|gc`.
 pub fn run(a: &CacheArgs) -> Result<()> {
-    let store = Store::new(a.runs_dir.join(".store"));
+    let store = Store::in_runs_dir(&a.runs_dir);
     let mut out = std::io::stdout().lock();
     let size = |h: &str| std::fs::metadata(store.object_path(h)).map_or(0, |m| m.len());
     match a.action {

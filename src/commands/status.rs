@@ -7,6 +7,7 @@ use super::werr;
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::pipeline::manifest::{Manifest, State};
+use crate::pipeline::store::Store;
 
 /// `lucid status`.
 pub fn run(a: &StatusArgs) -> Result<()> {
@@ -42,10 +43,10 @@ pub fn run(a: &StatusArgs) -> Result<()> {
     Ok(())
 }
 
-/// Where a running memory loop stands: `progress.json` in its work folder
-/// (`runs/.store/work/<key>/`), written as episodes finish.
+/// Where a running memory loop stands: its status file in its work folder (in the store beside
+/// the run), written as episodes finish.
 fn live(run: &Path, key: Option<&str>) -> Option<String> {
-    let file = run.parent()?.join(".store").join("work").join(key?).join("progress.json");
+    let file = Store::in_runs_dir(run.parent()?).work_dir(key?).join(crate::pipeline::dag::STATUS_FILE);
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
     let n = |k: &str| v[k].as_f64().unwrap_or(0.0);
     Some(format!(

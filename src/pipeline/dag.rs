@@ -22,6 +22,9 @@ pub fn depths(deps: &[Vec<usize>]) -> Vec<usize> {
     d
 }
 
+/// The file a running stage writes its [`Status`] to, in its work folder (read by `lucid status`).
+pub const STATUS_FILE: &str = "progress.json";
+
 /// Where a run stands.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Status {
@@ -83,8 +86,9 @@ where
         }
     }
     let mut ready: BinaryHeap<Reverse<usize>> = (0..n).filter(|&t| !done[t] && waiting[t] == 0).map(Reverse).collect();
+    let done_before = done.iter().filter(|&&d| d).count();
     let mut status = Status {
-        done: done.iter().filter(|&&d| d).count(),
+        done: done_before,
         total: n,
         critical_path: depths(deps).into_iter().max().unwrap_or(0),
         ..Status::default()
@@ -136,8 +140,7 @@ where
             status.in_flight = running.len();
             status.ready = ready.len();
             status.depth_left = running.iter().chain(ready.iter().map(|r| &r.0)).map(|&s| height[s]).max().unwrap_or(0);
-            let finished_here = status.done - done.iter().filter(|&&d| d).count();
-            status.mean_step_secs = secs / finished_here.max(1) as f64;
+            status.mean_step_secs = secs / (status.done - done_before).max(1) as f64;
             let left = status.total - status.done;
             let rounds = (status.depth_left as f64).max(left as f64 / concurrency as f64);
             status.eta_secs = rounds * status.mean_step_secs;

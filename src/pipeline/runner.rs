@@ -63,7 +63,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     }
     let runs_dir = opts.base_dir.join(&plan.spec.runs_dir);
     let run_dir = runs_dir.join(name);
-    let store = Store::new(runs_dir.join(".store"));
+    let store = Store::in_runs_dir(&runs_dir);
     let needed = needed_instances(&plan, &opts.only)?;
 
     std::fs::create_dir_all(&run_dir).map_err(|source| Error::Write { path: run_dir.clone(), source })?;

@@ -52,6 +52,11 @@ fn unique() -> u64 {
 }
 
 impl Store {
+    /// The store of the runs in `runs_dir`: `<runs_dir>/.store`.
+    pub fn in_runs_dir(runs_dir: &Path) -> Store {
+        Store::new(runs_dir.join(".store"))
+    }
+
     /// The store at `root` (created on first write).
     pub fn new(root: PathBuf) -> Store {
         Store { root }

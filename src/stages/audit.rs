@@ -5,19 +5,23 @@
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{Columns, Options, audit, bank_from_batch, read_bank, run_bank, tables};
+use crate::audit::{Columns, Options, audit, read_bank, run_bank, tables};
 use crate::error::{Error, Result};
 use crate::fingerprint::file_fingerprint;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
-fn d_tau() -> f64 {
-    0.3
+// Defaults: those of `lucid audit` ([`Options::default`]).
+fn d_tau_dec() -> f64 {
+    Options::default().tau_dec
+}
+fn d_tau_tru() -> f64 {
+    Options::default().tau_tru
 }
 fn d_boot() -> usize {
-    2000
+    Options::default().bootstrap
 }
 fn d_draws() -> usize {
-    200
+    Options::default().random_draws
 }
 
 /// Config of an audit stage.
@@ -35,10 +39,10 @@ pub struct AuditStage {
     #[serde(default)]
     pub verifiers: Vec<String>,
     /// EIA decorrelation threshold.
-    #[serde(default = "d_tau")]
+    #[serde(default = "d_tau_dec")]
     pub tau_dec: f64,
     /// EIA truthfulness threshold.
-    #[serde(default = "d_tau")]
+    #[serde(default = "d_tau_tru")]
     pub tau_tru: f64,
     /// Bootstrap resamples.
     #[serde(default = "d_boot")]
@@ -102,8 +106,7 @@ impl Stage for AuditStage {
                     .collect::<Result<_>>()?;
                 let all = run_bank::banks(&tables).map_err(|e| Error::stage(&ctx.stage_id, e.to_string()))?;
                 let here = std::path::PathBuf::from(format!("stage {}", ctx.stage_id));
-                let (_, rows) = run_bank::pick_arm(&here, &all, self.arm.as_deref())?;
-                bank_from_batch(&here, &rows, &cols)?
+                run_bank::bank_of(&here, &all, self.arm.as_deref(), &cols)?
             }
         };
         let opts = Options {

@@ -366,7 +366,7 @@ impl Stage for MemoryLoopStage {
         let critical = crate::pipeline::dag::depths(&deps).into_iter().max().unwrap_or(0);
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
-        let status_file = ctx.work_dir.join("progress.json");
+        let status_file = ctx.work_dir.join(crate::pipeline::dag::STATUS_FILE);
         let flush = |st: &mut LoopState| -> Result<()> {
             for (range, eps, calls) in st.take_runs() {
                 let part = vec![episodes_batch(&eps)?, calls_batch(&calls)?];
