@@ -20,7 +20,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit bench-dag
+bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit bench-dag bench-kill
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -51,3 +51,7 @@ bench-audit:
 # The DAG-scheduled memory loop: 1,534 episodes against a 200 ms loopback server at concurrency 128/32/8/1; tests/bench/results/dag.md.
 bench-dag:
     tests/bench/bench_dag.sh
+
+# The kill tests 20 times in a row while a second build loads both cores; pass count in tests/bench/results/kill.md.
+bench-kill:
+    tests/bench/bench_kill.sh 20

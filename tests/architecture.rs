@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
     ("table", 0),
+    ("columns", 0),
     ("fingerprint", 0),
     ("sqlite", 0),
     ("rng", 0),
@@ -109,4 +110,58 @@ fn every_module_of_lib_rs_has_a_layer() {
 fn the_checker_sees_grouped_and_inline_paths() {
     let text = "use crate::{pipeline::stage::Stage, sql};\nlet x = crate::stages::registry::Stages;";
     assert_eq!(used_modules(text), vec!["pipeline", "sql", "stages"]);
+}
+
+/// A stage kind's name is written once, in its stage's file (`<Stage>::KIND`): the pipeline, the
+/// commands and the rest of the crate know stages through the `Stage` hooks and the registry,
+/// never by comparing a kind string.
+#[test]
+fn stage_kind_strings_live_in_src_stages_only() {
+    use lucid::pipeline::registry::Registry;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(src.join("stages"))) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("stage.kind()") && line.contains("==") {
+                found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+            for kind in lucid::stages::registry::Stages::KINDS {
+                let quoted = format!("\"{kind}\"");
+                // Kind names that are also ordinary words elsewhere (a report folder, a JSON key
+                // of `lucid models bench`) are allowed only when not compared with a kind.
+                if line.contains(&quoted) && (line.contains("kind") || line.contains("==")) {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "stage kinds named outside src/stages:\n{}", found.join("\n"));
+}
+
+/// Feature test modules share fixtures through `tests/support/` only: none imports another.
+#[test]
+fn no_test_module_imports_another() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let modules: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|m| m != "lib" && m != "skipped")
+        .collect();
+    let mut found = Vec::new();
+    for m in &modules {
+        let text = std::fs::read_to_string(tests.join(format!("{m}.rs"))).unwrap();
+        // Paths in code, not in string literals (this file's own checker test quotes some).
+        let code: String = text.lines().map(|l| l.split('"').next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+        for used in used_modules(&code) {
+            if used != "support" && used != *m && modules.contains(&used) {
+                found.push(format!("tests/{m}.rs uses crate::{used}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "test modules importing each other:\n{}", found.join("\n"));
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{lucid, stderr, stdout};
+use crate::support::{lucid, stderr, stdout};
 use lucid::audit::synth::{Spec, generate};
 
 fn write_bank(dir: &Path, spec: &Spec) -> PathBuf {
@@ -128,7 +128,7 @@ fn continuous_scores_rank_only_by_what_separates() {
 
 #[test]
 fn audit_agrees_with_numpy() {
-    if !crate::probes::require(crate::probes::Probe::Numpy) {
+    if !crate::support::probes::require(crate::support::probes::Probe::Numpy) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -190,8 +190,11 @@ fn audit_writes_markdown_json_and_html() {
 
 #[test]
 fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
-    let server = crate::fake_server::FakeServer::start(vec![], crate::fake_server::Reply::func(crate::study::scripted));
-    let dir = crate::study::project(&server.url);
+    let server = crate::support::fake_server::FakeServer::start(
+        vec![],
+        crate::support::fake_server::Reply::func(crate::support::study::scripted),
+    );
+    let dir = crate::support::study::project(&server.url);
     let yaml = dir.path().join("study.yaml");
     let mut text = std::fs::read_to_string(&yaml).unwrap();
     text.push_str("  - id: audit\n    kind: audit\n    inputs: [episodes, evaluation]\n    config: {arm: memento, bootstrap: 200}\n");
@@ -201,15 +204,16 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
     assert!(o.status.success(), "{}", stderr(&o));
     let run = dir.path().join("runs/study");
     let v = audit_json(&cache, &run, &["--arm", "memento", "--bootstrap", "200"]);
-    let episodes = crate::study::query(&cache, dir.path(), "SELECT count(*) AS n FROM episodes WHERE arm = 'memento'");
+    let episodes =
+        crate::support::study::query(&cache, dir.path(), "SELECT count(*) AS n FROM episodes WHERE arm = 'memento'");
     assert_eq!(v["memories"], episodes[0]["n"]);
     for channel in ["exec", "degenerate", "literal", "detector"] {
         assert_eq!(row(&v, "eia", "verifier", channel)["kind"], "verifier");
     }
     // The bank is what the SQL says: r as stored, U, V = 1 - flag, n = times shown later.
     let sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/bank.sql");
-    let bank = crate::study::query(&cache, dir.path(), sql.to_str().unwrap());
-    let episodes = crate::study::query(
+    let bank = crate::support::study::query(&cache, dir.path(), sql.to_str().unwrap());
+    let episodes = crate::support::study::query(
         &cache,
         dir.path(),
         "SELECT e.seed, e.step, e.r, e.flagged, e.flag_degenerate, e.retrieved, v.u FROM episodes e \
@@ -233,7 +237,8 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
     }
     assert!(memento.iter().any(|b| f(b, "n") > 0.0), "later episodes were shown earlier ones");
     // The stage wrote the same tables into the run.
-    let stage = crate::study::query(&cache, dir.path(), "SELECT verifier, corr_v_u FROM audit_eia ORDER BY verifier");
+    let stage =
+        crate::support::study::query(&cache, dir.path(), "SELECT verifier, corr_v_u FROM audit_eia ORDER BY verifier");
     for s in &stage {
         let cli = row(&v, "eia", "verifier", s["verifier"].as_str().unwrap());
         assert_eq!(s["corr_v_u"], cli["corr_v_u"], "{s}");

@@ -8,9 +8,9 @@
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::common::{lucid, stderr};
-use crate::fake_server::{FakeServer, Reply};
-use crate::study::{OPS, Ops, project_with, run_and_kill, scripted, stable_tables};
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::support::study::{OPS, Ops, project_with, run_and_kill, scripted, stable_tables};
+use crate::support::{lucid, stderr};
 
 fn h(text: &str) -> u64 {
     let mut s = std::collections::hash_map::DefaultHasher::new();
@@ -67,7 +67,7 @@ fn dag_scheduled_memory_arms_equal_the_sequential_loop() {
     // The manifest notes each memory instance's critical path: the longest retrieval chain,
     // recomputed here from the retrieval table; `lucid status` shows it.
     let cache = parallel.path().join("cache");
-    let rows = crate::study::query(&cache, parallel.path(), "SELECT seed, step, neighbor_step FROM retrieval");
+    let rows = crate::support::study::query(&cache, parallel.path(), "SELECT seed, step, neighbor_step FROM retrieval");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(parallel.path().join("runs/study/manifest.json")).unwrap())
             .unwrap();
@@ -95,14 +95,14 @@ fn dag_scheduled_memory_arms_equal_the_sequential_loop() {
         assert!(critical > 1 && critical < steps, "a chain, shorter than the stream: {critical} of {steps}");
     }
     let o = lucid(&cache).current_dir(parallel.path()).args(["status", "runs/study"]).output().unwrap();
-    assert!(crate::common::stdout(&o).contains("critical path"), "{}", crate::common::stdout(&o));
+    assert!(crate::support::stdout(&o).contains("critical path"), "{}", crate::support::stdout(&o));
 
-    // Killed at random points while episodes finish out of order, then resumed.
+    // Killed after its 1st, 3rd, 2nd and 4th checkpoint part while episodes finish out of order,
+    // then resumed.
     let killed = project_with(&server.url, wide);
     let cache = killed.path().join("cache");
-    for round in 0..4u64 {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-        run_and_kill(&cache, killed.path(), Duration::from_millis(200 + 150 * round + u64::from(nanos % 200)));
+    for (round, parts) in [1, 3, 2, 4].into_iter().enumerate() {
+        assert!(run_and_kill(&cache, killed.path(), parts), "round {round}: the kill landed mid-run");
     }
     run(killed.path());
     let resumed = stable_tables(&cache, killed.path());

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::common::{DbRoot, PEOPLE, lucid, stderr, stdout};
+use crate::support::{DbRoot, PEOPLE, lucid, stderr, stdout};
 
 fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lucid::eval::{EvalOptions, Pair, Verdict, evaluate};
 
-use crate::common::{DbRoot, PEOPLE};
+use crate::support::{DbRoot, PEOPLE};
 
 /// (case, gold, prediction, expected score)
 const CASES: &[(&str, &str, &str, u8)] = &[

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::{lucid, stderr, stdout};
-use crate::fake_server::{FakeServer, Reply};
-use crate::pipeline::computed;
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::support::project::computed;
+use crate::support::{lucid, stderr, stdout};
 
 /// A BIRD-layout benchmark whose names need quoting, and its questions' gold queries.
 fn quoted_benchmark(dir: &Path) -> (PathBuf, Vec<(String, String)>) {
@@ -87,7 +87,7 @@ stages:
     inputs: [tasks, gold, episodes]
 ",
         data = data.display(),
-        front = crate::common::order_embed_retrieve(bert),
+        front = crate::support::order_embed_retrieve(bert),
         prompts = prompts.display(),
     )
 }
@@ -135,7 +135,7 @@ fn gold_verbatim_answers_score_exactly_their_share() {
     let (data, gold) = quoted_benchmark(dir.path());
     let answered = |i: usize| i != 5 && i != 9;
     let server = FakeServer::start(vec![], gold_model(gold.clone(), answered));
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
     std::fs::write(dir.path().join("p.yaml"), study(&server.url, &data, &bert, "[0, 1]", "[no-memory, memento]", ""))
         .unwrap();
     run(dir.path());
@@ -159,7 +159,7 @@ fn gold_verbatim_answers_score_exactly_their_share() {
 fn a_second_server_with_the_same_model_name_is_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (data, gold) = quoted_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
     let (a, b) = (
         FakeServer::start(vec![], gold_model(gold.clone(), |_| true)),
         FakeServer::start(vec![], gold_model(gold, |_| false)),
@@ -184,7 +184,7 @@ fn a_second_server_with_the_same_model_name_is_asked() {
 fn max_concurrency_bounds_an_endpoint_across_instances() {
     let dir = tempfile::tempdir().unwrap();
     let (data, _) = quoted_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
     let server = FakeServer::start(
         vec![],
         Reply::func(|p| {
@@ -208,7 +208,7 @@ fn max_concurrency_bounds_an_endpoint_across_instances() {
 fn an_edited_database_reruns_the_loop_and_evaluation() {
     let dir = tempfile::tempdir().unwrap();
     let (data, gold) = quoted_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
     let server = FakeServer::start(vec![], gold_model(gold, |_| true));
     std::fs::write(dir.path().join("p.yaml"), study(&server.url, &data, &bert, "[0]", "[no-memory]", "")).unwrap();
     run(dir.path());
@@ -281,8 +281,8 @@ fn a_gold_derived_table_never_reaches_an_agent_stage() {
 /// the stage stops before any call with a message that says so (never a silent generation).
 #[test]
 fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
-    let server = FakeServer::start(vec![], Reply::func(crate::study::scripted));
-    let dir = crate::study::project(&server.url);
+    let server = FakeServer::start(vec![], Reply::func(crate::support::study::scripted));
+    let dir = crate::support::study::project(&server.url);
     let yaml = dir.path().join("study.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap().replace(
         "', concurrency: 1,",
@@ -307,14 +307,19 @@ fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
 /// computed from the old text (they fail, naming the file); a rerun computes them with the new one.
 #[test]
 fn a_prompt_edited_during_a_run_is_not_stored_under_the_old_key() {
+    // The model answers nothing until the test has edited the prompt: the edit lands while the
+    // loop instance runs, whatever the machine's load.
+    let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let held = gate.clone();
     let server = FakeServer::start(
         vec![],
-        Reply::func(|p| {
-            std::thread::sleep(Duration::from_millis(40));
-            crate::study::scripted(p)
+        Reply::func(move |p| {
+            let (open, cv) = &*held;
+            let _open = cv.wait_while(open.lock().unwrap(), |open| !*open).unwrap();
+            crate::support::study::scripted(p)
         }),
     );
-    let dir = crate::study::project(&server.url);
+    let dir = crate::support::study::project(&server.url);
     let prompts = dir.path().join("prompts");
     std::fs::create_dir_all(&prompts).unwrap();
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
@@ -334,20 +339,16 @@ fn a_prompt_edited_during_a_run_is_not_stored_under_the_old_key() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Edit once a loop instance is running (its key was computed from the old text).
-    let manifest = dir.path().join("runs/study/manifest.json");
-    let running = || {
-        let m: serde_json::Value =
-            std::fs::read_to_string(&manifest).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-        m["instances"].as_array().is_some_and(|a| a.iter().any(|i| i["stage"] == "agent" && i["state"] == "running"))
-    };
-    let start = std::time::Instant::now();
-    while !running() && start.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(20));
+    // Edit once a loop instance has asked the model (its key was computed from the old text),
+    // then let the model answer.
+    while server.requests().is_empty() {
+        std::thread::yield_now();
     }
     let system = prompts.join("system.txt");
     let edited = std::fs::read_to_string(&system).unwrap() + "Answer carefully.\n";
     std::fs::write(&system, edited).unwrap();
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
     let o = child.wait_with_output().unwrap();
     assert!(!o.status.success(), "an instance that read the old prompt must not be stored");
     assert!(stderr(&o).contains("changed while it ran") && stderr(&o).contains("system.txt"), "{}", stderr(&o));

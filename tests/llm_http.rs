@@ -8,7 +8,7 @@ use std::time::Duration;
 use lucid::llm::cache::CachedModel;
 use lucid::llm::{ChatModel, ChatRequest, Decoding, Message, ModelConfig};
 
-use crate::fake_server::{FakeServer, Reply};
+use crate::support::fake_server::{FakeServer, Reply};
 
 const KEY_VAR: &str = "LUCID_TEST_CANARY_KEY";
 const KEY: &str = "sk-test-CANARY-7d1f0a9e5b";
@@ -49,12 +49,13 @@ fn every_fault_is_retried_until_success() {
                 Reply::Status(500, "{\"error\": \"boom\"}", None),
                 Reply::Drop,
                 Reply::Malformed,
-                Reply::Slow(Duration::from_millis(1500), "late"),
+                // Far past the client's 2 s timeout, whatever the load: a timeout, then a retry.
+                Reply::Slow(Duration::from_secs(8), "late"),
             ],
             Reply::Answer("SELECT 1; -- done"),
         );
         let url = if backend == "openai" { format!("{}/v1", server.url) } else { server.url.clone() };
-        let model = config(backend, &url, 0.5, 2).build(&models_dir()).unwrap();
+        let model = config(backend, &url, 2.0, 2).build(&models_dir()).unwrap();
         let c = model.chat(&req("one")).unwrap();
         assert_eq!(c.text, "SELECT 1", "{backend}: stop sequence cut");
         assert_eq!(c.attempts, 6, "{backend}: five faults, then success");

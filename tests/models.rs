@@ -8,7 +8,7 @@ use lucid::embed::{Embedder, Pooling, VectorIndex};
 use lucid::llm::local::LocalModel;
 use lucid::llm::{ChatModel, ChatRequest, Decoding, Message};
 
-use crate::tiny_models::{write_tiny_bert, write_tiny_llama};
+use crate::support::tiny_models::{write_tiny_bert, write_tiny_llama};
 
 fn request(text: &str, decoding: Decoding) -> ChatRequest {
     ChatRequest { messages: vec![Message::user(text)], decoding, sample_index: 0 }
@@ -155,7 +155,7 @@ fn retrieval_over_100k_rows_is_exact() {
 
 /// The real offline models, when fetched.
 fn real(name: &str) -> Option<std::path::PathBuf> {
-    use crate::probes::{Probe, require};
+    use crate::support::probes::{Probe, require};
     let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
     match name {
         "smollm2" => require(Probe::SmolLm2).then(|| lucid::models::smollm2_path(&dir).unwrap()),
@@ -226,7 +226,7 @@ fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
 /// demo runs it.
 #[test]
 fn real_qwen_tokenizer_matches_and_answers() {
-    if !crate::probes::require(crate::probes::Probe::Qwen) {
+    if !crate::support::probes::require(crate::support::probes::Probe::Qwen) {
         return;
     }
     let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
@@ -314,9 +314,9 @@ fn embed_stage_writes_the_embeddings_table() {
     );
     std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
     let run = |args: &[&str]| {
-        let o = crate::common::lucid(&dir.path().join("cache")).current_dir(dir.path()).args(args).output().unwrap();
-        assert!(o.status.success(), "{}", crate::common::stderr(&o));
-        crate::common::stdout(&o)
+        let o = crate::support::lucid(&dir.path().join("cache")).current_dir(dir.path()).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", crate::support::stderr(&o));
+        crate::support::stdout(&o)
     };
     run(&["run", "p.yaml", "-q"]);
     let out = run(&[

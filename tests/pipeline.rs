@@ -5,79 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::{lucid, stderr, stdout};
-
-/// A temp project with a pipeline over the bundled benchmark and the sample predictions.
-pub struct Project {
-    pub dir: tempfile::TempDir,
-    /// lucid's cache folder (bundled databases are built there, so `tasks.db_path` points there).
-    pub cache: PathBuf,
-}
-
-pub const REPORT_SQL: &str =
-    "SELECT seed, arm, count(*) AS n, sum(u) AS correct FROM evaluation GROUP BY seed, arm ORDER BY seed, arm";
-
-impl Project {
-    pub fn new(name: &str, predictions: &Path, chunk: usize) -> Project {
-        let dir = tempfile::tempdir().unwrap();
-        let cache = dir.path().join("cache");
-        Project::with_cache(name, predictions, chunk, dir, cache)
-    }
-
-    pub fn with_cache(name: &str, predictions: &Path, chunk: usize, dir: tempfile::TempDir, cache: PathBuf) -> Project {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini");
-        std::fs::write(dir.path().join("ex.sql"), REPORT_SQL).unwrap();
-        let yaml = format!(
-            "name: {name}\nseeds: [0, 1]\narms: [a]\nstages:\n  - id: benchmark\n    kind: benchmark\n    config: {{source: bundled, path: {data}}}\n  - id: order\n    kind: permutation\n    matrix: [seed]\n    inputs: [tasks]\n  - id: predictions\n    kind: predictions\n    matrix: [arm]\n    inputs: [tasks]\n    config: {{path: {pred}}}\n  - id: evaluate\n    kind: evaluate\n    matrix: [seed, arm]\n    inputs: [tasks, gold, predictions, order]\n    config: {{chunk_size: {chunk}, gold_cache: false}}\n  - id: ex\n    kind: report\n    inputs: [evaluation]\n    config: {{sql: ex.sql}}\n",
-            data = data.display(),
-            pred = predictions.display()
-        );
-        std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
-        Project { dir, cache }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub fn cmd(&self) -> Command {
-        let mut c = lucid(&self.cache);
-        c.current_dir(self.path());
-        c
-    }
-
-    pub fn run(&self, args: &[&str]) -> std::process::Output {
-        let o = self.cmd().args(["run", "p.yaml", "--quiet"]).args(args).output().unwrap();
-        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-        o
-    }
-
-    pub fn manifest(&self, name: &str) -> serde_json::Value {
-        serde_json::from_str(
-            &std::fs::read_to_string(self.path().join("runs").join(name).join("manifest.json")).unwrap(),
-        )
-        .unwrap()
-    }
-}
-
-/// (stage[label], state) of every instance in a manifest.
-pub fn states(m: &serde_json::Value) -> Vec<(String, String)> {
-    m["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                format!("{}[{}]", r["stage"].as_str().unwrap(), r["label"].as_str().unwrap()),
-                r["state"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
-
-pub fn computed(m: &serde_json::Value) -> Vec<String> {
-    states(m).into_iter().filter(|(_, s)| s == "done").map(|(i, _)| i).collect()
-}
+use crate::support::project::{Project, REPORT_SQL, computed, states};
+use crate::support::{lucid, run_killed, stderr, stdout};
 
 fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini/sample_predictions.json")
@@ -238,7 +167,7 @@ fn table_hashes(run: &Path) -> Vec<(String, String)> {
     out
 }
 
-/// Predictions that each take tens of milliseconds, so a run can be killed mid-stage.
+/// Predictions that each take tens of milliseconds (work for a resume to skip).
 fn slow_predictions(dir: &Path) -> PathBuf {
     let map: serde_json::Map<String, serde_json::Value> = (0..62)
         .map(|i| {
@@ -255,6 +184,9 @@ fn slow_predictions(dir: &Path) -> PathBuf {
     p
 }
 
+/// Killed after a random number of checkpoint parts (the kill hook: a deterministic point of the
+/// work, whatever the machine's load), up to three times, then resumed: the tables equal an
+/// uninterrupted run's, byte for byte.
 #[test]
 fn killed_runs_resume_to_identical_tables() {
     let work = tempfile::tempdir().unwrap();
@@ -262,32 +194,23 @@ fn killed_runs_resume_to_identical_tables() {
     let cache = work.path().join("cache");
     let project = || Project::with_cache("k", &preds, 2, tempfile::tempdir().unwrap(), cache.clone());
     let reference = project();
-    let start = std::time::Instant::now();
     reference.run(&[]);
-    let full = start.elapsed();
     let want = table_hashes(&reference.path().join("runs/k"));
     assert!(want.iter().any(|(p, _)| p.starts_with("evaluation/")));
 
     let mut rng = lucid::rng::SplitMix64(42);
-    let mut resumed_parts = 0;
     for round in 0..20 {
         let p = project();
-        // Kill at a random point, up to three times, then let it finish.
-        for _ in 0..(1 + rng.next_u64() % 3) {
-            let mut child =
-                p.cmd().args(["run", "p.yaml", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-            let wait = full.mul_f64((rng.next_u64() % 1000) as f64 / 1000.0);
-            std::thread::sleep(wait);
-            let _ = child.kill();
-            let _ = child.wait();
+        // 2 evaluate instances of 31 parts each: every kill lands, at most 3 x 20 parts in.
+        for kill in 0..(1 + rng.next_u64() % 3) {
+            let parts = 1 + (rng.next_u64() % 20) as usize;
+            let landed = run_killed(p.cmd().args(["run", "p.yaml", "--quiet"]), parts);
+            assert!(landed, "round {round}, kill {kill}: the kill after {parts} parts landed");
         }
-        if p.path().join("runs/.store/work").is_dir() {
-            resumed_parts += walk_count(&p.path().join("runs/.store/work"));
-        }
+        assert!(walk_count(&p.path().join("runs/.store/work")) > 0, "round {round}: parts left to resume from");
         p.run(&[]);
         assert_eq!(table_hashes(&p.path().join("runs/k")), want, "round {round}: tables differ after resume");
     }
-    assert!(resumed_parts > 0, "no kill ever landed mid-stage; the test did not test resuming");
 }
 
 fn walk_count(dir: &Path) -> usize {
@@ -329,7 +252,7 @@ fn concurrent_runs_share_a_runs_folder_safely() {
 
 #[test]
 fn run_tables_open_unchanged_in_duckdb_and_polars() {
-    if !crate::probes::require(crate::probes::Probe::PythonReaders) {
+    if !crate::support::probes::require(crate::support::probes::Probe::PythonReaders) {
         return;
     }
     let p = Project::new("py", &sample(), 16);
@@ -364,19 +287,8 @@ fn an_unbound_input_fails_its_instance_not_the_run() {
         pred = sample().display()
     );
     std::fs::write(dir.path().join("p.yaml"), yaml).unwrap();
-    let mut child = lucid(&dir.path().join("cache"))
-        .current_dir(dir.path())
-        .args(["run", "p.yaml", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < std::time::Duration::from_secs(120), "the run hangs");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o =
+        lucid(&dir.path().join("cache")).current_dir(dir.path()).args(["run", "p.yaml", "--quiet"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("evaluate[seed-0_arm-b]")

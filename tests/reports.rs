@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{lucid, stderr, stdout};
+use crate::support::{lucid, stderr, stdout};
 
 type Row = serde_json::Map<String, serde_json::Value>;
 
@@ -55,7 +55,7 @@ fn compare(table: &str, got: &[Row], want: &[serde_json::Value], keys: &[&str], 
 
 #[test]
 fn report_sql_matches_numpy_on_planted_data() {
-    if !crate::probes::require(crate::probes::Probe::Numpy) {
+    if !crate::support::probes::require(crate::support::probes::Probe::Numpy) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -129,10 +129,10 @@ fn documented_report() -> BTreeMap<String, Vec<String>> {
 }
 
 /// A scripted study (every arm, two seeds, embeddings) run with `report: true`.
-fn study_with_report() -> (tempfile::TempDir, crate::fake_server::FakeServer) {
-    use crate::fake_server::{FakeServer, Reply};
-    let server = FakeServer::start(vec![], Reply::Scripted(crate::study::scripted));
-    let dir = crate::study::project(&server.url);
+fn study_with_report() -> (tempfile::TempDir, crate::support::fake_server::FakeServer) {
+    use crate::support::fake_server::{FakeServer, Reply};
+    let server = FakeServer::start(vec![], Reply::Scripted(crate::support::study::scripted));
+    let dir = crate::support::study::project(&server.url);
     let yaml = std::fs::read_to_string(dir.path().join("study.yaml")).unwrap();
     std::fs::write(dir.path().join("study.yaml"), yaml.replace("max_parallel: 1\n", "max_parallel: 1\nreport: true\n"))
         .unwrap();
@@ -273,7 +273,7 @@ fn png_pixels(bytes: &[u8]) -> (usize, usize, Vec<[u8; 3]>) {
 
 #[test]
 fn the_html_report_renders_its_plots_in_chromium() {
-    if !crate::probes::require(crate::probes::Probe::Chromium) {
+    if !crate::support::probes::require(crate::support::probes::Probe::Chromium) {
         return;
     }
     let (dir, _server) = study_with_report();

@@ -2,7 +2,7 @@
 //! prints shows for passing runs too). It lists every test that skipped for want of something
 //! outside the repository, and fails under `CI=true` when any did.
 
-#[path = "probes.rs"]
+#[path = "support/probes.rs"]
 mod probes;
 
 fn main() {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{lucid, spiderman, stderr, stdout};
+use crate::support::{lucid, spiderman, stderr, stdout};
 
 #[derive(serde::Deserialize)]
 struct Q {
@@ -95,7 +95,7 @@ fn mutate(i: usize, qs: &[Q]) -> Option<String> {
 #[test]
 fn mutated_predictions_agree_with_pythons_rule_question_by_question() {
     let Some(dir) = spiderman() else { return };
-    if !crate::probes::require(crate::probes::Probe::Python) {
+    if !crate::support::probes::require(crate::support::probes::Probe::Python) {
         return;
     }
     let qs = questions(&dir);

@@ -5,136 +5,21 @@
 //! Plus the structural label-free check on the shipped pipelines.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::common::{lucid, stderr, stdout};
-use crate::fake_server::{FakeServer, Reply};
-use crate::pipeline::computed;
-
-const CANARY: &str = "lucid-canary-0x5eed";
-
-/// A scripted model: a plan, then a query over the first table of the schema (a count for "How
-/// many" questions, an empty result otherwise), then a lenient self-grade.
-pub fn scripted(prompt: &str) -> String {
-    if prompt.contains("numbered plan") {
-        return "1. Read the first table.".into();
-    }
-    if prompt.contains("Write one SQLite") {
-        let table = prompt
-            .split("CREATE TABLE ")
-            .nth(1)
-            .and_then(|r| r.split(|c: char| !(c.is_alphanumeric() || c == '_')).next())
-            .unwrap_or("missing");
-        return if prompt.contains("How many") {
-            format!("```sql\nSELECT COUNT(*) FROM {table}\n```")
-        } else {
-            format!("```sql\nSELECT * FROM {table} WHERE 1 = 0\n```")
-        };
-    }
-    if prompt.contains("VERDICT") {
-        return "VERDICT: CORRECT\nIt answers the question.".into();
-    }
-    "?".into()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-/// The bundled benchmark with a canary in question 0's gold SQL (same result as the original).
-fn canary_benchmark(dir: &Path) -> PathBuf {
-    let data = dir.join("data");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini"), &data);
-    let path = data.join("questions.json");
-    let mut q: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let sql = q[0]["SQL"].as_str().unwrap().to_string();
-    q[0]["SQL"] = format!("{sql} AND '{CANARY}' = '{CANARY}'").into();
-    std::fs::write(&path, serde_json::to_string_pretty(&q).unwrap()).unwrap();
-    data
-}
-
-/// Operational settings of the loop: none of them is part of what it computes.
-#[derive(Clone, Copy)]
-pub struct Ops {
-    pub chunk_size: usize,
-    pub concurrency: usize,
-    pub max_concurrency: usize,
-    pub max_attempts: u32,
-}
-
-pub const OPS: Ops = Ops { chunk_size: 3, concurrency: 1, max_concurrency: 1, max_attempts: 3 };
-
-fn pipeline(url: &str, data: &Path, bert: &Path) -> String {
-    pipeline_with(url, data, bert, OPS)
-}
-
-fn pipeline_with(url: &str, data: &Path, bert: &Path, ops: Ops) -> String {
-    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
-    let Ops { chunk_size, concurrency, max_concurrency, max_attempts } = ops;
-    let agent = format!(
-        "{{model: {{backend: openai, model: scripted, base_url: '{url}/v1', max_concurrency: {max_concurrency}, \
-         retry: {{max_attempts: {max_attempts}, base_delay_ms: 1, max_delay_ms: 5}}}}, prompts: '{}', \
-         concurrency: {concurrency}, chunk_size: {chunk_size}",
-        prompts.display()
-    );
-    format!(
-        "name: study
-seeds: [0, 1]
-arms: [no-memory, memento, lucid, oracle]
-max_parallel: 1
-stages:
-  - id: benchmark
-    kind: benchmark
-    config: {{source: bundled, path: '{data}', per_db: 3}}
-{front}  - id: agent
-    kind: memory_loop
-    matrix: [seed, arm]
-    arms: [no-memory, memento, lucid]
-    inputs: [tasks, order, retrieval]
-    config: {agent}}}
-  - id: oracle
-    kind: memory_loop
-    matrix: [seed, arm]
-    arms: [oracle]
-    inputs: [tasks, order, retrieval, gold]
-    config: {agent}, read_gold: true}}
-  - id: evaluate
-    kind: evaluate
-    matrix: [seed, arm]
-    inputs: [tasks, gold, episodes]
-  - id: flags
-    kind: flag
-    matrix: [seed, arm]
-    inputs: [tasks, episodes]
-    config: {{channels: [execution]}}
-",
-        data = data.display(),
-        front = crate::common::order_embed_retrieve(bert)
-    )
-}
-
-/// Rows of `sql` over the project's run `runs/study`, as JSON objects.
-pub fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
-    let o = lucid(cache).current_dir(dir).args(["query", "runs/study", sql, "--format", "json"]).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
-}
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::support::project::computed;
+use crate::support::study::{
+    CANARY, OPS, Ops, canary_benchmark, pipeline, pipeline_with, project, query, run_and_kill, scripted, stable_tables,
+};
+use crate::support::{lucid, stderr, stdout};
 
 #[test]
 fn study_with_faults_keeps_every_episode_and_never_shows_gold() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let data = canary_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
     // First call: 429, 500, dropped connection -> recorded failure after 3 attempts. Second call:
     // malformed JSON, then an answer -> retried success. Then the scripted model.
     let server = FakeServer::start(
@@ -249,7 +134,7 @@ fn study_with_faults_keeps_every_episode_and_never_shows_gold() {
         ("flags", "seed-1_arm-no-memory"),
     ] {
         let file = dir.path().join("runs/study").join(table).join(format!("{label}.parquet"));
-        assert_eq!(crate::tables::actual(&file), crate::tables::documented(table), "{table}");
+        assert_eq!(crate::support::schemas::actual(&file), crate::support::schemas::documented(table), "{table}");
     }
 
     // A rerun is served from the store; a third seed computes only seed 2's instances.
@@ -298,7 +183,7 @@ fn agent_stages_cannot_reach_gold() {
         assert!(loops >= 6, "{file}: the memory arms run as agent stages");
     }
     // The tables agent stages read carry no reference answer.
-    for f in lucid::bench::tables::tasks_schema().fields() {
+    for f in lucid::bench::tables::tasks_table().schema().fields() {
         assert!(!f.name().contains("sql") && !f.name().contains("gold"), "{}", f.name());
     }
     // Listing gold as an input of an agent stage is refused before anything runs.
@@ -320,58 +205,7 @@ fn agent_stages_cannot_reach_gold() {
     assert!(stderr(&o).contains("is an oracle"), "{}", stderr(&o));
 }
 
-/// The columns of `table` that `schemas/` documents as deterministic.
-fn deterministic(table: &str) -> Vec<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{table}.json"));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let cols = doc["columns"].as_array().unwrap();
-    cols.iter()
-        .filter(|c| c["deterministic"].as_bool().unwrap())
-        .map(|c| c["name"].as_str().unwrap().to_string())
-        .collect()
-}
-
-/// Every deterministic column of the loop's and evaluation's tables, in a fixed order.
-/// Start `lucid run study.yaml` in `dir` and kill it after `after` (a kill -9 at any point).
-pub fn run_and_kill(cache: &Path, dir: &Path, after: std::time::Duration) {
-    let mut child = lucid(cache)
-        .current_dir(dir)
-        .args(["run", "study.yaml", "--quiet"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(after);
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Every deterministic column of episodes, calls and evaluation, in step order.
-pub fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
-    [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
-        .into_iter()
-        .map(|(t, order)| {
-            let cols = deterministic(t).join(", ");
-            (t, query(cache, dir, &format!("SELECT {cols} FROM {t} ORDER BY {order}")))
-        })
-        .collect()
-}
-
-/// A project with the study pipeline over the server at `url`.
-pub fn project(url: &str) -> tempfile::TempDir {
-    project_with(url, OPS)
-}
-
-/// [`project`] with other operational settings.
-pub fn project_with(url: &str, ops: Ops) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let data = canary_benchmark(dir.path());
-    let bert = crate::tiny_models::write_tiny_bert(&dir.path().join("bert"));
-    std::fs::write(dir.path().join("study.yaml"), pipeline_with(url, &data, &bert, ops)).unwrap();
-    dir
-}
-
-/// Kills at growing delays, each round with other operational settings and the server throwing
+/// Kills at deterministic points (after the 1st, 2nd, ... checkpoint part of each run), each round with other operational settings and the server throwing
 /// transient faults (the first attempt of a request fails, so one retry recovers it whatever the
 /// concurrency), then a resume with yet other settings: every deterministic column the schemas
 /// list equals that of an uninterrupted run against the same server, with no episode lost or
@@ -396,7 +230,7 @@ fn killed_study_resumes_exactly_whatever_the_settings_and_faults() {
     ];
     for (round, ops) in settings.iter().enumerate() {
         std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, *ops)).unwrap();
-        run_and_kill(&cache, dir.path(), std::time::Duration::from_millis(150 + 170 * round as u64));
+        assert!(run_and_kill(&cache, dir.path(), 1 + round % 3), "round {round}: the kill landed mid-run");
     }
     let last = Ops { chunk_size: 6, concurrency: 2, max_concurrency: 2, max_attempts: 5 };
     std::fs::write(dir.path().join("study.yaml"), pipeline_with(&server.url, &data, &bert, last)).unwrap();

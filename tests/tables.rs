@@ -1,27 +1,8 @@
 //! The `tasks` and `gold` tables: their Parquet schemas are the ones documented in `schemas/`,
 //! and `tasks` cannot carry a reference answer.
 
-use std::path::Path;
-
-use crate::common::{lucid, stderr};
-
-pub fn documented(table: &str) -> Vec<(String, String, bool)> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(format!("{table}.json"));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    doc["columns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (c["name"].as_str().unwrap().into(), c["type"].as_str().unwrap().into(), c["nullable"].as_bool().unwrap())
-        })
-        .collect()
-}
-
-pub fn actual(path: &Path) -> Vec<(String, String, bool)> {
-    let batch = lucid::table::read_parquet(path).unwrap();
-    batch.schema().fields().iter().map(|f| (f.name().clone(), f.data_type().to_string(), f.is_nullable())).collect()
-}
+use crate::support::schemas::{actual, documented};
+use crate::support::{lucid, stderr};
 
 #[test]
 fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
@@ -42,4 +23,26 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
         assert!(!text.contains(&g.gold_sql), "gold SQL of {} leaked into tasks", g.question_id);
     }
     assert!(tasks.iter().all(|t| t.db_path.is_file()));
+}
+
+/// `schemas/<table>.json` is the table's column definitions in the code (name, Arrow type,
+/// nullability, deterministic or what it varies with, description), nothing else.
+/// `LUCID_WRITE_SCHEMAS=1 cargo test schemas` rewrites the files from the definitions.
+#[test]
+fn schemas_are_the_column_definitions() {
+    let defined = [
+        lucid::agent::episode::episodes_table().doc_json(),
+        lucid::agent::episode::calls_table().doc_json(),
+        lucid::bench::tables::tasks_table().doc_json(),
+        lucid::bench::tables::gold_table().doc_json(),
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    for doc in defined {
+        let path = dir.join(format!("{}.json", doc["table"].as_str().unwrap()));
+        if std::env::var("LUCID_WRITE_SCHEMAS").is_ok_and(|v| v == "1") {
+            std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+        }
+        let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(file, doc, "{} differs from the column definitions", path.display());
+    }
 }

@@ -12,7 +12,6 @@ use super::episode::{Episode, Retrieved};
 use super::prompts::ShownMemory;
 use super::step::AgentTask;
 use crate::error::Result;
-use crate::table::column;
 
 /// The bank.
 #[derive(Debug, Default)]
@@ -120,13 +119,13 @@ impl BankEntry {
 
 /// The bank entries stored in an `episodes` part, with their steps.
 fn entries(batch: &RecordBatch) -> Result<Vec<(usize, BankEntry)>> {
-    let p = std::path::Path::new("episodes");
-    let step = column::<UInt64Array>(batch, p, "step")?;
-    let qid = column::<Int64Array>(batch, p, "question_id")?;
-    let db = column::<StringArray>(batch, p, "db_id")?;
-    let plan = column::<StringArray>(batch, p, "plan")?;
-    let sql = column::<StringArray>(batch, p, "sql")?;
-    let q = column::<UInt8Array>(batch, p, "stored_q")?;
+    let (p, t) = (std::path::Path::new("episodes"), super::episode::episodes_table());
+    let step = t.column::<UInt64Array>(batch, p, "step")?;
+    let qid = t.column::<Int64Array>(batch, p, "question_id")?;
+    let db = t.column::<StringArray>(batch, p, "db_id")?;
+    let plan = t.column::<StringArray>(batch, p, "plan")?;
+    let sql = t.column::<StringArray>(batch, p, "sql")?;
+    let q = t.column::<UInt8Array>(batch, p, "stored_q")?;
     let text = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
     Ok((0..batch.num_rows())
         .map(|i| {

@@ -1,17 +1,16 @@
 //! The `episodes` table (one row per task of an arm and seed: what the agent saw, wrote, how it
 //! ran, graded and was labelled) and the `calls` table (one row per model call, the input of the
-//! `replay` backend). The runner prepends the `seed` and `arm` columns. `schemas/` documents both.
+//! `replay` backend), each defined once, column by column ([`episodes_table`], [`calls_table`]):
+//! schema, batch builder, reader and `schemas/`. The runner prepends the `seed` and `arm` columns.
 
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BooleanArray, Float32Array, Float64Array, Int64Array, ListArray, RecordBatch, StringArray, StructArray,
-    UInt8Array, UInt32Array, UInt64Array,
-};
+use arrow::array::{ArrayRef, BooleanArray, Float32Array, Int64Array, ListArray, StructArray, UInt8Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, Fields, Schema};
+use arrow::datatypes::{DataType, Field, Fields};
 
 use super::detector::Flags;
+use crate::columns::{ARM, Column, SEED, Table, Value};
 use crate::error::Result;
 
 /// A retrieved memory as recorded.
@@ -122,62 +121,9 @@ pub fn retrieved_fields() -> Fields {
     ])
 }
 
-/// Schema of `episodes` (before the runner's matrix columns).
-pub fn episodes_schema() -> Schema {
-    let item = Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false));
-    let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
-    Schema::new(vec![
-        f("step", DataType::UInt64, false),
-        f("question_id", DataType::Int64, false),
-        f("db_id", DataType::Utf8, false),
-        f("retrieved", DataType::List(item), false),
-        f("plan", DataType::Utf8, true),
-        f("sql", DataType::Utf8, true),
-        f("exec_status", DataType::Utf8, false),
-        f("exec_error", DataType::Utf8, true),
-        f("n_rows", DataType::UInt64, true),
-        f("all_null", DataType::Boolean, false),
-        f("result_hash", DataType::Utf8, true),
-        f("grade", DataType::Utf8, false),
-        f("r", DataType::UInt8, true),
-        f("flag_exec", DataType::Boolean, false),
-        f("flag_degenerate", DataType::Boolean, false),
-        f("flag_literal", DataType::Boolean, false),
-        f("literals", DataType::Utf8, true),
-        f("flagged", DataType::Boolean, false),
-        f("stored_q", DataType::UInt8, false),
-        f("tokens_in", DataType::UInt32, false),
-        f("tokens_out", DataType::UInt32, false),
-        f("latency_ms", DataType::Float64, false),
-        f("calls", DataType::UInt8, false),
-        f("cache_hits", DataType::UInt8, false),
-        f("failed_calls", DataType::UInt8, false),
-    ])
-}
-
-/// Schema of `calls`.
-pub fn calls_schema() -> Schema {
-    let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
-    Schema::new(vec![
-        f("step", DataType::UInt64, false),
-        f("question_id", DataType::Int64, false),
-        f("role", DataType::Utf8, false),
-        f("key", DataType::Utf8, false),
-        f("backend", DataType::Utf8, false),
-        f("model", DataType::Utf8, false),
-        f("endpoint", DataType::Utf8, true),
-        f("text", DataType::Utf8, true),
-        f("error", DataType::Utf8, true),
-        f("tokens_in", DataType::UInt32, false),
-        f("tokens_out", DataType::UInt32, false),
-        f("latency_ms", DataType::Float64, false),
-        f("attempts", DataType::UInt32, false),
-        f("cache_hit", DataType::Boolean, false),
-    ])
-}
-
-fn strings<T>(v: &[T], f: impl Fn(&T) -> Option<&str>) -> ArrayRef {
-    Arc::new(v.iter().map(f).collect::<StringArray>())
+/// The type of `episodes.retrieved`.
+fn retrieved_type() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false)))
 }
 
 fn retrieved_array(eps: &[Episode]) -> Result<ArrayRef> {
@@ -190,64 +136,163 @@ fn retrieved_array(eps: &[Episode]) -> Result<ArrayRef> {
         Arc::new(BooleanArray::from(all.iter().map(|r| r.same_db).collect::<Vec<_>>())),
     ];
     let structs = StructArray::try_new(retrieved_fields(), children, None)?;
-    let item = Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false));
+    let DataType::List(item) = retrieved_type() else { unreachable!("retrieved is a list") };
     let offsets = OffsetBuffer::from_lengths(eps.iter().map(|e| e.retrieved.len()));
     Ok(Arc::new(ListArray::try_new(item, offsets, Arc::new(structs), None)?))
 }
 
-/// The `episodes` rows of `eps`.
-pub fn episodes_batch(eps: &[Episode]) -> Result<RecordBatch> {
-    let bools = |f: &dyn Fn(&Episode) -> bool| -> ArrayRef {
-        Arc::new(BooleanArray::from(eps.iter().map(f).collect::<Vec<_>>()))
-    };
-    let u8s = |f: &dyn Fn(&Episode) -> u8| -> ArrayRef { Arc::new(UInt8Array::from_iter_values(eps.iter().map(f))) };
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(UInt64Array::from_iter_values(eps.iter().map(|e| e.step))),
-        Arc::new(Int64Array::from_iter_values(eps.iter().map(|e| e.question_id))),
-        strings(eps, |e| Some(&e.db_id)),
-        retrieved_array(eps)?,
-        strings(eps, |e| e.plan.as_deref()),
-        strings(eps, |e| e.sql.as_deref()),
-        strings(eps, |e| Some(&e.exec_status)),
-        strings(eps, |e| e.exec_error.as_deref()),
-        Arc::new(eps.iter().map(|e| e.n_rows).collect::<UInt64Array>()),
-        bools(&|e| e.all_null),
-        strings(eps, |e| e.result_hash.as_deref()),
-        strings(eps, |e| Some(&e.grade)),
-        Arc::new(eps.iter().map(|e| e.r).collect::<UInt8Array>()),
-        bools(&|e| e.flags.exec),
-        bools(&|e| e.flags.degenerate),
-        bools(&|e| e.flags.literal),
-        Arc::new(eps.iter().map(|e| e.flags.literals_json()).collect::<StringArray>()),
-        bools(&|e| e.flagged),
-        u8s(&|e| e.stored_q),
-        Arc::new(UInt32Array::from_iter_values(eps.iter().map(|e| e.tokens_in))),
-        Arc::new(UInt32Array::from_iter_values(eps.iter().map(|e| e.tokens_out))),
-        Arc::new(Float64Array::from_iter_values(eps.iter().map(|e| e.latency_ms))),
-        u8s(&|e| e.calls),
-        u8s(&|e| e.cache_hits),
-        u8s(&|e| e.failed_calls),
-    ];
-    Ok(RecordBatch::try_new(Arc::new(episodes_schema()), columns)?)
+type E = Value<Episode>;
+type C = Value<CallRecord>;
+
+/// The `episodes` table: one definition per column (schema, batch, reader, `schemas/episodes.json`).
+pub fn episodes_table() -> Table<Episode> {
+    Table {
+        name: "episodes",
+        description: "One row per arm x seed x step: what the agent was shown, what it wrote, how the SQL ran, how it graded itself, what the detector said and the label later tasks see. No reference answer anywhere.",
+        written_by: "the memory_loop stage",
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", E::U64(|e| e.step), "Position in the seed's task order (0-based)."),
+            Column::new("question_id", E::I64(|e| e.question_id), "The task (tasks.question_id)."),
+            Column::new("db_id", E::Str(|e| &e.db_id), "Its database."),
+            Column::new(
+                "retrieved",
+                E::Nested { ty: retrieved_type, nullable: false, build: retrieved_array },
+                "Memories shown to the planner, most similar first: their step, task, cosine similarity, the stored label shown (1 trusted/correct, 0 untrusted/incorrect) and whether they share the database. Empty for no-memory.",
+            ),
+            Column::new("plan", E::OptStr(|e| e.plan.as_deref()), "Planner output (null: the call failed)."),
+            Column::new(
+                "sql",
+                E::OptStr(|e| e.sql.as_deref()),
+                "The query the executor wrote, exactly: from the first SELECT/WITH of the first fenced block holding one (else of the text) to the first ';' or closing fence outside quotes, strings and comments (unfenced: also a blank line); quoted identifiers (`x`, \"x\", [x]), literals and inner comments kept, trailing whitespace and comments dropped. Null when the answer holds no query or the executor call failed.",
+            ),
+            Column::new(
+                "exec_status",
+                E::Str(|e| &e.exec_status),
+                "ok / error / timeout / nondeterministic (two identical runs differ); error when no query ran. Deterministic unless a query runs close to the timeout (timeout is wall-clock).",
+            ),
+            Column::new(
+                "exec_error",
+                E::OptStr(|e| e.exec_error.as_deref()),
+                "SQLite's or the sandbox's message, or why nothing ran.",
+            ),
+            Column::new("n_rows", E::OptU64(|e| e.n_rows), "Rows returned."),
+            Column::new("all_null", E::Bool(|e| e.all_null), "At least one row and every value NULL."),
+            Column::new(
+                "result_hash",
+                E::OptStr(|e| e.result_hash.as_deref()),
+                "xxh3-128 of the result as a set of rows (hex): equal hashes = equal results under BIRD's rule.",
+            ),
+            Column::new(
+                "grade",
+                E::Str(|e| &e.grade),
+                "Self-grade, from the grader's answer: the last status line (a line that, without Markdown decoration, starts 'VERDICT:') decides by the first word of its value, any case: CORRECT -> correct, INCORRECT -> incorrect, whatever follows on the line ('VERDICT: CORRECT. The count matches', 'VERDICT: INCORRECT - wrong table'). Any other first word (NOT CORRECT, PARTIALLY CORRECT), a question mark or an alternative (CORRECT?, CORRECT/INCORRECT, CORRECT or INCORRECT), or no status line -> unparseable (r null, stored untrusted). failed: the grader call failed after its retries; skipped: no query ran, so nothing was graded.",
+            ),
+            Column::new(
+                "r",
+                E::OptU8(|e| e.r),
+                "Self-grade r (1 correct, 0 incorrect, null unparseable/failed/skipped).",
+            ),
+            Column::new(
+                "flag_exec",
+                E::Bool(|e| e.flags.exec),
+                "Detector, execution channel: error, timeout, nondeterministic, or no query.",
+            ),
+            Column::new(
+                "flag_degenerate",
+                E::Bool(|e| e.flags.degenerate),
+                "Detector, degeneracy channel: no rows, or only NULLs.",
+            ),
+            Column::new(
+                "flag_literal",
+                E::Bool(|e| e.flags.literal),
+                "Detector, literal-grounding channel: an entity-like filter literal absent from question and evidence.",
+            ),
+            Column::new(
+                "literals",
+                E::OptText(|e| e.flags.literals_json()),
+                "The ungrounded literals, as a JSON list.",
+            ),
+            Column::new("flagged", E::Bool(|e| e.flagged), "Any of the arm's detector channels fired."),
+            Column::new(
+                "stored_q",
+                E::U8(|e| e.stored_q),
+                "The stored label Q later tasks see: memento r, LUCID 0 if flagged else r, oracle U (null r stored as 0).",
+            ),
+            Column::new("tokens_in", E::U32(|e| e.tokens_in), "Prompt tokens over the episode's calls."),
+            Column::new("tokens_out", E::U32(|e| e.tokens_out), "Generated tokens over the episode's calls."),
+            Column::varying(
+                "latency_ms",
+                E::F64(|e| e.latency_ms),
+                "wall-clock time",
+                "Model wall-clock time over the episode's calls (0 for cache hits).",
+            ),
+            Column::new("calls", E::U8(|e| e.calls), "Model calls made (planner, executor, grader)."),
+            Column::varying(
+                "cache_hits",
+                E::U8(|e| e.cache_hits),
+                "which of two identical requests in flight at once reaches the model first, and what the response cache held when the run started",
+                "Calls answered by the response cache.",
+            ),
+            Column::new(
+                "failed_calls",
+                E::U8(|e| e.failed_calls),
+                "Calls that failed after their retries (recorded, never dropped).",
+            ),
+        ],
+    }
 }
 
-/// The `calls` rows of `calls`.
-pub fn calls_batch(calls: &[CallRecord]) -> Result<RecordBatch> {
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(UInt64Array::from_iter_values(calls.iter().map(|c| c.step))),
-        Arc::new(Int64Array::from_iter_values(calls.iter().map(|c| c.question_id))),
-        strings(calls, |c| Some(c.role)),
-        strings(calls, |c| Some(&c.key)),
-        strings(calls, |c| Some(&c.backend)),
-        strings(calls, |c| Some(&c.model)),
-        strings(calls, |c| c.endpoint.as_deref()),
-        strings(calls, |c| c.text.as_deref()),
-        strings(calls, |c| c.error.as_deref()),
-        Arc::new(UInt32Array::from_iter_values(calls.iter().map(|c| c.tokens_in))),
-        Arc::new(UInt32Array::from_iter_values(calls.iter().map(|c| c.tokens_out))),
-        Arc::new(Float64Array::from_iter_values(calls.iter().map(|c| c.latency_ms))),
-        Arc::new(UInt32Array::from_iter_values(calls.iter().map(|c| c.attempts))),
-        Arc::new(BooleanArray::from(calls.iter().map(|c| c.cache_hit).collect::<Vec<_>>())),
-    ];
-    Ok(RecordBatch::try_new(Arc::new(calls_schema()), columns)?)
+/// The `calls` table: one definition per column (schema, batch, reader, `schemas/calls.json`).
+pub fn calls_table() -> Table<CallRecord> {
+    Table {
+        name: "calls",
+        description: "One row per model call of the memory loop; the input of the replay backend (key, backend, model, text, tokens_in, tokens_out). Prompts are not stored here: they are in the response cache under the key.",
+        written_by: "the memory_loop stage",
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", C::U64(|c| c.step), "The episode's step."),
+            Column::new("question_id", C::I64(|c| c.question_id), "The episode's task."),
+            Column::new("role", C::Str(|c| c.role), "planner / executor / grader."),
+            Column::new(
+                "key",
+                C::Str(|c| &c.key),
+                "blake3 of (backend, model, endpoint when there is one, messages, decoding, sample index): the response cache's and replay's key.",
+            ),
+            Column::new("backend", C::Str(|c| &c.backend), "openai / anthropic / local / replay / scripted."),
+            Column::new("model", C::Str(|c| &c.model), "Model name (local: file name @ content hash)."),
+            Column::new(
+                "endpoint",
+                C::OptStr(|c| c.endpoint.as_deref()),
+                "The server of an HTTP backend: its base URL normalised (scheme and host lower-case, default port and trailing / dropped); part of the request key, so two servers with one model name never share cached answers. Null for local, scripted and replayed-local models.",
+            ),
+            Column::new("text", C::OptStr(|c| c.text.as_deref()), "The answer (null: the call failed)."),
+            Column::varying(
+                "error",
+                C::OptStr(|c| c.error.as_deref()),
+                "the message of the last fault seen before giving up",
+                "Why it failed after its retries (never contains a key).",
+            ),
+            Column::new("tokens_in", C::U32(|c| c.tokens_in), "Prompt tokens."),
+            Column::new("tokens_out", C::U32(|c| c.tokens_out), "Generated tokens."),
+            Column::varying(
+                "latency_ms",
+                C::F64(|c| c.latency_ms),
+                "wall-clock time",
+                "Wall-clock time including retries (0 for cache hits).",
+            ),
+            Column::varying(
+                "attempts",
+                C::U32(|c| c.attempts),
+                "how many transient faults (429, 5xx, dropped connections) preceded the answer",
+                "Attempts made (0 for cache hits).",
+            ),
+            Column::varying(
+                "cache_hit",
+                C::Bool(|c| c.cache_hit),
+                "what the response cache held, and which identical request in flight went first",
+                "Served by the response cache.",
+            ),
+        ],
+    }
 }

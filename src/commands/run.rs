@@ -10,21 +10,9 @@ use crate::stages::registry::Stages;
 
 /// `lucid run`; false when an instance failed.
 pub fn run(a: &RunArgs) -> Result<bool> {
-    let mut overrides = a.set.clone();
-    if let Some(n) = a.limit {
-        let text =
-            std::fs::read_to_string(&a.pipeline).map_err(|source| Error::Read { path: a.pipeline.clone(), source })?;
-        let tree: serde_norway::Value = serde_norway::from_str(&text).unwrap_or(serde_norway::Value::Null);
-        for s in tree.get("stages").and_then(|s| s.as_sequence()).into_iter().flatten() {
-            if s.get("kind").and_then(|k| k.as_str()) == Some("benchmark")
-                && let Some(id) = s.get("id").and_then(|i| i.as_str())
-            {
-                overrides.push(format!("stages.{id}.config.limit={n}"));
-            }
-        }
-    }
     let opts = RunOptions {
-        overrides,
+        overrides: a.set.clone(),
+        limit: a.limit,
         only: a.only.clone(),
         dry_run: a.dry_run,
         explain: a.explain,

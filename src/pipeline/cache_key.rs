@@ -105,7 +105,7 @@ mod tests {
     fn explain_names_the_changed_component() {
         let k = CacheKey {
             format: STORE_FORMAT,
-            kind: "evaluate".into(),
+            kind: "some_kind".into(),
             version: 1,
             config: serde_json::json!({"chunk_size": 256, "timeout_secs": 30.0}),
             matrix: BTreeMap::new(),

@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arrow::array::RecordBatch;
 
@@ -83,7 +85,25 @@ pub fn save_part(ctx: &StageContext, range: Range<usize>, names: &[&str], part: 
             eprintln!("warning: checkpoint not saved ({e}); a kill now would redo these items");
         }
     }
+    kill_point();
 }
+
+/// The test hook behind deterministic kill tests: with `LUCID_TEST_KILL_AFTER_PARTS=N` in the
+/// environment, the process exits at once with status 137 (as after `kill -9`: no cleanup, no
+/// stage output stored) right after saving its N-th checkpoint part, so a test stops a run at a
+/// known point of its work instead of after a measured delay. Unset (outside tests), it does
+/// nothing.
+fn kill_point() {
+    static SAVED: AtomicUsize = AtomicUsize::new(0);
+    static LIMIT: OnceLock<Option<usize>> = OnceLock::new();
+    let limit = LIMIT.get_or_init(|| std::env::var(KILL_AFTER_PARTS).ok().and_then(|v| v.trim().parse().ok()));
+    if limit.is_some_and(|n| SAVED.fetch_add(1, Ordering::SeqCst) + 1 >= n) {
+        std::process::exit(137);
+    }
+}
+
+/// The environment variable of [`kill_point`].
+pub const KILL_AFTER_PARTS: &str = "LUCID_TEST_KILL_AFTER_PARTS";
 
 /// The finished parts on disk within `0..total` that do not overlap (by start; of two that
 /// overlap the earlier-starting one is kept), with their tables; a part that cannot be read

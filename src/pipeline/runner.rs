@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub cache_dir: PathBuf,
     /// Folder relative paths resolve against.
     pub base_dir: PathBuf,
+    /// `--limit N`: every stage that takes a limit ([`Stage::limited`]) keeps its first N tasks.
+    pub limit: Option<usize>,
 }
 
 /// What a run did.
@@ -55,7 +57,14 @@ pub struct RunSummary {
 /// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
 pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
     let text = std::fs::read_to_string(pipeline).map_err(|source| Error::Read { path: pipeline.into(), source })?;
-    let spec = super::spec::parse::<R>(pipeline, &text, &opts.overrides)?;
+    let mut spec = super::spec::parse::<R>(pipeline, &text, &opts.overrides)?;
+    if let Some(n) = opts.limit {
+        for s in &mut spec.stages {
+            if let Some(limited) = s.stage.limited(n) {
+                s.stage = limited;
+            }
+        }
+    }
     let plan = plan::build(pipeline, &text, spec)?;
     let name = &plan.spec.name;
     if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
@@ -139,7 +148,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     let mut reports = Vec::new();
     for (i, inst) in plan.instances.iter().enumerate() {
         let s = &plan.spec.stages[inst.stage];
-        if s.stage.kind() == "report"
+        if s.stage.prints_outputs()
             && let Slot::Ready(outs) = &slots[i]
         {
             for (t, h) in outs {

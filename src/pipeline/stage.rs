@@ -36,6 +36,15 @@ pub trait Stage: Send + Sync + std::fmt::Debug {
     fn accepts_any_inputs(&self) -> bool {
         false
     }
+    /// Whether `lucid run` prints this stage's output tables at the end of a run (reports do).
+    fn prints_outputs(&self) -> bool {
+        false
+    }
+    /// This stage keeping only the first `n` tasks, for `lucid run --limit N`; None when the
+    /// limit does not apply to it (only stages that read a benchmark take it).
+    fn limited(&self, _n: usize) -> Option<std::sync::Arc<dyn Stage>> {
+        None
+    }
     /// Names of the tables it writes (`stage_id` is the YAML id, for stages named by it).
     fn outputs(&self, stage_id: &str) -> Vec<String>;
     /// The resolved config, as it enters the cache key (defaults filled in).

@@ -55,9 +55,14 @@ pub struct AuditStage {
     pub random_draws: usize,
 }
 
+impl AuditStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "audit";
+}
+
 impl Stage for AuditStage {
     fn kind(&self) -> &'static str {
-        "audit"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {

@@ -110,9 +110,18 @@ impl BenchmarkStage {
     }
 }
 
+impl BenchmarkStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "benchmark";
+}
+
 impl Stage for BenchmarkStage {
     fn kind(&self) -> &'static str {
-        "benchmark"
+        Self::KIND
+    }
+
+    fn limited(&self, n: usize) -> Option<std::sync::Arc<dyn Stage>> {
+        Some(std::sync::Arc::new(BenchmarkStage { limit: Some(n), ..self.clone() }))
     }
 
     fn version(&self) -> u32 {

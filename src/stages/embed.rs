@@ -5,14 +5,13 @@
 
 use std::path::PathBuf;
 
-use arrow::array::{Int64Array, RecordBatch, StringArray};
+use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::embed::{Embedder, Pooling, table::embeddings_batch};
 use crate::error::Result;
 use crate::fingerprint::file_fingerprint;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::table::column;
 
 /// Config of the embed stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -48,9 +47,14 @@ impl EmbedStage {
     }
 }
 
+impl EmbedStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "embed";
+}
+
 impl Stage for EmbedStage {
     fn kind(&self) -> &'static str {
-        "embed"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {
@@ -79,19 +83,17 @@ impl Stage for EmbedStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let tasks = inputs.get(ctx, "tasks")?;
-        let p = std::path::Path::new("tasks");
-        let ids = column::<Int64Array>(tasks, p, "question_id")?;
-        let questions = column::<StringArray>(tasks, p, "question")?;
+        let tasks = super::tasks(ctx, inputs)?;
+        let ids: Vec<i64> = tasks.iter().map(|t| t.question_id).collect();
         let embedder = Embedder::load(&self.folder(ctx)?, self.pooling, self.max_length)?;
-        let texts: Vec<&str> = (0..tasks.num_rows()).map(|i| questions.value(i)).collect();
+        let texts: Vec<&str> = tasks.iter().map(|t| t.question.as_str()).collect();
         ctx.progress.set_total(texts.len() as u64);
         let mut vectors = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(self.batch_size.max(1) * 8) {
             vectors.extend(embedder.embed(chunk, self.batch_size)?);
             ctx.progress.advance(chunk.len() as u64);
         }
-        let batch = embeddings_batch(ids.values(), &embedder.name, &vectors, embedder.dim)?;
+        let batch = embeddings_batch(&ids, &embedder.name, &vectors, embedder.dim)?;
         Ok(vec![("embeddings".into(), batch)])
     }
 }

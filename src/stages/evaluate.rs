@@ -78,18 +78,12 @@ struct Episode {
 impl EvaluateStage {
     fn episodes(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Episode>> {
         let p = |n: &str| PathBuf::from(n);
-        let tasks = inputs.get(ctx, "tasks")?;
+        let tasks = super::tasks(ctx, inputs)?;
         let gold = inputs.get(ctx, "gold")?;
-        let t_qid = column::<Int64Array>(tasks, &p("tasks"), "question_id")?;
-        let (t_db, t_diff, t_path) = (
-            column::<StringArray>(tasks, &p("tasks"), "db_id")?,
-            column::<StringArray>(tasks, &p("tasks"), "difficulty")?,
-            column::<StringArray>(tasks, &p("tasks"), "db_path")?,
-        );
         let g_qid = column::<Int64Array>(gold, &p("gold"), "question_id")?;
         let g_sql = column::<StringArray>(gold, &p("gold"), "gold_sql")?;
         let gold_of: HashMap<i64, &str> = (0..gold.num_rows()).map(|i| (g_qid.value(i), g_sql.value(i))).collect();
-        let task_of: HashMap<i64, usize> = (0..tasks.num_rows()).map(|i| (t_qid.value(i), i)).collect();
+        let task_of: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         // Predictions: a `predictions` table (in the `order` input's order, else the tasks'), or
         // the agent's `episodes` (in step order).
         let (source, preds) = match (inputs.tables.get("episodes"), inputs.tables.get("predictions")) {
@@ -115,7 +109,7 @@ impl EvaluateStage {
                 by_step.into_iter().map(|(_, q)| q).collect()
             }
             (_, Some(o)) => column::<Int64Array>(o, &p("order"), "question_id")?.values().to_vec(),
-            (_, None) => t_qid.values().to_vec(),
+            (_, None) => tasks.iter().map(|t| t.question_id).collect(),
         };
         order
             .into_iter()
@@ -124,9 +118,9 @@ impl EvaluateStage {
                 let i = *task_of.get(&qid).ok_or_else(|| missing("task"))?;
                 Ok(Episode {
                     question_id: qid,
-                    db_id: t_db.value(i).into(),
-                    difficulty: t_diff.value(i).into(),
-                    db_path: PathBuf::from(t_path.value(i)),
+                    db_id: tasks[i].db_id.clone(),
+                    difficulty: tasks[i].difficulty.clone(),
+                    db_path: tasks[i].db_path.clone(),
                     pred: pred_of.get(&qid).ok_or_else(|| missing("prediction"))?.map(str::to_string),
                     gold: gold_of.get(&qid).ok_or_else(|| missing("gold"))?.to_string(),
                 })
@@ -135,9 +129,14 @@ impl EvaluateStage {
     }
 }
 
+impl EvaluateStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "evaluate";
+}
+
 impl Stage for EvaluateStage {
     fn kind(&self) -> &'static str {
-        "evaluate"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {

@@ -35,9 +35,14 @@ pub fn flags_schema() -> Schema {
     ])
 }
 
+impl FlagStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "flag";
+}
+
 impl Stage for FlagStage {
     fn kind(&self) -> &'static str {
-        "flag"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {
@@ -62,14 +67,9 @@ impl Stage for FlagStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let (tp, ep) = (Path::new("tasks"), Path::new("episodes"));
-        let t = inputs.get(ctx, "tasks")?;
-        let (tq, question, evidence) = (
-            column::<Int64Array>(t, tp, "question_id")?,
-            column::<StringArray>(t, tp, "question")?,
-            column::<StringArray>(t, tp, "evidence")?,
-        );
-        let text: HashMap<i64, usize> = (0..t.num_rows()).map(|i| (tq.value(i), i)).collect();
+        let ep = Path::new("episodes");
+        let tasks = super::tasks(ctx, inputs)?;
+        let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         let e = inputs.get(ctx, "episodes")?;
         let (step, qid, sql) = (
             column::<UInt64Array>(e, ep, "step")?,
@@ -92,7 +92,7 @@ impl Stage for FlagStage {
                 n_rows: n_rows.is_valid(i).then(|| n_rows.value(i)),
                 all_null: all_null.value(i),
             };
-            flags.push(self.0.detect(question.value(ti), evidence.value(ti), &observed));
+            flags.push(self.0.detect(&tasks[ti].question, &tasks[ti].evidence, &observed));
         }
         let bools = |f: &dyn Fn(&crate::agent::detector::Flags) -> bool| -> ArrayRef {
             Arc::new(BooleanArray::from(flags.iter().map(f).collect::<Vec<_>>()))

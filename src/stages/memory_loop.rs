@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
 use crate::agent::detector::DetectorConfig;
-use crate::agent::episode::{CallRecord, Episode, calls_batch, calls_schema, episodes_batch, episodes_schema};
+use crate::agent::episode::{CallRecord, Episode, calls_table, episodes_table};
 use crate::agent::prompts::Prompts;
 use crate::agent::schema::SchemaStyle;
 use crate::agent::step::{Agent, AgentTask, OracleFn, Roles, Worker};
@@ -182,22 +182,15 @@ impl MemoryLoopStage {
 
     fn load(&self, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded> {
         let p = |n: &str| PathBuf::from(n);
-        let t = inputs.get(ctx, "tasks")?;
-        let (qid, db, question) = (
-            column::<Int64Array>(t, &p("tasks"), "question_id")?,
-            column::<StringArray>(t, &p("tasks"), "db_id")?,
-            column::<StringArray>(t, &p("tasks"), "question")?,
-        );
-        let (evidence, path) =
-            (column::<StringArray>(t, &p("tasks"), "evidence")?, column::<StringArray>(t, &p("tasks"), "db_path")?);
-        let tasks: HashMap<i64, AgentTask> = (0..t.num_rows())
-            .map(|i| {
+        let tasks: HashMap<i64, AgentTask> = super::tasks(ctx, inputs)?
+            .into_iter()
+            .map(|t| {
                 let task = AgentTask {
-                    question_id: qid.value(i),
-                    db_id: db.value(i).into(),
-                    question: question.value(i).into(),
-                    evidence: evidence.value(i).into(),
-                    db_path: PathBuf::from(path.value(i)),
+                    question_id: t.question_id,
+                    db_id: t.db_id,
+                    question: t.question,
+                    evidence: t.evidence,
+                    db_path: t.db_path,
                 };
                 (task.question_id, task)
             })
@@ -258,9 +251,14 @@ impl MemoryLoopStage {
     }
 }
 
+impl MemoryLoopStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "memory_loop";
+}
+
 impl Stage for MemoryLoopStage {
     fn kind(&self) -> &'static str {
-        "memory_loop"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {
@@ -369,7 +367,7 @@ impl Stage for MemoryLoopStage {
         let status_file = ctx.work_dir.join(crate::pipeline::dag::STATUS_FILE);
         let flush = |st: &mut LoopState| -> Result<()> {
             for (range, eps, calls) in st.take_runs() {
-                let part = vec![episodes_batch(&eps)?, calls_batch(&calls)?];
+                let part = vec![episodes_table().batch(&eps)?, calls_table().batch(&calls)?];
                 save_part(ctx, range.clone(), &names, &part);
                 st.parts.push((range, part));
             }
@@ -410,7 +408,10 @@ impl Stage for MemoryLoopStage {
             let batches: Vec<RecordBatch> = state.parts.iter().map(|p| p.1[i].clone()).collect();
             Ok(arrow::compute::concat_batches(&Arc::new(schema), &batches)?)
         };
-        Ok(vec![("episodes".into(), concat(0, episodes_schema())?), ("calls".into(), concat(1, calls_schema())?)])
+        Ok(vec![
+            ("episodes".into(), concat(0, episodes_table().schema())?),
+            ("calls".into(), concat(1, calls_table().schema())?),
+        ])
     }
 }
 

@@ -12,3 +12,12 @@ pub mod predictions;
 pub mod registry;
 pub mod report;
 pub mod retrieve;
+
+use crate::bench::Task;
+use crate::error::Result;
+use crate::pipeline::stage::{Inputs, StageContext};
+
+/// The `tasks` input of a stage, typed (the one reader of the table, `bench::tables`).
+pub fn tasks(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Task>> {
+    crate::bench::tables::tasks_from_batch(inputs.get(ctx, "tasks")?, std::path::Path::new("tasks"))
+}

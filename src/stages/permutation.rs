@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::table::column;
 
 /// Config of the permutation stage (none yet).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -28,9 +27,14 @@ pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
     v
 }
 
+impl PermutationStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "permutation";
+}
+
 impl Stage for PermutationStage {
     fn kind(&self) -> &'static str {
-        "permutation"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {
@@ -52,9 +56,8 @@ impl Stage for PermutationStage {
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let seed =
             ctx.seed().ok_or_else(|| Error::stage(&ctx.stage_id, "a permutation stage needs `matrix: [seed]`"))?;
-        let tasks = inputs.get(ctx, "tasks")?;
-        let qid = column::<Int64Array>(tasks, std::path::Path::new("tasks"), "question_id")?;
-        let order = permutation(tasks.num_rows(), seed);
+        let tasks = super::tasks(ctx, inputs)?;
+        let order = permutation(tasks.len(), seed);
         let schema = Schema::new(vec![
             Field::new("step", DataType::UInt64, false),
             Field::new("question_id", DataType::Int64, false),
@@ -63,7 +66,7 @@ impl Stage for PermutationStage {
             Arc::new(schema),
             vec![
                 Arc::new(UInt64Array::from_iter_values(0..order.len() as u64)),
-                Arc::new(Int64Array::from_iter_values(order.iter().map(|&i| qid.value(i)))),
+                Arc::new(Int64Array::from_iter_values(order.iter().map(|&i| tasks[i].question_id))),
             ],
         )?;
         Ok(vec![("order".into(), batch)])

@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::eval::inputs::read_predictions;
 use crate::fingerprint::file_fingerprint;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::table::column;
 
 /// Config of the predictions stage.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -29,9 +28,14 @@ pub fn predictions_schema() -> Schema {
     Schema::new(vec![Field::new("question_id", DataType::Int64, false), Field::new("sql", DataType::Utf8, true)])
 }
 
+impl PredictionsStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "predictions";
+}
+
 impl Stage for PredictionsStage {
     fn kind(&self) -> &'static str {
-        "predictions"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {
@@ -61,12 +65,11 @@ impl Stage for PredictionsStage {
         }
         let path = ctx.resolve(&self.path);
         let preds = read_predictions(&path)?;
-        let tasks = inputs.get(ctx, "tasks")?;
-        let qids = column::<Int64Array>(tasks, std::path::Path::new("tasks"), "question_id")?;
+        let tasks = super::tasks(ctx, inputs)?;
         let by_id: HashMap<i64, usize> =
             preds.iter().enumerate().filter_map(|(i, p)| Some((p.question_id?, i))).collect();
-        let mut sql = Vec::with_capacity(tasks.num_rows());
-        for (row, qid) in qids.values().iter().enumerate() {
+        let mut sql = Vec::with_capacity(tasks.len());
+        for (row, qid) in tasks.iter().map(|t| &t.question_id).enumerate() {
             let i = if by_id.is_empty() { Some(row) } else { by_id.get(qid).copied() };
             let p = i.and_then(|i| preds.get(i)).ok_or_else(|| {
                 Error::input(
@@ -78,7 +81,10 @@ impl Stage for PredictionsStage {
         }
         let batch = RecordBatch::try_new(
             Arc::new(predictions_schema()),
-            vec![Arc::new(qids.clone()), Arc::new(StringArray::from(sql))],
+            vec![
+                Arc::new(Int64Array::from_iter_values(tasks.iter().map(|t| t.question_id))),
+                Arc::new(StringArray::from(sql)),
+            ],
         )?;
         Ok(vec![("predictions".into(), batch)])
     }

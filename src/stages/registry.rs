@@ -18,30 +18,30 @@ pub struct Stages;
 
 impl Registry for Stages {
     const KINDS: &[&str] = &[
-        "benchmark",
-        "permutation",
-        "predictions",
-        "embed",
-        "retrieve",
-        "memory_loop",
-        "flag",
-        "evaluate",
-        "report",
-        "audit",
+        BenchmarkStage::KIND,
+        PermutationStage::KIND,
+        PredictionsStage::KIND,
+        EmbedStage::KIND,
+        RetrieveStage::KIND,
+        MemoryLoopStage::KIND,
+        FlagStage::KIND,
+        EvaluateStage::KIND,
+        ReportStage::KIND,
+        AuditStage::KIND,
     ];
 
     fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) -> Result<Arc<dyn Stage>, D::Error> {
         Ok(match kind {
-            "benchmark" => Arc::new(BenchmarkStage::deserialize(d)?),
-            "permutation" => Arc::new(PermutationStage::deserialize(d)?),
-            "predictions" => Arc::new(PredictionsStage::deserialize(d)?),
-            "embed" => Arc::new(EmbedStage::deserialize(d)?),
-            "retrieve" => Arc::new(RetrieveStage::deserialize(d)?),
-            "memory_loop" => Arc::new(MemoryLoopStage::deserialize(d)?),
-            "flag" => Arc::new(FlagStage::deserialize(d)?),
-            "evaluate" => Arc::new(EvaluateStage::deserialize(d)?),
-            "report" => Arc::new(ReportStage::deserialize(d)?),
-            "audit" => Arc::new(AuditStage::deserialize(d)?),
+            BenchmarkStage::KIND => Arc::new(BenchmarkStage::deserialize(d)?),
+            PermutationStage::KIND => Arc::new(PermutationStage::deserialize(d)?),
+            PredictionsStage::KIND => Arc::new(PredictionsStage::deserialize(d)?),
+            EmbedStage::KIND => Arc::new(EmbedStage::deserialize(d)?),
+            RetrieveStage::KIND => Arc::new(RetrieveStage::deserialize(d)?),
+            MemoryLoopStage::KIND => Arc::new(MemoryLoopStage::deserialize(d)?),
+            FlagStage::KIND => Arc::new(FlagStage::deserialize(d)?),
+            EvaluateStage::KIND => Arc::new(EvaluateStage::deserialize(d)?),
+            ReportStage::KIND => Arc::new(ReportStage::deserialize(d)?),
+            AuditStage::KIND => Arc::new(AuditStage::deserialize(d)?),
             other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),
         })
     }

@@ -16,9 +16,18 @@ pub struct ReportStage {
     pub sql: String,
 }
 
+impl ReportStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "report";
+}
+
 impl Stage for ReportStage {
     fn kind(&self) -> &'static str {
-        "report"
+        Self::KIND
+    }
+
+    fn prints_outputs(&self) -> bool {
+        true
     }
 
     fn version(&self) -> u32 {

@@ -43,9 +43,14 @@ pub fn retrieval_schema() -> Schema {
     ])
 }
 
+impl RetrieveStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "retrieve";
+}
+
 impl Stage for RetrieveStage {
     fn kind(&self) -> &'static str {
-        "retrieve"
+        Self::KIND
     }
 
     fn version(&self) -> u32 {

@@ -1,4 +1,14 @@
-//! Shared fixtures: databases built from SQL text in temp folders, and the `lucid` binary.
+//! Shared test fixtures, imported by the feature test modules (which never import each other):
+//! databases built from SQL text in temp folders, the `lucid` binary and its kill hook, the
+//! loopback model server, tiny models, the scripted study, a predictions project, the documented
+//! schemas and what the tests need from outside the repository (probes).
+
+pub mod fake_server;
+pub mod probes;
+pub mod project;
+pub mod schemas;
+pub mod study;
+pub mod tiny_models;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -33,11 +43,33 @@ CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, grp TEXT);
 INSERT INTO t VALUES (1,'ann',1.0,'a'),(2,'bob',2.5,'a'),(3,'cid',2.5,'b'),(4,'dan',NULL,'b');
 ";
 
-/// The `lucid` binary with its cache in `cache`.
+/// The `lucid` binary with its cache in `cache`: this build's, or `$LUCID_TEST_BIN` (to record
+/// the `unchanged` fixtures with another build, e.g. main's before a refactoring).
 pub fn lucid(cache: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lucid"));
+    let bin = std::env::var_os("LUCID_TEST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_lucid").into());
+    let mut c = Command::new(bin);
     c.env("LUCID_CACHE_DIR", cache);
     c
+}
+
+/// Run `cmd` (a `lucid` command) with the kill hook set to stop it right after it saves its
+/// `parts`-th checkpoint part (`LUCID_TEST_KILL_AFTER_PARTS`, see `lucid::pipeline::checkpoint`):
+/// a kill at a deterministic point of its work, whatever the machine's load. True when the kill
+/// landed (exit status 137), false when the command finished first (fewer parts left to write).
+pub fn run_killed(cmd: &mut Command, parts: usize) -> bool {
+    let o = cmd
+        .env(lucid::pipeline::checkpoint::KILL_AFTER_PARTS, parts.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    match o.status.code() {
+        Some(137) => true,
+        _ => {
+            assert!(o.status.success(), "the run failed before its kill point: {}", stderr(&o));
+            false
+        }
+    }
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -48,9 +80,9 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `../shared/data/spiderman-train`, when present (see [`crate::probes::require`]).
+/// `../shared/data/spiderman-train`, when present (see [`probes::require`]).
 pub fn spiderman() -> Option<PathBuf> {
-    crate::probes::require(crate::probes::Probe::SpiderMan)
+    probes::require(probes::Probe::SpiderMan)
         .then(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/spiderman-train"))
 }
 

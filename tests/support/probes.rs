@@ -93,7 +93,10 @@ impl Probe {
             Probe::Python => &["spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question"],
             Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],
             Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data", "audit::audit_agrees_with_numpy"],
-            Probe::MiniLm => &["models::real_minilm_matches_sentence_transformers"],
+            Probe::MiniLm => &[
+                "models::real_minilm_matches_sentence_transformers",
+                "unchanged::the_demo_on_ten_questions_is_unchanged",
+            ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
             Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],

@@ -1,0 +1,157 @@
+//! The scripted study: a scripted model behind the loopback server, the bundled benchmark with a
+//! canary in a gold query, the study pipeline with its operational settings, and reading its run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{lucid, stderr, stdout};
+
+pub const CANARY: &str = "lucid-canary-0x5eed";
+
+/// A scripted model: a plan, then a query over the first table of the schema (a count for "How
+/// many" questions, an empty result otherwise), then a lenient self-grade.
+pub fn scripted(prompt: &str) -> String {
+    if prompt.contains("numbered plan") {
+        return "1. Read the first table.".into();
+    }
+    if prompt.contains("Write one SQLite") {
+        let table = prompt
+            .split("CREATE TABLE ")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !(c.is_alphanumeric() || c == '_')).next())
+            .unwrap_or("missing");
+        return if prompt.contains("How many") {
+            format!("```sql\nSELECT COUNT(*) FROM {table}\n```")
+        } else {
+            format!("```sql\nSELECT * FROM {table} WHERE 1 = 0\n```")
+        };
+    }
+    if prompt.contains("VERDICT") {
+        return "VERDICT: CORRECT\nIt answers the question.".into();
+    }
+    "?".into()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The bundled benchmark with a canary in question 0's gold SQL (same result as the original).
+pub fn canary_benchmark(dir: &Path) -> PathBuf {
+    let data = dir.join("data");
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini"), &data);
+    let path = data.join("questions.json");
+    let mut q: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let sql = q[0]["SQL"].as_str().unwrap().to_string();
+    q[0]["SQL"] = format!("{sql} AND '{CANARY}' = '{CANARY}'").into();
+    std::fs::write(&path, serde_json::to_string_pretty(&q).unwrap()).unwrap();
+    data
+}
+
+/// Operational settings of the loop: none of them is part of what it computes.
+#[derive(Clone, Copy)]
+pub struct Ops {
+    pub chunk_size: usize,
+    pub concurrency: usize,
+    pub max_concurrency: usize,
+    pub max_attempts: u32,
+}
+
+pub const OPS: Ops = Ops { chunk_size: 3, concurrency: 1, max_concurrency: 1, max_attempts: 3 };
+
+pub fn pipeline(url: &str, data: &Path, bert: &Path) -> String {
+    pipeline_with(url, data, bert, OPS)
+}
+
+pub fn pipeline_with(url: &str, data: &Path, bert: &Path, ops: Ops) -> String {
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts");
+    let Ops { chunk_size, concurrency, max_concurrency, max_attempts } = ops;
+    let agent = format!(
+        "{{model: {{backend: openai, model: scripted, base_url: '{url}/v1', max_concurrency: {max_concurrency}, \
+         retry: {{max_attempts: {max_attempts}, base_delay_ms: 1, max_delay_ms: 5}}}}, prompts: '{}', \
+         concurrency: {concurrency}, chunk_size: {chunk_size}",
+        prompts.display()
+    );
+    format!(
+        "name: study
+seeds: [0, 1]
+arms: [no-memory, memento, lucid, oracle]
+max_parallel: 1
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: bundled, path: '{data}', per_db: 3}}
+{front}  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    arms: [no-memory, memento, lucid]
+    inputs: [tasks, order, retrieval]
+    config: {agent}}}
+  - id: oracle
+    kind: memory_loop
+    matrix: [seed, arm]
+    arms: [oracle]
+    inputs: [tasks, order, retrieval, gold]
+    config: {agent}, read_gold: true}}
+  - id: evaluate
+    kind: evaluate
+    matrix: [seed, arm]
+    inputs: [tasks, gold, episodes]
+  - id: flags
+    kind: flag
+    matrix: [seed, arm]
+    inputs: [tasks, episodes]
+    config: {{channels: [execution]}}
+",
+        data = data.display(),
+        front = super::order_embed_retrieve(bert)
+    )
+}
+
+/// Rows of `sql` over the project's run `runs/study`, as JSON objects.
+pub fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
+    let o = lucid(cache).current_dir(dir).args(["query", "runs/study", sql, "--format", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Start `lucid run study.yaml` in `dir` with the kill hook set to stop it right after its
+/// `parts`-th checkpoint part (a deterministic point of its work, whatever the machine's load);
+/// true when the kill landed (the run had that many parts left to write), false when it finished.
+pub fn run_and_kill(cache: &Path, dir: &Path, parts: usize) -> bool {
+    super::run_killed(lucid(cache).current_dir(dir).args(["run", "study.yaml", "--quiet"]), parts)
+}
+
+/// Every deterministic column of episodes, calls and evaluation, in step order.
+pub fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
+    [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
+        .into_iter()
+        .map(|(t, order)| {
+            let cols = super::schemas::deterministic(t).join(", ");
+            (t, query(cache, dir, &format!("SELECT {cols} FROM {t} ORDER BY {order}")))
+        })
+        .collect()
+}
+
+/// A project with the study pipeline over the server at `url`.
+pub fn project(url: &str) -> tempfile::TempDir {
+    project_with(url, OPS)
+}
+
+/// [`project`] with other operational settings.
+pub fn project_with(url: &str, ops: Ops) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = canary_benchmark(dir.path());
+    let bert = super::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    std::fs::write(dir.path().join("study.yaml"), pipeline_with(url, &data, &bert, ops)).unwrap();
+    dir
+}
