@@ -64,11 +64,17 @@ fn used_modules(text: &str) -> Vec<String> {
     out
 }
 
-#[test]
-fn no_module_uses_a_layer_above_its_own() {
+/// `src/` and every Rust file below it.
+fn src_files() -> (PathBuf, Vec<PathBuf>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
+    (src, files)
+}
+
+#[test]
+fn no_module_uses_a_layer_above_its_own() {
+    let (src, files) = src_files();
     let mut upward = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
@@ -118,9 +124,7 @@ fn the_checker_sees_grouped_and_inline_paths() {
 #[test]
 fn stage_kind_strings_live_in_src_stages_only() {
     use lucid::pipeline::registry::Registry;
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let (src, files) = src_files();
     let mut found = Vec::new();
     for f in files.iter().filter(|f| !f.starts_with(src.join("stages"))) {
         let text = std::fs::read_to_string(f).unwrap();

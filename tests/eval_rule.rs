@@ -70,21 +70,17 @@ fn not_a_string_scores_zero_and_pair_timeout_counts_both_queries() {
     let (r, _) = evaluate(&pairs, &EvalOptions::default()).unwrap();
     assert_eq!(r[0].verdict, Verdict::PredNotString);
 
-    // Each query alone fits in the timeout; together they do not.
-    let slow =
-        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c";
-    let slow_too = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT max(x) - 2999999 + 2999999 - max(x) + count(*) FROM c";
-    let (r, _) = evaluate(&[Pair { pred: Some(slow), gold: slow_too, db: &db }], &EvalOptions::default()).unwrap();
-    let (p, g) = (r[0].pred.as_ref().unwrap().elapsed, r[0].gold.elapsed);
-    assert_eq!(r[0].verdict, Verdict::Match, "both count 3000000 rows");
-    let budget = p.max(g) + (p + g - p.max(g)) / 2;
-    let opts = EvalOptions { timeout: budget, ..EvalOptions::default() };
-    let (r, _) = evaluate(&[Pair { pred: Some(slow), gold: slow_too, db: &db }], &opts).unwrap();
-    assert!(
-        matches!(r[0].verdict, Verdict::PairTimeout | Verdict::PredTimeout | Verdict::GoldTimeout),
-        "{:?}",
-        r[0].verdict
-    );
+    // The pair's timeout is checked on the sum of the two run times: each alone fits, together
+    // they do not. The times are set, not measured, so the machine's load cannot change the case.
+    let (r, _) =
+        evaluate(&[Pair { pred: Some("SELECT COUNT(*) FROM t"), gold: "SELECT 4", db: &db }], &EvalOptions::default())
+            .unwrap();
+    assert_eq!(r[0].verdict, Verdict::Match);
+    let (mut pred, mut gold) = (r[0].pred.clone().unwrap(), r[0].gold.clone());
+    (pred.elapsed, gold.elapsed) = (Duration::from_millis(600), Duration::from_millis(500));
+    let ms = Duration::from_millis;
+    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1000)), Verdict::PairTimeout);
+    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1100)), Verdict::Match);
 }
 
 #[test]

@@ -35,6 +35,9 @@ fn schemas_are_the_column_definitions() {
         lucid::agent::episode::calls_table().doc_json(),
         lucid::bench::tables::tasks_table().doc_json(),
         lucid::bench::tables::gold_table().doc_json(),
+        lucid::stages::evaluate::evaluation_table().doc_json(),
+        lucid::stages::flag::flags_table().doc_json(),
+        lucid::stages::retrieve::retrieval_table().doc_json(),
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for doc in defined {

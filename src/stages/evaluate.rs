@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
+use crate::columns::{ARM, Column, SEED, Table, Value};
 use crate::error::{Error, Result};
 use crate::eval::engine::Ran;
 use crate::eval::{EvalOptions, Pair, evaluate};
@@ -51,19 +51,56 @@ fn default_true() -> bool {
     true
 }
 
-/// Schema of the `evaluation` table (before the runner's matrix columns).
-pub fn evaluation_schema() -> Schema {
-    Schema::new(vec![
-        Field::new("step", DataType::UInt64, false),
-        Field::new("question_id", DataType::Int64, false),
-        Field::new("db_id", DataType::Utf8, false),
-        Field::new("difficulty", DataType::Utf8, false),
-        Field::new("u", DataType::UInt8, false),
-        Field::new("verdict", DataType::Utf8, false),
-        Field::new("pred_status", DataType::Utf8, false),
-        Field::new("gold_status", DataType::Utf8, false),
-        Field::new("pred_rows", DataType::UInt64, true),
-    ])
+/// One `evaluation` row.
+pub struct EvalRow {
+    /// The episode's step.
+    pub step: u64,
+    /// The task.
+    pub question_id: i64,
+    /// Its database.
+    pub db_id: String,
+    /// Its difficulty.
+    pub difficulty: String,
+    /// EX.
+    pub u: u8,
+    /// Why.
+    pub verdict: &'static str,
+    /// How the predicted query ran.
+    pub pred_status: &'static str,
+    /// How the gold query ran.
+    pub gold_status: &'static str,
+    /// Rows the predicted query returned.
+    pub pred_rows: Option<u64>,
+}
+
+/// The `evaluation` table: one definition per column (schema, batch, `schemas/evaluation.json`).
+pub fn evaluation_table() -> Table<EvalRow> {
+    type V = Value<EvalRow>;
+    Table {
+        name: "evaluation",
+        description: "Execution accuracy of every episode (or prediction) under BIRD's rule; the only agent-related table computed from gold.",
+        written_by: "the evaluate stage",
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", V::U64(|r| r.step), "The episode's step."),
+            Column::new("question_id", V::I64(|r| r.question_id), "The task."),
+            Column::new("db_id", V::Str(|r| &r.db_id), "Its database."),
+            Column::new(
+                "difficulty",
+                V::Str(|r| &r.difficulty),
+                "simple / moderate / challenging (unknown for Spider layout).",
+            ),
+            Column::new("u", V::U8(|r| r.u), "EX: 1 when the query's result equals gold's as a set of rows, else 0."),
+            Column::new(
+                "verdict",
+                V::Str(|r| r.verdict),
+                "Why: match, mismatch, pred_error, pred_timeout, ... (see lucid eval).",
+            ),
+            Column::new("pred_status", V::Str(|r| r.pred_status), "How the predicted query ran."),
+            Column::new("gold_status", V::Str(|r| r.gold_status), "How the gold query ran."),
+            Column::new("pred_rows", V::OptU64(|r| r.pred_rows), "Rows the predicted query returned."),
+        ],
+    }
 }
 
 struct Episode {
@@ -182,33 +219,27 @@ impl Stage for EvaluateStage {
                 .map(|e| Pair { pred: e.pred.as_deref(), gold: &e.gold, db: Path::new(&e.db_path) })
                 .collect();
             let (results, _) = evaluate(&pairs, &opts)?;
-            let rows = |f: &dyn Fn(&Episode) -> String| StringArray::from_iter_values(chunk.iter().map(f));
-            Ok(RecordBatch::try_new(
-                Arc::new(evaluation_schema()),
-                vec![
-                    Arc::new(UInt64Array::from_iter_values(range.map(|s| s as u64))),
-                    Arc::new(Int64Array::from_iter_values(chunk.iter().map(|e| e.question_id))),
-                    Arc::new(rows(&|e| e.db_id.clone())),
-                    Arc::new(rows(&|e| e.difficulty.clone())),
-                    Arc::new(UInt8Array::from_iter_values(results.iter().map(|r| r.verdict.res()))),
-                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| r.verdict.as_str()))),
-                    Arc::new(StringArray::from_iter_values(
-                        results.iter().map(|r| Ran::status(r.pred.as_ref().map(|p| &p.ran))),
-                    )),
-                    Arc::new(StringArray::from_iter_values(results.iter().map(|r| Ran::status(Some(&r.gold.ran))))),
-                    Arc::new(UInt64Array::from(
-                        results
-                            .iter()
-                            .map(|r| match r.pred.as_ref().map(|p| &p.ran) {
-                                Some(Ran::Rows { n_rows, .. }) => Some(*n_rows),
-                                _ => None,
-                            })
-                            .collect::<Vec<_>>(),
-                    )),
-                ],
-            )?)
+            let rows: Vec<EvalRow> = range
+                .zip(chunk)
+                .zip(&results)
+                .map(|((step, e), r)| EvalRow {
+                    step: step as u64,
+                    question_id: e.question_id,
+                    db_id: e.db_id.clone(),
+                    difficulty: e.difficulty.clone(),
+                    u: r.verdict.res(),
+                    verdict: r.verdict.as_str(),
+                    pred_status: Ran::status(r.pred.as_ref().map(|p| &p.ran)),
+                    gold_status: Ran::status(Some(&r.gold.ran)),
+                    pred_rows: match r.pred.as_ref().map(|p| &p.ran) {
+                        Some(Ran::Rows { n_rows, .. }) => Some(*n_rows),
+                        _ => None,
+                    },
+                })
+                .collect();
+            evaluation_table().batch(&rows)
         })?;
-        let schema = Arc::new(evaluation_schema());
+        let schema = Arc::new(evaluation_table().schema());
         Ok(vec![("evaluation".into(), arrow::compute::concat_batches(&schema, &parts)?)])
     }
 }

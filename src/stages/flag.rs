@@ -6,33 +6,50 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::detector::{DetectorConfig, Observed};
+use crate::agent::detector::{DetectorConfig, Flags, Observed};
+use crate::columns::{ARM, Column, SEED, Table, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::table::column;
 
 /// Config of the flag stage: the detector's.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(transparent)]
 pub struct FlagStage(pub DetectorConfig);
 
-/// Schema of `flags`.
-pub fn flags_schema() -> Schema {
-    Schema::new(vec![
-        Field::new("step", DataType::UInt64, false),
-        Field::new("question_id", DataType::Int64, false),
-        Field::new("flag_exec", DataType::Boolean, false),
-        Field::new("flag_degenerate", DataType::Boolean, false),
-        Field::new("flag_literal", DataType::Boolean, false),
-        Field::new("literals", DataType::Utf8, true),
-        Field::new("flagged", DataType::Boolean, false),
-    ])
+/// One `flags` row.
+pub struct FlagRow {
+    /// The episode's step.
+    pub step: u64,
+    /// The task.
+    pub question_id: i64,
+    /// The channels.
+    pub flags: Flags,
+    /// Any of the stage's channels fired.
+    pub flagged: bool,
+}
+
+/// The `flags` table: one definition per column (schema, batch, `schemas/flags.json`).
+pub fn flags_table() -> Table<FlagRow> {
+    type V = Value<FlagRow>;
+    Table {
+        name: "flags",
+        description: "The answer-free detector run over recorded episodes after the fact, with the flag stage's channels and thresholds.",
+        written_by: "the flag stage",
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", V::U64(|r| r.step), "The episode's step."),
+            Column::new("question_id", V::I64(|r| r.question_id), "The task."),
+            Column::new("flag_exec", V::Bool(|r| r.flags.exec), "Execution channel."),
+            Column::new("flag_degenerate", V::Bool(|r| r.flags.degenerate), "Degeneracy channel."),
+            Column::new("flag_literal", V::Bool(|r| r.flags.literal), "Literal-grounding channel."),
+            Column::new("literals", V::OptText(|r| r.flags.literals_json()), "Ungrounded literals (JSON list)."),
+            Column::new("flagged", V::Bool(|r| r.flagged), "Any of the stage's channels fired."),
+        ],
+    }
 }
 
 impl FlagStage {
@@ -71,17 +88,18 @@ impl Stage for FlagStage {
         let tasks = super::tasks(ctx, inputs)?;
         let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         let e = inputs.get(ctx, "episodes")?;
+        let t = crate::agent::episode::episodes_table();
         let (step, qid, sql) = (
-            column::<UInt64Array>(e, ep, "step")?,
-            column::<Int64Array>(e, ep, "question_id")?,
-            column::<StringArray>(e, ep, "sql")?,
+            t.column::<UInt64Array>(e, ep, "step")?,
+            t.column::<Int64Array>(e, ep, "question_id")?,
+            t.column::<StringArray>(e, ep, "sql")?,
         );
         let (status, n_rows, all_null) = (
-            column::<StringArray>(e, ep, "exec_status")?,
-            column::<UInt64Array>(e, ep, "n_rows")?,
-            column::<BooleanArray>(e, ep, "all_null")?,
+            t.column::<StringArray>(e, ep, "exec_status")?,
+            t.column::<UInt64Array>(e, ep, "n_rows")?,
+            t.column::<BooleanArray>(e, ep, "all_null")?,
         );
-        let mut flags = Vec::with_capacity(e.num_rows());
+        let mut rows = Vec::with_capacity(e.num_rows());
         for i in 0..e.num_rows() {
             let &ti = text
                 .get(&qid.value(i))
@@ -92,23 +110,11 @@ impl Stage for FlagStage {
                 n_rows: n_rows.is_valid(i).then(|| n_rows.value(i)),
                 all_null: all_null.value(i),
             };
-            flags.push(self.0.detect(&tasks[ti].question, &tasks[ti].evidence, &observed));
+            let flags = self.0.detect(&tasks[ti].question, &tasks[ti].evidence, &observed);
+            let flagged = flags.flagged(&self.0.channels);
+            rows.push(FlagRow { step: step.value(i), question_id: qid.value(i), flags, flagged });
         }
-        let bools = |f: &dyn Fn(&crate::agent::detector::Flags) -> bool| -> ArrayRef {
-            Arc::new(BooleanArray::from(flags.iter().map(f).collect::<Vec<_>>()))
-        };
-        let batch = RecordBatch::try_new(
-            Arc::new(flags_schema()),
-            vec![
-                Arc::new(step.clone()),
-                Arc::new(qid.clone()),
-                bools(&|f| f.exec),
-                bools(&|f| f.degenerate),
-                bools(&|f| f.literal),
-                Arc::new(flags.iter().map(|f| f.literals_json()).collect::<StringArray>()),
-                bools(&|f| f.flagged(&self.0.channels)),
-            ],
-        )?;
+        let batch = flags_table().batch(&rows)?;
         Ok(vec![("flags".into(), batch)])
     }
 }

@@ -6,12 +6,11 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt32Array, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::{Int64Array, RecordBatch};
 use serde::{Deserialize, Serialize};
 
+use crate::columns::{Column, SEED, Table, Value};
 use crate::embed::index::VectorIndex;
 use crate::embed::table::read_vectors;
 use crate::error::{Error, Result};
@@ -31,16 +30,39 @@ fn default_k() -> usize {
     4
 }
 
-/// Schema of `retrieval`.
-pub fn retrieval_schema() -> Schema {
-    Schema::new(vec![
-        Field::new("step", DataType::UInt64, false),
-        Field::new("question_id", DataType::Int64, false),
-        Field::new("rank", DataType::UInt32, false),
-        Field::new("neighbor_step", DataType::UInt64, false),
-        Field::new("neighbor_question_id", DataType::Int64, false),
-        Field::new("similarity", DataType::Float32, false),
-    ])
+/// One `retrieval` row: a memory shown at a step.
+pub struct Neighbour {
+    /// The step that retrieves.
+    pub step: u64,
+    /// Its task.
+    pub question_id: i64,
+    /// 0 = most similar.
+    pub rank: u32,
+    /// The retrieved episode's step.
+    pub neighbor_step: u64,
+    /// Its task.
+    pub neighbor_question_id: i64,
+    /// Cosine similarity.
+    pub similarity: f32,
+}
+
+/// The `retrieval` table: one definition per column (schema, batch, `schemas/retrieval.json`).
+pub fn retrieval_table() -> Table<Neighbour> {
+    type V = Value<Neighbour>;
+    Table {
+        name: "retrieval",
+        description: "The top-k earlier episodes of every step of a seed's order by embedding similarity alone; shared by every memory arm of the seed.",
+        written_by: "the retrieve stage",
+        matrix: &[SEED],
+        columns: vec![
+            Column::new("step", V::U64(|n| n.step), "The step that retrieves."),
+            Column::new("question_id", V::I64(|n| n.question_id), "Its task."),
+            Column::new("rank", V::U32(|n| n.rank), "0 = most similar."),
+            Column::new("neighbor_step", V::U64(|n| n.neighbor_step), "The retrieved episode's step (< step)."),
+            Column::new("neighbor_question_id", V::I64(|n| n.neighbor_question_id), "The retrieved episode's task."),
+            Column::new("similarity", V::F32(|n| n.similarity), "Cosine similarity of the two questions' embeddings."),
+        ],
+    }
 }
 
 impl RetrieveStage {
@@ -87,29 +109,22 @@ impl Stage for RetrieveStage {
         let prefixes: Vec<usize> = (0..order.len()).collect();
         let found = bank.search_many(&queries, &prefixes, self.k, crate::par::default_jobs());
         ctx.progress.advance(order.len() as u64);
-        let (mut step, mut qid, mut rank): (Vec<u64>, Vec<i64>, Vec<u32>) = Default::default();
-        let (mut nstep, mut nqid, mut sim): (Vec<u64>, Vec<i64>, Vec<f32>) = Default::default();
-        for (t, hits) in found.iter().enumerate() {
-            for (r, &(n, s)) in hits.iter().enumerate() {
-                step.push(t as u64);
-                qid.push(order[t]);
-                rank.push(r as u32);
-                nstep.push(n as u64);
-                nqid.push(order[n]);
-                sim.push(s);
-            }
-        }
-        let batch = RecordBatch::try_new(
-            Arc::new(retrieval_schema()),
-            vec![
-                Arc::new(UInt64Array::from(step)),
-                Arc::new(Int64Array::from(qid)),
-                Arc::new(UInt32Array::from(rank)),
-                Arc::new(UInt64Array::from(nstep)),
-                Arc::new(Int64Array::from(nqid)),
-                Arc::new(Float32Array::from(sim)),
-            ],
-        )?;
+        let rows: Vec<Neighbour> = found
+            .iter()
+            .enumerate()
+            .flat_map(|(t, hits)| {
+                let order = &order;
+                hits.iter().enumerate().map(move |(r, &(n, s))| Neighbour {
+                    step: t as u64,
+                    question_id: order[t],
+                    rank: r as u32,
+                    neighbor_step: n as u64,
+                    neighbor_question_id: order[n],
+                    similarity: s,
+                })
+            })
+            .collect();
+        let batch = retrieval_table().batch(&rows)?;
         Ok(vec![("retrieval".into(), batch)])
     }
 }

@@ -21,6 +21,10 @@ for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="integration" and m.get("executable"): print(m["executable"])')
 work=$(mktemp -d)
+# Private copies of both binaries, so builds during the benchmark cannot swap them mid-round.
+cp "$bin" "$work/integration" && bin="$work/integration"
+cargo build --quiet --bin lucid && cp "${CARGO_TARGET_DIR:-target}/debug/lucid" "$work/lucid"
+export LUCID_TEST_BIN="$work/lucid"
 load_pid=""
 cleanup() { [ -n "$load_pid" ] && kill -- -"$load_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
