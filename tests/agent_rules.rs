@@ -196,3 +196,43 @@ fn stored_label_follows_the_arm_rule() {
     assert_eq!(arm_spec(&none, "no-memory").unwrap().mode, NoMemory);
     assert!(arm_spec(&none, "my-arm").is_none());
 }
+
+/// `lucid exec` shows the detector's channels by the detector's own rules (one implementation
+/// per channel): for each query, its printed flags equal `DetectorConfig::default().detect` on
+/// the same execution, including a query whose result is empty (degenerate) and one that fails.
+#[test]
+fn lucid_exec_shows_what_the_detector_records() {
+    use crate::support::{DbRoot, PEOPLE, lucid, stderr, stdout};
+    let root = DbRoot::new();
+    let db = root.add("people", PEOPLE);
+    let question = "Which people are in group a?";
+    let cases = [
+        "SELECT name FROM t WHERE grp = 'zzz'",
+        "SELECT name FROM t WHERE name = 'ann'",
+        "SELECT name FROM t WHERE grp = 'a'",
+        "SELECT score FROM t WHERE id = 4",
+        "SELECT nope FROM t",
+    ];
+    let sandbox = Sandbox::open(&db, &OpenOptions::default()).unwrap();
+    let limits = Limits { run_twice: true, ..Limits::default() };
+    let mut fired = 0;
+    for sql in cases {
+        let exec = sandbox.execute(sql, &limits);
+        let detector = DetectorConfig::default();
+        let f = detector.detect(question, "", &Observed::of(sql, &exec));
+        let want = format!(
+            "flag_exec: {}\nflag_degenerate: {}\nflag_literal: {}\nliterals: {}\nflagged: {}\n",
+            f.exec,
+            f.degenerate,
+            f.literal,
+            f.literals_json().unwrap_or_else(|| "[]".into()),
+            f.flagged(&detector.channels)
+        );
+        fired += usize::from(f.exec) + usize::from(f.degenerate) + usize::from(f.literal);
+        let o =
+            lucid(root.path()).args(["exec", "--db"]).arg(&db).args(["--question", question, sql]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).ends_with(&want), "{sql}: lucid exec printed\n{}\nthe detector records\n{want}", stdout(&o));
+    }
+    assert!(fired >= 4, "the cases exercise every channel");
+}

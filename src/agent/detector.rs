@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sql::Execution;
 use crate::sql::checks::{MIN_LITERAL_CHARS, ungrounded_literals_min};
 
 /// A detector channel.
@@ -63,6 +64,20 @@ pub struct Observed<'a> {
     pub n_rows: Option<u64>,
     /// At least one row and every value NULL.
     pub all_null: bool,
+}
+
+impl<'a> Observed<'a> {
+    /// What the detector sees of `exec`, the execution of `sql`: the loop's live view and
+    /// `lucid exec`'s, so both apply one implementation of each channel's rule.
+    pub fn of(sql: &'a str, exec: &Execution) -> Observed<'a> {
+        let rows = exec.outcome.rows();
+        Observed {
+            sql: Some(sql),
+            status: exec.outcome.status().as_str(),
+            n_rows: rows.map(|r| r.n_rows),
+            all_null: rows.is_some_and(|r| r.all_null),
+        }
+    }
 }
 
 /// Per-channel results.

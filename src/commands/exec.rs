@@ -1,9 +1,10 @@
-//! `lucid exec`: one query through the sandbox, with the detector's checks.
+//! `lucid exec`: one query through the sandbox, with the detector's channels (its own rules).
 
 use super::timeout;
+use crate::agent::detector::{DetectorConfig, Observed};
 use crate::cli::ExecArgs;
 use crate::error::Result;
-use crate::sql::{Limits, OpenOptions, Sandbox, checks};
+use crate::sql::{Limits, OpenOptions, Sandbox};
 
 /// `lucid exec`.
 pub fn run(a: &ExecArgs) -> Result<()> {
@@ -17,8 +18,13 @@ pub fn run(a: &ExecArgs) -> Result<()> {
     if let Some(rows) = exec.outcome.rows() {
         println!("{}", rows.preview(a.rows));
     }
-    println!("flag_exec: {:?}", checks::execution_flag(&exec));
-    println!("flag_degenerate: {:?}", checks::degeneracy(&exec));
-    println!("ungrounded literals: {:?}", checks::ungrounded_literals(&a.question, &a.evidence, &a.sql));
+    // The detector's own rules, at its defaults: what the loop would record for this query.
+    let detector = DetectorConfig::default();
+    let flags = detector.detect(&a.question, &a.evidence, &Observed::of(&a.sql, &exec));
+    println!("flag_exec: {}", flags.exec);
+    println!("flag_degenerate: {}", flags.degenerate);
+    println!("flag_literal: {}", flags.literal);
+    println!("literals: {}", flags.literals_json().unwrap_or_else(|| "[]".into()));
+    println!("flagged: {}", flags.flagged(&detector.channels));
     Ok(())
 }

@@ -3,49 +3,6 @@
 //! query or a reference result.
 
 use super::lexer::{self, Kind, Token};
-use super::outcome::{Execution, Outcome};
-
-/// The execution channel: the query errored, timed out, or disagreed with itself on two runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExecFlag {
-    /// SQLite or the sandbox refused or failed the query.
-    Error,
-    /// It passed the time limit.
-    Timeout,
-    /// Two identical runs returned different results.
-    Nondeterministic,
-}
-
-/// Execution channel of an execution (`None`: ran cleanly).
-pub fn execution_flag(exec: &Execution) -> Option<ExecFlag> {
-    match exec.outcome {
-        Outcome::Ok(_) => None,
-        Outcome::Error(_) => Some(ExecFlag::Error),
-        Outcome::Timeout => Some(ExecFlag::Timeout),
-        Outcome::Nondeterministic(_) => Some(ExecFlag::Nondeterministic),
-    }
-}
-
-/// The degeneracy channel: the query ran but its answer is empty.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Degenerate {
-    /// No rows.
-    NoRows,
-    /// Rows, but every value NULL.
-    AllNull,
-}
-
-/// Degeneracy of an execution (`None`: a non-degenerate answer, or it did not run).
-pub fn degeneracy(exec: &Execution) -> Option<Degenerate> {
-    let rows = exec.outcome.rows()?;
-    if rows.is_empty() {
-        Some(Degenerate::NoRows)
-    } else if rows.all_null {
-        Some(Degenerate::AllNull)
-    } else {
-        None
-    }
-}
 
 /// Shortest literal (after trimming LIKE wildcards and spaces) the grounding check considers.
 pub const MIN_LITERAL_CHARS: usize = 3;
