@@ -38,6 +38,7 @@ fn schemas_are_the_column_definitions() {
         lucid::stages::evaluate::evaluation_table().doc_json(),
         lucid::stages::flag::flags_table().doc_json(),
         lucid::stages::retrieve::retrieval_table().doc_json(),
+        lucid::stages::permutation::order_table().doc_json(),
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for doc in defined {

@@ -145,7 +145,7 @@ impl EvaluateStage {
                 by_step.sort_unstable();
                 by_step.into_iter().map(|(_, q)| q).collect()
             }
-            (_, Some(o)) => column::<Int64Array>(o, &p("order"), "question_id")?.values().to_vec(),
+            (_, Some(o)) => super::permutation::read_order(o)?,
             (_, None) => tasks.iter().map(|t| t.question_id).collect(),
         };
         order

@@ -195,7 +195,7 @@ impl MemoryLoopStage {
                 (task.question_id, task)
             })
             .collect();
-        let order = column::<Int64Array>(inputs.get(ctx, "order")?, &p("order"), "question_id")?.values().to_vec();
+        let order = super::permutation::read_order(inputs.get(ctx, "order")?)?;
         if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
             return Err(Error::stage(&ctx.stage_id, format!("question_id {q} of the order is not a task")));
         }

@@ -2,12 +2,10 @@
 //! seed reads the same order. Fisher–Yates driven by SplitMix64 seeded with the seed, so the
 //! order is reproducible in any language.
 
-use std::sync::Arc;
-
-use arrow::array::{Int64Array, RecordBatch, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::{Int64Array, RecordBatch};
 use serde::{Deserialize, Serialize};
 
+use crate::columns::{Column, SEED, Table, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
@@ -15,6 +13,35 @@ use crate::pipeline::stage::{Inputs, Stage, StageContext};
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermutationStage {}
+
+/// One `order` row.
+pub struct Step {
+    /// Position in the seed's order.
+    pub step: u64,
+    /// The task asked at that step.
+    pub question_id: i64,
+}
+
+/// The `order` table: one definition per column (schema, batch, reader, `schemas/order.json`).
+pub fn order_table() -> Table<Step> {
+    type V = Value<Step>;
+    Table {
+        name: "order",
+        description: "A seed's fixed task order: the task asked at every step, shared by every arm of the seed (Fisher-Yates driven by SplitMix64 seeded with the seed).",
+        written_by: "the permutation stage",
+        matrix: &[SEED],
+        columns: vec![
+            Column::new("step", V::U64(|s| s.step), "Position in the seed's order (0-based), in row order."),
+            Column::new("question_id", V::I64(|s| s.question_id), "The task asked at that step (tasks.question_id)."),
+        ],
+    }
+}
+
+/// The tasks of an `order` table, in step order (the one reader of the table).
+pub fn read_order(batch: &RecordBatch) -> Result<Vec<i64>> {
+    let path = std::path::Path::new("order");
+    Ok(order_table().column::<Int64Array>(batch, path, "question_id")?.values().to_vec())
+}
 
 /// `0..n` shuffled by Fisher–Yates with SplitMix64(seed) (index j drawn as `next % (i + 1)`).
 pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
@@ -58,18 +85,12 @@ impl Stage for PermutationStage {
             ctx.seed().ok_or_else(|| Error::stage(&ctx.stage_id, "a permutation stage needs `matrix: [seed]`"))?;
         let tasks = super::tasks(ctx, inputs)?;
         let order = permutation(tasks.len(), seed);
-        let schema = Schema::new(vec![
-            Field::new("step", DataType::UInt64, false),
-            Field::new("question_id", DataType::Int64, false),
-        ]);
-        let batch = RecordBatch::try_new(
-            Arc::new(schema),
-            vec![
-                Arc::new(UInt64Array::from_iter_values(0..order.len() as u64)),
-                Arc::new(Int64Array::from_iter_values(order.iter().map(|&i| tasks[i].question_id))),
-            ],
-        )?;
-        Ok(vec![("order".into(), batch)])
+        let rows: Vec<Step> = order
+            .iter()
+            .enumerate()
+            .map(|(s, &i)| Step { step: s as u64, question_id: tasks[i].question_id })
+            .collect();
+        Ok(vec![("order".into(), order_table().batch(&rows)?)])
     }
 }
 

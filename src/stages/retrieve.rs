@@ -5,9 +5,8 @@
 //! shared by every memory arm of that seed. Ties go to the earlier episode.
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use arrow::array::{Int64Array, RecordBatch};
+use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{Column, SEED, Table, Value};
@@ -15,7 +14,6 @@ use crate::embed::index::VectorIndex;
 use crate::embed::table::read_vectors;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::table::column;
 
 /// Config of the retrieve stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -92,8 +90,7 @@ impl Stage for RetrieveStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let order =
-            column::<Int64Array>(inputs.get(ctx, "order")?, Path::new("order"), "question_id")?.values().to_vec();
+        let order = super::permutation::read_order(inputs.get(ctx, "order")?)?;
         let (ids, vectors, dim) = read_vectors(inputs.get(ctx, "embeddings")?)?;
         let row_of: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &q)| (q, i)).collect();
         // The bank in step order: row t is the question asked at step t.
