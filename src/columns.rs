@@ -202,8 +202,9 @@ impl<R> Table<R> {
             .iter()
             .find(|c| c.name == name)
             .ok_or_else(|| Error::input(path, format!("table '{}' defines no column '{name}'", self.name)))?;
-        let col = batch.column_by_name(name).ok_or_else(|| Error::input(path, format!("missing column '{name}'")))?;
-        if col.data_type() != &def.data_type() {
+        if let Some(col) = batch.column_by_name(name)
+            && col.data_type() != &def.data_type()
+        {
             return Err(Error::input(
                 path,
                 format!(
@@ -214,15 +215,7 @@ impl<R> Table<R> {
                 ),
             ));
         }
-        col.as_any()
-            .downcast_ref::<T>()
-            .ok_or_else(|| Error::input(path, format!("column '{name}' is read as another type than it is defined")))
-    }
-
-    /// Names of the deterministic columns, matrix columns first.
-    pub fn deterministic(&self) -> Vec<&'static str> {
-        let own = self.columns.iter().filter(|c| c.varies_with.is_none()).map(|c| c.name);
-        self.matrix.iter().map(|m| m.name).chain(own).collect()
+        crate::table::column(batch, path, name)
     }
 
     /// Its documentation, as `schemas/<name>.json` holds it.

@@ -9,7 +9,8 @@
 //! a layer above (`tests/architecture.rs` reads every `crate::` path in `src/` and fails on an
 //! upward one):
 //!
-//! 0. foundations — `error`, `table`, `columns` (one definition per table column), `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
+//! 0. foundations — `error`, `table`, `columns` (one definition per table column),
+//!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
 //!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)

@@ -1,5 +1,6 @@
 //! The `tasks` and `gold` Parquet tables, defined column by column (their documentation in
-//! `schemas/tasks.json` and `schemas/gold.json` comes from these definitions). `tasks` never holds a reference answer; `gold` holds nothing else.
+//! `schemas/tasks.json` and `schemas/gold.json` comes from these definitions). `tasks` never
+//! holds a reference answer; `gold` holds nothing else.
 
 use std::path::{Path, PathBuf};
 
