@@ -14,8 +14,9 @@
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
 //!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)
-//! 2. the agent, its judge, the report and audits — `agent` (prompts, parsing, detector, bank,
-//!    one episode), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
+//! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
+//!    bank, one episode of any domain), `domain` (what is specific to text-to-SQL, factual QA:
+//!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
 //!    plots of runs), `audit` (EIA and de-inflation payoff of any memory bank)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
@@ -30,6 +31,7 @@ pub mod cache_dir;
 pub mod cli;
 pub mod columns;
 mod commands;
+pub mod domain;
 pub mod embed;
 pub mod error;
 pub mod eval;

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use lucid::agent::arms::{Mode, arm_spec, stored_q};
-use lucid::agent::detector::{Channel, DetectorConfig, Observed};
-use lucid::agent::parse::{Verdict, extract_sql, parse_verdict};
+use lucid::agent::parse::{Verdict, parse_verdict};
+use lucid::domain::sql::detector::{Channel, DetectorConfig, Observed};
+use lucid::domain::sql::extract::extract_sql;
 use lucid::sql::sandbox::{Limits, OpenOptions, Sandbox};
 
 #[test]

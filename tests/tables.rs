@@ -31,7 +31,7 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
 #[test]
 fn schemas_are_the_column_definitions() {
     let defined = [
-        lucid::agent::episode::episodes_table().doc_json(),
+        lucid::agent::episode::episodes_table::<lucid::domain::sql::SqlDomain>().doc_json(),
         lucid::agent::episode::calls_table().doc_json(),
         lucid::bench::tables::tasks_table().doc_json(),
         lucid::bench::tables::gold_table().doc_json(),

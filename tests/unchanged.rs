@@ -107,6 +107,13 @@ fn report(dir: &Path, tmp: &Path) -> Value {
     json!(doc.as_object().unwrap().iter().map(|(k, v)| (k.clone(), hashes(v))).collect::<BTreeMap<_, _>>())
 }
 
+/// Columns added since the fixtures were recorded (from main before the domain seam, #21): new,
+/// so absent from the fixtures; every recorded column must still be identical.
+const ADDED: &[&str] = &[
+    // The answer-free channels by name (list<struct{name, fired, detail}>); flag_* kept beside it.
+    "/tables/episodes/columns/channels",
+];
+
 /// Compare `got` with the fixture `name` (or record it), naming every differing table, column
 /// and report key.
 fn check(name: &str, got: Value) {
@@ -119,6 +126,7 @@ fn check(name: &str, got: Value) {
     let want: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut diffs = Vec::new();
     diff("", &want, &got, &mut diffs);
+    diffs.retain(|d| !ADDED.iter().any(|a| d == &format!("{a}: new")));
     assert!(diffs.is_empty(), "{name}: results changed against {}:\n{}", path.display(), diffs.join("\n"));
 }
 

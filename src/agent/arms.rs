@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::detector::Channel;
-
 /// How an arm uses memory and writes Q.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -28,9 +26,9 @@ pub enum Mode {
 pub struct ArmSpec {
     /// The mode.
     pub mode: Mode,
-    /// Detector channels for this arm (default: the detector's).
+    /// Channel names whose firing flags an episode for this arm (default: the domain's detector's).
     #[serde(default)]
-    pub channels: Option<Vec<Channel>>,
+    pub channels: Option<Vec<String>>,
 }
 
 /// The mode of arm `name`: from `arms` when listed, else the standard name.

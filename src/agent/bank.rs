@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
 
-use super::episode::{Episode, Retrieved};
+use super::episode::{Episode, Retrieved, episodes_table};
 use super::prompts::ShownMemory;
-use super::step::AgentTask;
+use crate::domain::Domain;
 use crate::error::Result;
 
 /// The bank.
@@ -43,13 +43,13 @@ impl Bank {
     }
 
     /// Store a finished episode.
-    pub fn push(&mut self, e: &Episode) {
+    pub fn push<O>(&mut self, e: &Episode<O>) {
         self.put(e.step as usize, BankEntry::of(e));
     }
 
-    /// Store the episodes of an `episodes` part on disk.
-    pub fn load(&mut self, episodes: &RecordBatch) -> Result<()> {
-        for (step, entry) in entries(episodes)? {
+    /// Store the episodes of an `episodes` part of domain `D` on disk.
+    pub fn load<D: Domain>(&mut self, episodes: &RecordBatch) -> Result<()> {
+        for (step, entry) in entries::<D>(episodes)? {
             self.put(step, entry);
         }
         Ok(())
@@ -57,21 +57,22 @@ impl Bank {
 
     /// What the planner of `task` is shown of the `neighbours` (earlier steps with their
     /// similarity, best first): each memory with its stored label now, and the record of it.
-    pub fn shown(
+    pub fn shown<D: Domain>(
         &self,
-        task: &AgentTask,
+        task: &D::Task,
         neighbours: &[(usize, f32)],
-        tasks: &HashMap<i64, AgentTask>,
+        tasks: &HashMap<i64, D::Task>,
     ) -> Vec<(Retrieved, ShownMemory)> {
         neighbours
             .iter()
             .map(|&(n, similarity)| {
                 let m = self.entries[n].as_ref().expect("an episode is shown only once it is stored");
-                let same_db = m.db_id == task.db_id;
+                let same_db = m.group == D::group(task);
                 let shown = ShownMemory {
-                    question: tasks[&m.question_id].question.clone(),
+                    question: D::question(&tasks[&m.question_id]).to_string(),
                     plan: m.plan.clone(),
-                    sql: m.sql.clone(),
+                    artifact_name: D::ARTIFACT,
+                    artifact: m.artifact.clone(),
                     q: m.stored_q,
                     same_db,
                     similarity,
@@ -94,46 +95,46 @@ impl Bank {
 pub struct BankEntry {
     /// Its task.
     pub question_id: i64,
-    /// Its database.
-    pub db_id: String,
+    /// Its group (SQL: database; factual: topic).
+    pub group: String,
     /// Its plan ('' when the call failed).
     pub plan: String,
-    /// Its SQL ('' when none).
-    pub sql: String,
+    /// Its artifact ('' when none).
+    pub artifact: String,
     /// Its stored label.
     pub stored_q: u8,
 }
 
 impl BankEntry {
     /// The bank entry of a fresh episode.
-    pub fn of(e: &Episode) -> BankEntry {
+    pub fn of<O>(e: &Episode<O>) -> BankEntry {
         BankEntry {
             question_id: e.question_id,
-            db_id: e.db_id.clone(),
+            group: e.group.clone(),
             plan: e.plan.clone().unwrap_or_default(),
-            sql: e.sql.clone().unwrap_or_default(),
+            artifact: e.artifact.clone().unwrap_or_default(),
             stored_q: e.stored_q,
         }
     }
 }
 
 /// The bank entries stored in an `episodes` part, with their steps.
-fn entries(batch: &RecordBatch) -> Result<Vec<(usize, BankEntry)>> {
-    let (p, t) = (std::path::Path::new("episodes"), super::episode::episodes_table());
+fn entries<D: Domain>(batch: &RecordBatch) -> Result<Vec<(usize, BankEntry)>> {
+    let (p, t) = (std::path::Path::new("episodes"), episodes_table::<D>());
     let step = t.column::<UInt64Array>(batch, p, "step")?;
     let qid = t.column::<Int64Array>(batch, p, "question_id")?;
-    let db = t.column::<StringArray>(batch, p, "db_id")?;
+    let db = t.column::<StringArray>(batch, p, D::GROUP)?;
     let plan = t.column::<StringArray>(batch, p, "plan")?;
-    let sql = t.column::<StringArray>(batch, p, "sql")?;
+    let sql = t.column::<StringArray>(batch, p, D::ARTIFACT)?;
     let q = t.column::<UInt8Array>(batch, p, "stored_q")?;
     let text = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
     Ok((0..batch.num_rows())
         .map(|i| {
             let entry = BankEntry {
                 question_id: qid.value(i),
-                db_id: db.value(i).to_string(),
+                group: db.value(i).to_string(),
                 plan: text(plan, i),
-                sql: text(sql, i),
+                artifact: text(sql, i),
                 stored_q: q.value(i),
             };
             (step.value(i) as usize, entry)

@@ -1,16 +1,18 @@
 //! The `episodes` table (one row per task of an arm and seed: what the agent saw, wrote, how it
-//! ran, graded and was labelled) and the `calls` table (one row per model call, the input of the
+//! was observed, graded and labelled) and the `calls` table (one row per model call, the input of the
 //! `replay` backend), each defined once, column by column ([`episodes_table`], [`calls_table`]):
 //! schema, batch builder, reader and `schemas/`. The runner prepends the `seed` and `arm` columns.
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, Float32Array, Int64Array, ListArray, StructArray, UInt8Array, UInt64Array};
+use arrow::array::{
+    ArrayRef, BooleanArray, Float32Array, Int64Array, ListArray, StringArray, StructArray, UInt8Array, UInt64Array,
+};
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 
-use super::detector::Flags;
 use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::domain::{Channels, Domain, Fired};
 use crate::error::Result;
 
 /// A retrieved memory as recorded.
@@ -24,41 +26,33 @@ pub struct Retrieved {
     pub similarity: f32,
     /// The label the planner was shown (stored Q at retrieval time).
     pub shown_label: u8,
-    /// Same database as the current task.
+    /// Same group as the current task (SQL: database; factual: topic).
     pub same_db: bool,
 }
 
-/// One episode.
+/// One episode of a domain whose observations are `O`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Episode {
+pub struct Episode<O> {
     /// Position in the seed's order.
     pub step: u64,
     /// The task.
     pub question_id: i64,
-    /// Its database.
-    pub db_id: String,
+    /// Its group (SQL: database; factual: topic).
+    pub group: String,
     /// Memories shown to the planner.
     pub retrieved: Vec<Retrieved>,
     /// Planner output (None: the call failed).
     pub plan: Option<String>,
-    /// Executor's SQL (None: failed call or no query in the answer).
-    pub sql: Option<String>,
-    /// ok / error / timeout / nondeterministic.
-    pub exec_status: String,
-    /// Error message of a failed execution (or why nothing ran).
-    pub exec_error: Option<String>,
-    /// Rows returned.
-    pub n_rows: Option<u64>,
-    /// Every returned value NULL.
-    pub all_null: bool,
-    /// Hash of the result as a set of rows (hex).
-    pub result_hash: Option<String>,
+    /// The artifact read out of the executor's answer (None: failed call or none in the answer).
+    pub artifact: Option<String>,
+    /// What observing the artifact recorded (the domain's columns).
+    pub obs: O,
     /// correct / incorrect / unparseable / failed (grader call failed) / skipped (nothing ran).
     pub grade: String,
     /// Self-grade r.
     pub r: Option<u8>,
-    /// Detector channels.
-    pub flags: Flags,
+    /// Every answer-free channel, by name.
+    pub channels: Channels,
     /// Flagged by the arm's channels.
     pub flagged: bool,
     /// The label later tasks see.
@@ -126,7 +120,7 @@ fn retrieved_type() -> DataType {
     DataType::List(Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false)))
 }
 
-fn retrieved_array(eps: &[Episode]) -> Result<ArrayRef> {
+fn retrieved_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
     let all: Vec<&Retrieved> = eps.iter().flat_map(|e| &e.retrieved).collect();
     let children: Vec<ArrayRef> = vec![
         Arc::new(UInt64Array::from_iter_values(all.iter().map(|r| r.step))),
@@ -141,105 +135,102 @@ fn retrieved_array(eps: &[Episode]) -> Result<ArrayRef> {
     Ok(Arc::new(ListArray::try_new(item, offsets, Arc::new(structs), None)?))
 }
 
-type E = Value<Episode>;
-type C = Value<CallRecord>;
+/// The fields of one channel in `episodes.channels`.
+fn channel_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("name", DataType::Utf8, false),
+        Field::new("fired", DataType::Boolean, false),
+        Field::new("detail", DataType::Utf8, true),
+    ])
+}
 
-/// The `episodes` table: one definition per column (schema, batch, reader, `schemas/episodes.json`).
-pub fn episodes_table() -> Table<Episode> {
+/// The type of `episodes.channels`.
+fn channels_type() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Struct(channel_fields()), false)))
+}
+
+fn channels_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
+    let all: Vec<&Fired> = eps.iter().flat_map(|e| &e.channels.0).collect();
+    let children: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(all.iter().map(|c| c.name))),
+        Arc::new(BooleanArray::from(all.iter().map(|c| c.fired).collect::<Vec<_>>())),
+        Arc::new(all.iter().map(|c| c.detail.as_deref()).collect::<StringArray>()),
+    ];
+    let structs = StructArray::try_new(channel_fields(), children, None)?;
+    let DataType::List(item) = channels_type() else { unreachable!("channels is a list") };
+    let offsets = OffsetBuffer::from_lengths(eps.iter().map(|e| e.channels.0.len()));
+    Ok(Arc::new(ListArray::try_new(item, offsets, Arc::new(structs), None)?))
+}
+
+type C = Value<CallRecord>;
+type E<D> = Value<Episode<<D as Domain>::Obs>>;
+
+/// The `episodes` table of domain `D`: one definition per column (schema, batch, reader,
+/// `schemas/episodes.json` for text-to-SQL): the common columns, with the domain's group and
+/// artifact columns, its observation columns after the artifact and its channel columns after
+/// `channels`.
+pub fn episodes_table<D: Domain>() -> Table<Episode<D::Obs>> {
+    let mut columns = vec![
+        Column::new("step", E::<D>::U64(|e| e.step), "Position in the seed's task order (0-based)."),
+        Column::new("question_id", E::<D>::I64(|e| e.question_id), "The task (tasks.question_id)."),
+        Column::new(D::GROUP, E::<D>::Str(|e| &e.group), D::GROUP_DOC),
+        Column::new(
+            "retrieved",
+            E::<D>::Nested { ty: retrieved_type, nullable: false, build: retrieved_array },
+            "Memories shown to the planner, most similar first: their step, task, cosine similarity, the stored label shown (1 trusted/correct, 0 untrusted/incorrect) and whether they share the task's group (same_db: the database for text-to-SQL, the topic for factual QA). Empty for no-memory.",
+        ),
+        Column::new("plan", E::<D>::OptStr(|e| e.plan.as_deref()), "Planner output (null: the call failed)."),
+        Column::new(D::ARTIFACT, E::<D>::OptStr(|e| e.artifact.as_deref()), D::ARTIFACT_DOC),
+    ];
+    columns.extend(D::observation_columns());
+    columns.extend([
+        Column::new(
+            "grade",
+            E::<D>::Str(|e| &e.grade),
+            "Self-grade, from the grader's answer: the last status line (a line that, without Markdown decoration, starts 'VERDICT:') decides by the first word of its value, any case: CORRECT -> correct, INCORRECT -> incorrect, whatever follows on the line ('VERDICT: CORRECT. The count matches', 'VERDICT: INCORRECT - wrong table'). Any other first word (NOT CORRECT, PARTIALLY CORRECT), a question mark or an alternative (CORRECT?, CORRECT/INCORRECT, CORRECT or INCORRECT), or no status line -> unparseable (r null, stored untrusted). failed: the grader call failed after its retries; skipped: nothing was produced, so nothing was graded.",
+        ),
+        Column::new("r", E::<D>::OptU8(|e| e.r), "Self-grade r (1 correct, 0 incorrect, null unparseable/failed/skipped)."),
+        Column::new(
+            "channels",
+            E::<D>::Nested { ty: channels_type, nullable: false, build: channels_array },
+            "Every answer-free channel of the domain, in its order: name, whether it fired (says the episode is likely wrong) and what made it fire when the channel says (null otherwise). Computed from the question, the artifact and its observation, never from a reference.",
+        ),
+    ]);
+    columns.extend(D::channel_columns());
+    columns.extend([
+        Column::new("flagged", E::<D>::Bool(|e| e.flagged), "Any of the arm's detector channels fired."),
+        Column::new(
+            "stored_q",
+            E::<D>::U8(|e| e.stored_q),
+            "The stored label Q later tasks see: memento r, LUCID 0 if flagged else r, oracle U (null r stored as 0).",
+        ),
+        Column::new("tokens_in", E::<D>::U32(|e| e.tokens_in), "Prompt tokens over the episode's calls."),
+        Column::new("tokens_out", E::<D>::U32(|e| e.tokens_out), "Generated tokens over the episode's calls."),
+        Column::varying(
+            "latency_ms",
+            E::<D>::F64(|e| e.latency_ms),
+            "wall-clock time",
+            "Model wall-clock time over the episode's calls (0 for cache hits).",
+        ),
+        Column::new("calls", E::<D>::U8(|e| e.calls), "Model calls made (planner, executor, grader)."),
+        Column::varying(
+            "cache_hits",
+            E::<D>::U8(|e| e.cache_hits),
+            "which of two identical requests in flight at once reaches the model first, and what the response cache held when the run started",
+            "Calls answered by the response cache.",
+        ),
+        Column::new(
+            "failed_calls",
+            E::<D>::U8(|e| e.failed_calls),
+            "Calls that failed after their retries (recorded, never dropped).",
+        ),
+    ]);
     Table {
         name: "episodes",
-        description: "One row per arm x seed x step: what the agent was shown, what it wrote, how the SQL ran, how it graded itself, what the detector said and the label later tasks see. No reference answer anywhere.",
+        description: "One row per arm x seed x step: what the agent was shown, what it wrote, how its artifact was observed, how it graded itself, what the answer-free channels said and the label later tasks see. No reference answer anywhere.",
         written_by: "the memory_loop stage",
         matrix: &[SEED, ARM],
-        columns: vec![
-            Column::new("step", E::U64(|e| e.step), "Position in the seed's task order (0-based)."),
-            Column::new("question_id", E::I64(|e| e.question_id), "The task (tasks.question_id)."),
-            Column::new("db_id", E::Str(|e| &e.db_id), "Its database."),
-            Column::new(
-                "retrieved",
-                E::Nested { ty: retrieved_type, nullable: false, build: retrieved_array },
-                "Memories shown to the planner, most similar first: their step, task, cosine similarity, the stored label shown (1 trusted/correct, 0 untrusted/incorrect) and whether they share the database. Empty for no-memory.",
-            ),
-            Column::new("plan", E::OptStr(|e| e.plan.as_deref()), "Planner output (null: the call failed)."),
-            Column::new(
-                "sql",
-                E::OptStr(|e| e.sql.as_deref()),
-                "The query the executor wrote, exactly: from the first SELECT/WITH of the first fenced block holding one (else of the text) to the first ';' or closing fence outside quotes, strings and comments (unfenced: also a blank line); quoted identifiers (`x`, \"x\", [x]), literals and inner comments kept, trailing whitespace and comments dropped. Null when the answer holds no query or the executor call failed.",
-            ),
-            Column::new(
-                "exec_status",
-                E::Str(|e| &e.exec_status),
-                "ok / error / timeout / nondeterministic (two identical runs differ); error when no query ran. Deterministic unless a query runs close to the timeout (timeout is wall-clock).",
-            ),
-            Column::new(
-                "exec_error",
-                E::OptStr(|e| e.exec_error.as_deref()),
-                "SQLite's or the sandbox's message, or why nothing ran.",
-            ),
-            Column::new("n_rows", E::OptU64(|e| e.n_rows), "Rows returned."),
-            Column::new("all_null", E::Bool(|e| e.all_null), "At least one row and every value NULL."),
-            Column::new(
-                "result_hash",
-                E::OptStr(|e| e.result_hash.as_deref()),
-                "xxh3-128 of the result as a set of rows (hex): equal hashes = equal results under BIRD's rule.",
-            ),
-            Column::new(
-                "grade",
-                E::Str(|e| &e.grade),
-                "Self-grade, from the grader's answer: the last status line (a line that, without Markdown decoration, starts 'VERDICT:') decides by the first word of its value, any case: CORRECT -> correct, INCORRECT -> incorrect, whatever follows on the line ('VERDICT: CORRECT. The count matches', 'VERDICT: INCORRECT - wrong table'). Any other first word (NOT CORRECT, PARTIALLY CORRECT), a question mark or an alternative (CORRECT?, CORRECT/INCORRECT, CORRECT or INCORRECT), or no status line -> unparseable (r null, stored untrusted). failed: the grader call failed after its retries; skipped: no query ran, so nothing was graded.",
-            ),
-            Column::new(
-                "r",
-                E::OptU8(|e| e.r),
-                "Self-grade r (1 correct, 0 incorrect, null unparseable/failed/skipped).",
-            ),
-            Column::new(
-                "flag_exec",
-                E::Bool(|e| e.flags.exec),
-                "Detector, execution channel: error, timeout, nondeterministic, or no query.",
-            ),
-            Column::new(
-                "flag_degenerate",
-                E::Bool(|e| e.flags.degenerate),
-                "Detector, degeneracy channel: no rows, or only NULLs.",
-            ),
-            Column::new(
-                "flag_literal",
-                E::Bool(|e| e.flags.literal),
-                "Detector, literal-grounding channel: an entity-like filter literal absent from question and evidence.",
-            ),
-            Column::new(
-                "literals",
-                E::OptText(|e| e.flags.literals_json()),
-                "The ungrounded literals, as a JSON list.",
-            ),
-            Column::new("flagged", E::Bool(|e| e.flagged), "Any of the arm's detector channels fired."),
-            Column::new(
-                "stored_q",
-                E::U8(|e| e.stored_q),
-                "The stored label Q later tasks see: memento r, LUCID 0 if flagged else r, oracle U (null r stored as 0).",
-            ),
-            Column::new("tokens_in", E::U32(|e| e.tokens_in), "Prompt tokens over the episode's calls."),
-            Column::new("tokens_out", E::U32(|e| e.tokens_out), "Generated tokens over the episode's calls."),
-            Column::varying(
-                "latency_ms",
-                E::F64(|e| e.latency_ms),
-                "wall-clock time",
-                "Model wall-clock time over the episode's calls (0 for cache hits).",
-            ),
-            Column::new("calls", E::U8(|e| e.calls), "Model calls made (planner, executor, grader)."),
-            Column::varying(
-                "cache_hits",
-                E::U8(|e| e.cache_hits),
-                "which of two identical requests in flight at once reaches the model first, and what the response cache held when the run started",
-                "Calls answered by the response cache.",
-            ),
-            Column::new(
-                "failed_calls",
-                E::U8(|e| e.failed_calls),
-                "Calls that failed after their retries (recorded, never dropped).",
-            ),
-        ],
+        columns,
     }
 }
 

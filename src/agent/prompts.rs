@@ -1,5 +1,5 @@
 //! Prompt templates: one Jinja file per role in a prompts folder (`system.txt`, `planner.txt`,
-//! `executor.txt`, `grader.txt`), rendered with minijinja. The files' contents are part of the
+//! `executor.txt`, `grader.txt`), rendered with minijinja (variables: [`Vars`]). The files' contents are part of the
 //! memory loop's cache key, so editing a prompt reruns exactly the episodes it changes.
 
 use std::collections::BTreeMap;
@@ -20,43 +20,45 @@ pub struct Prompts {
     system: String,
 }
 
-/// A retrieved memory as the planner sees it.
-#[derive(Clone, Debug, Serialize)]
+/// A retrieved memory as the planner sees it: `question`, `plan`, the artifact under its
+/// domain's name (`sql`, `answer`), `q`, `same_db`, `similarity`.
+#[derive(Clone, Debug)]
 pub struct ShownMemory {
     /// The earlier task's question.
     pub question: String,
     /// Its plan.
     pub plan: String,
-    /// Its SQL.
-    pub sql: String,
+    /// The artifact's name (the template variable).
+    pub artifact_name: &'static str,
+    /// Its artifact.
+    pub artifact: String,
     /// Stored label Q (1 trusted, 0 untrusted).
     pub q: u8,
-    /// Same database as the current task.
+    /// Same group as the current task (SQL: database; factual: topic).
     pub same_db: bool,
     /// Cosine similarity to the current question.
     pub similarity: f32,
 }
 
-/// What a template can use.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct PromptVars<'a> {
-    /// The question.
-    pub question: &'a str,
-    /// BIRD's evidence (hint), possibly empty.
-    pub evidence: &'a str,
-    /// The database schema.
-    pub schema: &'a str,
-    /// Retrieved memories (planner and executor; empty for the no-memory arm).
-    pub memories: &'a [ShownMemory],
-    /// The plan (executor).
-    pub plan: &'a str,
-    /// The SQL (grader).
-    pub sql: &'a str,
-    /// Execution status word (grader).
-    pub status: &'a str,
-    /// Result preview or error message (grader).
-    pub result: &'a str,
+impl Serialize for ShownMemory {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("question", &self.question)?;
+        m.serialize_entry("plan", &self.plan)?;
+        m.serialize_entry(self.artifact_name, &self.artifact)?;
+        m.serialize_entry("q", &self.q)?;
+        m.serialize_entry("same_db", &self.same_db)?;
+        m.serialize_entry("similarity", &self.similarity)?;
+        m.end()
+    }
 }
+
+/// What a template can use: `question`, `memories` (planner and executor; empty for the
+/// no-memory arm), `plan` (executor), the artifact under its domain's name, `status` and
+/// `result` (grader) — each defined in every template, empty where it does not apply — and the
+/// domain's task variables (text-to-SQL: `evidence`, `schema`).
+pub type Vars = BTreeMap<&'static str, minijinja::Value>;
 
 impl Prompts {
     /// Load every template of `dir`; errors name the file and the template error.
@@ -70,7 +72,7 @@ impl Prompts {
             env.add_template_owned(f.to_string(), text).map_err(|e| Error::input(&path, e.to_string()))?;
         }
         let mut prompts = Prompts { env, dir: dir.to_path_buf(), system: String::new() };
-        prompts.system = prompts.render("system.txt", &PromptVars::default())?;
+        prompts.system = prompts.render("system.txt", &Vars::new())?;
         Ok(prompts)
     }
 
@@ -80,7 +82,7 @@ impl Prompts {
     }
 
     /// Render template `file` with `vars`.
-    pub fn render(&self, file: &str, vars: &PromptVars<'_>) -> Result<String> {
+    pub fn render(&self, file: &str, vars: &Vars) -> Result<String> {
         let t = self.env.get_template(file).map_err(|e| Error::input(self.dir.join(file), e.to_string()))?;
         let out = t.render(vars).map_err(|e| Error::input(self.dir.join(file), e.to_string()))?;
         Ok(out.trim().to_string())

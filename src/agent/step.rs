@@ -1,23 +1,19 @@
-//! One episode: planner -> executor -> sandboxed execution (twice) -> self-grade -> detector ->
-//! stored label. Model failures are recorded in the episode and its call rows, never dropped;
-//! only broken inputs (a missing database, a template error) stop the stage.
-
-use std::path::PathBuf;
+//! One episode of any domain: planner -> executor -> the domain reads the artifact out of the
+//! answer and observes it (text-to-SQL: runs it in the sandbox, twice) -> self-grade -> the
+//! domain's answer-free channels -> stored label. Model failures are recorded in the episode and
+//! its call rows, never dropped; only broken inputs (a missing database, a template error) stop
+//! the stage.
 
 use serde::{Deserialize, Serialize};
 
 use super::arms::{ArmSpec, Mode, stored_q};
-use super::detector::{DetectorConfig, Observed};
 use super::episode::{CallRecord, Episode, Retrieved};
-use super::parse::{Verdict, extract_sql, parse_verdict};
-use super::prompts::{PromptVars, Prompts, ShownMemory};
-use super::schema::{SchemaStyle, Schemas};
+use super::parse::{Verdict, parse_verdict};
+use super::prompts::{Prompts, ShownMemory, Vars};
+use crate::domain::Domain;
 use crate::error::Result;
 use crate::llm::cache::request_key;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
-use crate::sql::connections::Connections;
-use crate::sql::outcome::Outcome;
-use crate::sql::sandbox::{Limits, OpenOptions};
 
 /// Decoding per role.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,143 +46,102 @@ impl Default for Roles {
     }
 }
 
-/// A task as the agent sees it: no reference answer anywhere.
-#[derive(Clone, Debug)]
-pub struct AgentTask {
-    /// Id.
-    pub question_id: i64,
-    /// Database id.
-    pub db_id: String,
-    /// Question.
-    pub question: String,
-    /// Evidence (hint).
-    pub evidence: String,
-    /// Database file.
-    pub db_path: PathBuf,
-}
-
 /// Everything an episode needs besides its task and memories.
-pub struct Agent<'a> {
+pub struct Agent<'a, D: Domain> {
+    /// The domain.
+    pub domain: &'a D,
     /// The model (all roles).
     pub model: &'a dyn ChatModel,
     /// Prompt templates.
     pub prompts: &'a Prompts,
     /// Decoding per role.
     pub roles: &'a Roles,
-    /// How the schema is written.
-    pub schema_style: SchemaStyle,
-    /// Schema budget in characters.
-    pub schema_chars: usize,
-    /// Result rows shown to the grader.
-    pub preview_rows: usize,
-    /// Execution limits (`run_twice` on).
-    pub limits: &'a Limits,
-    /// The detector.
-    pub detector: &'a DetectorConfig,
     /// The arm.
     pub arm: &'a ArmSpec,
+    /// The channels that flag an episode (the arm's, else the domain's).
+    pub flag_channels: Vec<String>,
 }
 
-/// A worker's open databases and schemas.
-pub struct Worker {
-    conns: Connections,
-    schemas: Schemas,
-}
+/// The oracle arm's label function: U of (task, artifact). Supplied only by a gold-reading stage.
+pub type OracleFn<'a, T> = dyn Fn(&T, Option<&str>) -> Result<u8> + Sync + 'a;
 
-impl Default for Worker {
-    fn default() -> Self {
-        Worker { conns: Connections::new(OpenOptions::default()), schemas: Schemas::default() }
-    }
-}
-
-/// The oracle arm's label function: U of (task, SQL). Supplied only by a gold-reading stage.
-pub type OracleFn<'a> = dyn Fn(&AgentTask, Option<&str>) -> Result<u8> + Sync + 'a;
-
-impl Agent<'_> {
+impl<D: Domain> Agent<'_, D> {
     /// Run one episode. `memories` pairs what is recorded with what the planner is shown.
     pub fn episode(
         &self,
-        w: &mut Worker,
+        w: &mut D::Worker,
         step: u64,
-        task: &AgentTask,
+        task: &D::Task,
         memories: Vec<(Retrieved, ShownMemory)>,
-        oracle: Option<&OracleFn<'_>>,
-    ) -> Result<(Episode, Vec<CallRecord>)> {
-        let schema = w.schemas.get(&task.db_path, self.schema_style, self.schema_chars)?.to_string();
+        oracle: Option<&OracleFn<'_, D::Task>>,
+    ) -> Result<(Episode<D::Obs>, Vec<CallRecord>)> {
         let (retrieved, shown): (Vec<Retrieved>, Vec<ShownMemory>) = memories.into_iter().unzip();
         let mut ep = Episode {
             step,
-            question_id: task.question_id,
-            db_id: task.db_id.clone(),
+            question_id: D::id(task),
+            group: D::group(task).to_string(),
             retrieved,
-            exec_status: "error".into(),
             grade: "skipped".into(),
             ..Episode::default()
         };
         let mut calls = Vec::new();
-        let base =
-            PromptVars { question: &task.question, evidence: &task.evidence, schema: &schema, ..Default::default() };
-
-        let planner = self.prompts.render("planner.txt", &PromptVars { memories: &shown, ..base.clone() })?;
-        ep.plan = self.call("planner", planner, &self.roles.planner, task, step, &mut ep, &mut calls)?;
-        if let Some(plan) = ep.plan.clone() {
-            let executor =
-                self.prompts.render("executor.txt", &PromptVars { plan: &plan, memories: &shown, ..base.clone() })?;
-            if let Some(text) =
-                self.call("executor", executor, &self.roles.executor, task, step, &mut ep, &mut calls)?
-            {
-                ep.sql = extract_sql(&text);
-                if ep.sql.is_none() {
-                    ep.exec_error = Some("no SQL query in the executor's answer".into());
-                }
-            } else {
-                ep.exec_error = Some("executor call failed".into());
-            }
-        } else {
-            ep.exec_error = Some("planner call failed".into());
+        // Every template sees every variable, empty where it does not apply.
+        let mut base = Vars::new();
+        base.insert("question", D::question(task).into());
+        for (k, v) in [("plan", ""), (D::ARTIFACT, ""), ("status", ""), ("result", "")] {
+            base.insert(k, v.into());
         }
+        base.insert("memories", minijinja::Value::from_serialize(Vec::<ShownMemory>::new()));
+        for (k, v) in self.domain.context(w, task)? {
+            base.insert(k, v.into());
+        }
+        let with = |pairs: Vec<(&'static str, minijinja::Value)>| {
+            let mut vars = base.clone();
+            vars.extend(pairs);
+            vars
+        };
+        let shown_value = minijinja::Value::from_serialize(&shown);
 
-        if let Some(sql) = ep.sql.clone() {
-            let exec = w.conns.get(&task.db_path)?.execute(&sql, self.limits);
-            ep.exec_status = exec.outcome.status().as_str().into();
-            let result = match &exec.outcome {
-                Outcome::Ok(rows) => rows.preview(self.preview_rows),
-                Outcome::Nondeterministic(rows) => {
-                    format!("{}\n(two identical runs returned different results)", rows.preview(self.preview_rows))
+        let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
+        ep.plan = self.call("planner", planner, &self.roles.planner, step, &mut ep, &mut calls)?;
+        let artifact = match ep.plan.clone() {
+            None => Err("planner call failed".to_string()),
+            Some(plan) => {
+                let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
+                let executor = self.prompts.render("executor.txt", &vars)?;
+                match self.call("executor", executor, &self.roles.executor, step, &mut ep, &mut calls)? {
+                    Some(text) => self.domain.extract(&text),
+                    None => Err("executor call failed".to_string()),
                 }
-                Outcome::Error(e) => e.clone(),
-                Outcome::Timeout => format!("interrupted after {:?}", self.limits.timeout),
-            };
-            ep.exec_error = exec.outcome.error().map(str::to_string);
-            if ep.exec_status == "timeout" {
-                ep.exec_error = Some(result.clone());
             }
-            if let Some(rows) = exec.outcome.rows() {
-                ep.n_rows = Some(rows.n_rows);
-                ep.all_null = rows.all_null;
-                ep.result_hash = Some(format!("{:032x}", rows.set_hash));
-            }
-            let grader = self.prompts.render(
-                "grader.txt",
-                &PromptVars { sql: &sql, status: &ep.exec_status.clone(), result: &result, ..base.clone() },
-            )?;
-            let verdict = self.call("grader", grader, &self.roles.grader, task, step, &mut ep, &mut calls)?;
-            match verdict {
-                Some(text) => {
-                    let v = parse_verdict(&text);
-                    ep.grade = v.as_str().into();
-                    ep.r = Verdict::r(v);
+        };
+        match artifact {
+            Err(why) => ep.obs = self.domain.unobserved(&why),
+            Ok(artifact) => {
+                let seen = self.domain.observe(w, task, &artifact)?;
+                ep.obs = seen.obs;
+                let vars = with(vec![
+                    (D::ARTIFACT, artifact.as_str().into()),
+                    ("status", seen.status.into()),
+                    ("result", seen.result.into()),
+                ]);
+                let grader = self.prompts.render("grader.txt", &vars)?;
+                ep.artifact = Some(artifact);
+                match self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)? {
+                    Some(text) => {
+                        let v = parse_verdict(&text);
+                        ep.grade = v.as_str().into();
+                        ep.r = Verdict::r(v);
+                    }
+                    None => ep.grade = "failed".into(),
                 }
-                None => ep.grade = "failed".into(),
             }
         }
 
-        let observed =
-            Observed { sql: ep.sql.as_deref(), status: &ep.exec_status, n_rows: ep.n_rows, all_null: ep.all_null };
-        ep.flags = self.detector.detect(&task.question, &task.evidence, &observed);
-        ep.flagged = ep.flags.flagged(self.arm.channels.as_deref().unwrap_or(&self.detector.channels));
+        ep.channels = self.domain.channels(task, ep.artifact.as_deref(), &ep.obs);
+        ep.flagged = ep.channels.any_of(&self.flag_channels);
         let u = match (self.arm.mode, oracle) {
-            (Mode::Oracle, Some(f)) => Some(f(task, ep.sql.as_deref())?),
+            (Mode::Oracle, Some(f)) => Some(f(task, ep.artifact.as_deref())?),
             _ => None,
         };
         ep.stored_q = stored_q(self.arm.mode, ep.r, ep.flagged, u);
@@ -194,15 +149,13 @@ impl Agent<'_> {
     }
 
     /// One model call, recorded; the answer text, or None when it failed after its retries.
-    #[allow(clippy::too_many_arguments)]
     fn call(
         &self,
         role: &'static str,
         user: String,
         decoding: &Decoding,
-        task: &AgentTask,
         step: u64,
-        ep: &mut Episode,
+        ep: &mut Episode<D::Obs>,
         calls: &mut Vec<CallRecord>,
     ) -> Result<Option<String>> {
         let req = ChatRequest {
@@ -214,7 +167,7 @@ impl Agent<'_> {
         let key = request_key(&id, &req);
         let mut rec = CallRecord {
             step,
-            question_id: task.question_id,
+            question_id: ep.question_id,
             role,
             key,
             backend: id.backend,

@@ -1,8 +1,8 @@
 //! `lucid exec`: one query through the sandbox, with the detector's channels (its own rules).
 
 use super::timeout;
-use crate::agent::detector::{DetectorConfig, Observed};
 use crate::cli::ExecArgs;
+use crate::domain::sql::detector::{DetectorConfig, Observed};
 use crate::error::Result;
 use crate::sql::{Limits, OpenOptions, Sandbox};
 

@@ -10,8 +10,9 @@ use std::path::Path;
 use arrow::array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::detector::{DetectorConfig, Flags, Observed};
 use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::domain::sql::SqlDomain;
+use crate::domain::sql::detector::{DetectorConfig, Flags, Observed};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
@@ -88,7 +89,7 @@ impl Stage for FlagStage {
         let tasks = super::tasks(ctx, inputs)?;
         let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         let e = inputs.get(ctx, "episodes")?;
-        let t = crate::agent::episode::episodes_table();
+        let t = crate::agent::episode::episodes_table::<SqlDomain>();
         let (step, qid, sql) = (
             t.column::<UInt64Array>(e, ep, "step")?,
             t.column::<Int64Array>(e, ep, "question_id")?,

@@ -23,23 +23,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arrow::array::{Float32Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt64Array};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
-use crate::agent::detector::DetectorConfig;
 use crate::agent::episode::{CallRecord, Episode, calls_table, episodes_table};
 use crate::agent::prompts::Prompts;
-use crate::agent::schema::SchemaStyle;
-use crate::agent::step::{Agent, AgentTask, OracleFn, Roles, Worker};
+use crate::agent::step::{Agent, OracleFn, Roles};
+use crate::domain::sql::SqlDomain;
+use crate::domain::sql::detector::DetectorConfig;
+use crate::domain::sql::schema::SchemaStyle;
+use crate::domain::{DomainConfig, Judge, check_channels};
 use crate::error::{Error, Result};
 use crate::fingerprint::file_fingerprint;
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-use crate::sql::sandbox::Limits;
 use crate::table::column;
 
 /// Config of the memory-loop stage.
@@ -58,24 +59,29 @@ pub struct MemoryLoopStage {
     /// Decoding per role.
     #[serde(default)]
     pub roles: Roles,
-    /// How the schema is shown: create (CREATE TABLE statements) | compact (`table(col TYPE, ..)`).
+    /// The domain and its options (default: text-to-SQL, `{kind: sql}`).
     #[serde(default)]
-    pub schema_style: SchemaStyle,
-    /// Schema shown to the model, in characters (0: all).
-    #[serde(default = "default_schema_chars")]
-    pub schema_chars: usize,
-    /// Result rows shown to the self-grader.
-    #[serde(default = "default_preview")]
-    pub preview_rows: usize,
-    /// Query timeout, seconds.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: f64,
-    /// Row cap per query.
-    #[serde(default = "default_max_rows")]
-    pub max_rows: u64,
-    /// The answer-free detector.
-    #[serde(default)]
-    pub detector: DetectorConfig,
+    pub domain: DomainConfig,
+    // The text-to-SQL domain's options at the top level, as before domains existed: accepted
+    // with the sql domain (they override its defaults), an error with another.
+    /// (sql) How the schema is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_style: Option<SchemaStyle>,
+    /// (sql) Schema characters shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_chars: Option<usize>,
+    /// (sql) Result rows shown to the self-grader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview_rows: Option<usize>,
+    /// (sql) Query timeout, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<f64>,
+    /// (sql) Row cap per query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<u64>,
+    /// (sql) The answer-free detector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detector: Option<DetectorConfig>,
     /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
     #[serde(default)]
     pub arms: BTreeMap<String, ArmSpec>,
@@ -102,18 +108,6 @@ fn default_prompts() -> String {
 fn default_k() -> usize {
     4
 }
-fn default_schema_chars() -> usize {
-    6000
-}
-fn default_preview() -> usize {
-    5
-}
-fn default_timeout() -> f64 {
-    30.0
-}
-fn default_max_rows() -> u64 {
-    1_000_000
-}
 fn default_chunk() -> usize {
     8
 }
@@ -124,15 +118,53 @@ fn default_true() -> bool {
     true
 }
 
-struct Loaded {
-    tasks: HashMap<i64, AgentTask>,
+struct Loaded<D: Judge> {
+    tasks: HashMap<i64, D::Task>,
     order: Vec<i64>,
     /// Neighbours (step, similarity) per step, best first.
     neighbours: Vec<Vec<(usize, f32)>>,
-    gold: HashMap<i64, String>,
+    gold: HashMap<i64, D::Gold>,
 }
 
 impl MemoryLoopStage {
+    /// The domain's config, with the top-level text-to-SQL options applied.
+    fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
+        let legacy = [
+            ("schema_style", self.schema_style.is_some()),
+            ("schema_chars", self.schema_chars.is_some()),
+            ("preview_rows", self.preview_rows.is_some()),
+            ("timeout_secs", self.timeout_secs.is_some()),
+            ("max_rows", self.max_rows.is_some()),
+            ("detector", self.detector.is_some()),
+        ];
+        let mut config = self.domain.clone();
+        match &mut config {
+            DomainConfig::Sql(c) => {
+                c.schema_style = self.schema_style.unwrap_or(c.schema_style);
+                c.schema_chars = self.schema_chars.unwrap_or(c.schema_chars);
+                c.preview_rows = self.preview_rows.unwrap_or(c.preview_rows);
+                c.timeout_secs = self.timeout_secs.unwrap_or(c.timeout_secs);
+                c.max_rows = self.max_rows.unwrap_or(c.max_rows);
+                if let Some(d) = &self.detector {
+                    c.detector = d.clone();
+                }
+            }
+            #[allow(unreachable_patterns)]
+            other => {
+                if let Some((key, _)) = legacy.iter().find(|(_, set)| *set) {
+                    return Err(Error::stage(
+                        &ctx.stage_id,
+                        format!(
+                            "`{key}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
+                            other.kind()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(config)
+    }
+
     fn arm(&self, ctx: &StageContext) -> Result<ArmSpec> {
         let name = ctx.arm().ok_or_else(|| {
             Error::stage(&ctx.stage_id, "a memory_loop stage must expand over arms: add `matrix: [seed, arm]`")
@@ -180,21 +212,10 @@ impl MemoryLoopStage {
         })
     }
 
-    fn load(&self, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded> {
+    fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded<D>> {
         let p = |n: &str| PathBuf::from(n);
-        let tasks: HashMap<i64, AgentTask> = super::tasks(ctx, inputs)?
-            .into_iter()
-            .map(|t| {
-                let task = AgentTask {
-                    question_id: t.question_id,
-                    db_id: t.db_id,
-                    question: t.question,
-                    evidence: t.evidence,
-                    db_path: t.db_path,
-                };
-                (task.question_id, task)
-            })
-            .collect();
+        let tasks: HashMap<i64, D::Task> =
+            domain.tasks(inputs.get(ctx, "tasks")?, &p("tasks"))?.into_iter().map(|t| (D::id(&t), t)).collect();
         let order = super::permutation::read_order(inputs.get(ctx, "order")?)?;
         if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
             return Err(Error::stage(&ctx.stage_id, format!("question_id {q} of the order is not a task")));
@@ -228,15 +249,7 @@ impl MemoryLoopStage {
                 n.truncate(self.k);
             }
         }
-        let mut gold = HashMap::new();
-        if self.read_gold {
-            let g = inputs.get(ctx, "gold")?;
-            let (gq, gs) = (
-                column::<Int64Array>(g, &p("gold"), "question_id")?,
-                column::<StringArray>(g, &p("gold"), "gold_sql")?,
-            );
-            gold = (0..g.num_rows()).map(|i| (gq.value(i), gs.value(i).to_string())).collect();
-        }
+        let gold = if self.read_gold { domain.gold(inputs.get(ctx, "gold")?, &p("gold"))? } else { HashMap::new() };
         Ok(Loaded { tasks, order, neighbours, gold })
     }
 
@@ -297,8 +310,21 @@ impl Stage for MemoryLoopStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let gold_cache = Some(ctx.cache_dir.join("gold-results.sqlite"));
+        let invalid = |e: String| Error::stage(&ctx.stage_id, e);
+        match self.domain_config(ctx)? {
+            DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
+        }
+    }
+}
+
+impl MemoryLoopStage {
+    /// The loop in `domain`.
+    fn run_in<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let arm = self.arm(ctx)?;
-        let data = self.load(ctx, inputs, arm.mode)?;
+        let data = self.load(domain, ctx, inputs, arm.mode)?;
+        let flag_channels = arm.channels.clone().unwrap_or_else(|| domain.flag_channels());
+        check_channels::<D>(&flag_channels, "the arm's channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let model = self.build_model(ctx)?;
         let roles =
             [("planner", &self.roles.planner), ("executor", &self.roles.executor), ("grader", &self.roles.grader)];
@@ -313,38 +339,18 @@ impl Stage for MemoryLoopStage {
             ));
         }
         let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
-        let timeout = Duration::try_from_secs_f64(self.timeout_secs)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| Error::stage(&ctx.stage_id, "timeout_secs must be positive"))?;
-        let limits = Limits { timeout, max_rows: self.max_rows, run_twice: true, ..Limits::default() };
-        let agent = Agent {
-            model: model.as_ref(),
-            prompts: &prompts,
-            roles: &self.roles,
-            schema_style: self.schema_style,
-            schema_chars: self.schema_chars,
-            preview_rows: self.preview_rows,
-            limits: &limits,
-            detector: &self.detector,
-            arm: &arm,
-        };
-        let eval_opts = crate::eval::EvalOptions {
-            timeout,
-            jobs: 1,
-            cache: Some(ctx.cache_dir.join("gold-results.sqlite")),
-            ..Default::default()
-        };
-        let oracle_fn = |task: &AgentTask, sql: Option<&str>| -> Result<u8> {
+        let agent =
+            Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
+        let oracle_fn = |task: &D::Task, artifact: Option<&str>| -> Result<u8> {
+            let id = D::id(task);
             let gold = data
                 .gold
-                .get(&task.question_id)
-                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {} has no gold", task.question_id)))?;
-            let pair = crate::eval::Pair { pred: sql, gold, db: &task.db_path };
-            let (r, _) = crate::eval::evaluate(&[pair], &eval_opts)?;
-            Ok(r[0].verdict.res())
+                .get(&id)
+                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {id} has no gold")))?;
+            domain.score(task, gold, artifact)
         };
-        let oracle: Option<&OracleFn<'_>> = (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_>);
+        let oracle: Option<&OracleFn<'_, D::Task>> =
+            (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_, D::Task>);
 
         let total = data.order.len();
         let names = ["episodes", "calls"];
@@ -354,7 +360,7 @@ impl Stage for MemoryLoopStage {
             LoopState { bank: Bank::default(), pending: BTreeMap::new(), parts: Vec::new(), flushed: Instant::now() };
         let mut done = vec![false; total];
         for (range, part) in load_parts(ctx, total, &names) {
-            state.bank.load(&part[0])?;
+            state.bank.load::<D>(&part[0])?;
             done[range.clone()].iter_mut().for_each(|d| *d = true);
             ctx.progress.advance(range.len() as u64);
             state.parts.push((range, part));
@@ -365,9 +371,9 @@ impl Stage for MemoryLoopStage {
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
         let status_file = ctx.work_dir.join(crate::pipeline::dag::STATUS_FILE);
-        let flush = |st: &mut LoopState| -> Result<()> {
+        let flush = |st: &mut LoopState<D::Obs>| -> Result<()> {
             for (range, eps, calls) in st.take_runs() {
-                let part = vec![episodes_table().batch(&eps)?, calls_table().batch(&calls)?];
+                let part = vec![episodes_table::<D>().batch(&eps)?, calls_table().batch(&calls)?];
                 save_part(ctx, range.clone(), &names, &part);
                 st.parts.push((range, part));
             }
@@ -380,8 +386,8 @@ impl Stage for MemoryLoopStage {
             &done,
             self.concurrency,
             &mut state,
-            Worker::default,
-            |st, t| st.bank.shown(&data.tasks[&data.order[t]], &data.neighbours[t], &data.tasks),
+            || domain.worker(),
+            |st, t| st.bank.shown::<D>(&data.tasks[&data.order[t]], &data.neighbours[t], &data.tasks),
             |w, t, memories| agent.episode(w, t as u64, &data.tasks[&data.order[t]], memories, oracle),
             |st, t, (ep, calls), status| {
                 st.bank.push(&ep);
@@ -409,7 +415,7 @@ impl Stage for MemoryLoopStage {
             Ok(arrow::compute::concat_batches(&Arc::new(schema), &batches)?)
         };
         Ok(vec![
-            ("episodes".into(), concat(0, episodes_table().schema())?),
+            ("episodes".into(), concat(0, episodes_table::<D>().schema())?),
             ("calls".into(), concat(1, calls_table().schema())?),
         ])
     }
@@ -417,17 +423,17 @@ impl Stage for MemoryLoopStage {
 
 /// The loop's state on the scheduling thread: the bank, finished episodes not yet on disk, and
 /// the parts (on disk) that make the output.
-struct LoopState {
+struct LoopState<O> {
     bank: Bank,
-    pending: BTreeMap<usize, (Episode, Vec<CallRecord>)>,
+    pending: BTreeMap<usize, (Episode<O>, Vec<CallRecord>)>,
     parts: Vec<(Range<usize>, Vec<RecordBatch>)>,
     flushed: Instant,
 }
 
-impl LoopState {
+impl<O> LoopState<O> {
     /// The pending episodes as runs of consecutive steps (each becomes one part on disk).
-    fn take_runs(&mut self) -> Vec<(Range<usize>, Vec<Episode>, Vec<CallRecord>)> {
-        let mut runs: Vec<(Range<usize>, Vec<Episode>, Vec<CallRecord>)> = Vec::new();
+    fn take_runs(&mut self) -> Vec<(Range<usize>, Vec<Episode<O>>, Vec<CallRecord>)> {
+        let mut runs: Vec<(Range<usize>, Vec<Episode<O>>, Vec<CallRecord>)> = Vec::new();
         for (t, (ep, calls)) in std::mem::take(&mut self.pending) {
             match runs.last_mut() {
                 Some(run) if run.0.end == t => {

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::domain::{Channels, Fired};
 use crate::sql::Execution;
 use crate::sql::checks::{MIN_LITERAL_CHARS, ungrounded_literals_min};
 
@@ -17,6 +18,17 @@ pub enum Channel {
     Degeneracy,
     /// It filters on an entity-like literal that the question and evidence do not contain.
     Literal,
+}
+
+impl Channel {
+    /// Its name (`episodes.channels[].name`, the YAML word).
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Execution => "execution",
+            Channel::Degeneracy => "degeneracy",
+            Channel::Literal => "literal",
+        }
+    }
 }
 
 /// Detector configuration (the `detector:` block of `memory_loop` and `flag`).
@@ -94,6 +106,16 @@ pub struct Flags {
 }
 
 impl Flags {
+    /// The channels by name, in order (the literal channel's detail: the ungrounded literals).
+    pub fn channels(&self) -> Channels {
+        let fired = |c: Channel, fired: bool, detail: Option<String>| Fired { name: c.name(), fired, detail };
+        Channels(vec![
+            fired(Channel::Execution, self.exec, None),
+            fired(Channel::Degeneracy, self.degenerate, None),
+            fired(Channel::Literal, self.literal, self.literals_json()),
+        ])
+    }
+
     /// The ungrounded literals as a JSON list (None when there are none), as tables store them.
     pub fn literals_json(&self) -> Option<String> {
         (!self.literals.is_empty()).then(|| serde_json::to_string(&self.literals).expect("strings serialize"))
