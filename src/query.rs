@@ -165,6 +165,38 @@ fn label(p: &Path) -> String {
     p.file_name().unwrap_or(p.as_os_str()).to_string_lossy().into_owned()
 }
 
+/// The channels of a text-to-SQL run written before domains (#21), by name, and the `flag_*`
+/// column each was stored in.
+const CHANNELS_OF_FLAGS: &[(&str, &str)] =
+    &[("execution", "flag_exec"), ("degeneracy", "flag_degenerate"), ("literal", "flag_literal")];
+
+/// Register the `episodes` table `name` of an older text-to-SQL run, one with `flag_*` columns
+/// and no `channels`, as a view that adds `channels` built from them (the literal channel's
+/// detail from `literals` when present), so today's reports read old runs and `lucid report OLD
+/// NEW` compares across versions. The file itself is never rewritten.
+async fn upgrade_episodes(ctx: &SessionContext, name: &str) -> datafusion::error::Result<()> {
+    let schema = ctx.table(name).await?.schema().clone();
+    let has = |c: &str| schema.field_with_unqualified_name(c).is_ok();
+    let present: Vec<&(&str, &str)> = CHANNELS_OF_FLAGS.iter().filter(|(_, col)| has(col)).collect();
+    if has("channels") || present.is_empty() {
+        return Ok(());
+    }
+    let structs: Vec<String> = present
+        .iter()
+        .map(|(channel, col)| {
+            let detail = if *channel == "literal" && has("literals") { "literals" } else { "NULL" };
+            format!("named_struct('name', '{channel}', 'fired', {col}, 'detail', CAST({detail} AS VARCHAR))")
+        })
+        .collect();
+    let raw = format!("__{name}_before_channels");
+    let table = ctx.deregister_table(name)?.expect("just registered");
+    ctx.register_table(&raw, table)?;
+    let sql =
+        format!("CREATE VIEW \"{name}\" AS SELECT *, make_array({}) AS channels FROM \"{raw}\"", structs.join(", "));
+    ctx.sql(&sql).await?;
+    Ok(())
+}
+
 /// A session with every table of `runs` registered; with several runs each table is the union
 /// of theirs with a leading `run` column; over one run, its [`VIEWS`] too. Returns the names.
 pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
@@ -186,9 +218,11 @@ async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(Ses
         for (name, path) in tables {
             let registered = if runs.len() == 1 { name.clone() } else { format!("__run{i}_{name}") };
             let loc = if path.is_dir() { format!("{}/", path.display()) } else { path.display().to_string() };
-            ctx.register_parquet(&registered, &loc, ParquetReadOptions::default())
-                .await
-                .map_err(|e| df_err(&path.display().to_string(), e))?;
+            let err = |e| df_err(&path.display().to_string(), e);
+            ctx.register_parquet(&registered, &loc, ParquetReadOptions::default()).await.map_err(err)?;
+            if name == "episodes" {
+                upgrade_episodes(&ctx, &registered).await.map_err(err)?;
+            }
             parts.entry(name).or_default().push((run.clone(), registered));
         }
     }
@@ -198,7 +232,7 @@ async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(Ses
                 .iter()
                 .map(|(run, t)| format!("SELECT '{}' AS run, * FROM \"{t}\"", run.replace('\'', "''")))
                 .collect::<Vec<_>>()
-                .join(" UNION ALL ");
+                .join(" UNION ALL BY NAME ");
             ctx.sql(&format!("CREATE VIEW \"{name}\" AS {union}")).await.map_err(|e| df_err(&name, e))?;
         }
         names.push(name);

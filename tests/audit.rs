@@ -207,10 +207,11 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
     let episodes =
         crate::support::study::query(&cache, dir.path(), "SELECT count(*) AS n FROM episodes WHERE arm = 'memento'");
     assert_eq!(v["memories"], episodes[0]["n"]);
-    for channel in ["exec", "degenerate", "literal", "detector"] {
+    for channel in ["execution", "degeneracy", "literal", "detector"] {
         assert_eq!(row(&v, "eia", "verifier", channel)["kind"], "verifier");
     }
-    // The bank is what the SQL says: r as stored, U, V = 1 - flag, n = times shown later.
+    // The bank is what the SQL says: r as stored, U, channels by name (the audit's V = 1 - fired),
+    // n = times shown later.
     let sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/bank.sql");
     let bank = crate::support::study::query(&cache, dir.path(), sql.to_str().unwrap());
     let episodes = crate::support::study::query(
@@ -233,7 +234,8 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
         assert_eq!(f(b, "r"), e["r"].as_f64().unwrap_or(0.0), "{b}");
         assert_eq!(f(b, "u"), f(e, "u"), "{b}");
         assert_eq!(f(b, "v_detector"), if e["flagged"] == true { 0.0 } else { 1.0 }, "{b}");
-        assert_eq!(f(b, "v_degenerate"), if e["flag_degenerate"] == true { 0.0 } else { 1.0 }, "{b}");
+        let degeneracy = b["channels"].as_array().unwrap().iter().find(|c| c["name"] == "degeneracy").unwrap();
+        assert_eq!(degeneracy["fired"], e["flag_degenerate"], "{b}");
     }
     assert!(memento.iter().any(|b| f(b, "n") > 0.0), "later episodes were shown earlier ones");
     // The stage wrote the same tables into the run.

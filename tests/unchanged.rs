@@ -83,7 +83,12 @@ fn tables(run: &Path, tmp: &Path, skip: &[&str]) -> Value {
             .map(|c| ArrayFormatter::try_new(batch.column_by_name(c).unwrap().as_ref(), &opts).unwrap())
             .collect();
         let mut rows: Vec<Vec<String>> = (0..batch.num_rows())
-            .map(|i| fmts.iter().map(|f| f.value(i).to_string().replace(&tmp, "$TMP")).collect())
+            .map(|i| {
+                let value = |(j, f): (usize, &ArrayFormatter)| {
+                    renamed(&table, &cols[j], f.value(i).to_string().replace(&tmp, "$TMP"))
+                };
+                fmts.iter().enumerate().map(value).collect()
+            })
             .collect();
         rows.sort();
         let columns: BTreeMap<_, _> =
@@ -91,6 +96,18 @@ fn tables(run: &Path, tmp: &Path, skip: &[&str]) -> Value {
         out.insert(table, json!({"rows": rows.len(), "columns": columns}));
     }
     json!(out)
+}
+
+/// Values renamed on purpose since the fixtures were recorded, mapped back to the recorded name:
+/// the audit names a run's channel verifiers by channel name (#21: v_execution, v_degeneracy,
+/// where they were v_exec, v_degenerate), in its verifier columns.
+fn renamed(table: &str, column: &str, value: String) -> String {
+    let verifier_column = table.starts_with("audit_") && ["verifier", "a", "b"].contains(&column);
+    match value.as_str() {
+        "execution" if verifier_column => "exec".into(),
+        "degeneracy" if verifier_column => "degenerate".into(),
+        _ => value,
+    }
 }
 
 /// `report.json` of a report folder, with the temp folder written `$TMP`: a hash per value two

@@ -1,15 +1,17 @@
--- The answer-free detector against execution truth U, per channel (execution, degeneracy,
--- literal grounding, and 'any' = the arm's flag), per arm and pooled (arm 'all'):
+-- The answer-free detector against execution truth U, per channel of the run's domain (text-to-SQL:
+-- execution, degeneracy, literal; factual QA: no_answer, unsupported, format; in the domain's
+-- order) and 'any' = the arm's flag, per arm and pooled (arm 'all'):
 --   precision rho = P(U=0 | flagged) with a 95 % Wilson interval, recall = P(flagged | U=0),
 --   base_rate = P(U=0). A flag helps (Proposition 1) iff rho > rho* = h / (g + h); the paper
 --   takes g = h, rho* = 0.5 (edit rho_star here for another cost ratio).
 -- Paper (BIRD, pooled): rho = 0.90 [0.875, 0.920] over 649 flags, base rate about 0.46.
 -- Reads the view episode_outcomes (views/episode_outcomes.sql).
 WITH ch AS (
-  SELECT ev.arm, c.channel, ev.u,
-         CASE c.channel WHEN 'execution' THEN ev.flag_exec WHEN 'degeneracy' THEN ev.flag_degenerate
-                        WHEN 'literal' THEN ev.flag_literal ELSE ev.flagged END AS f
-  FROM episode_outcomes ev CROSS JOIN (VALUES ('execution'), ('degeneracy'), ('literal'), ('any')) AS c(channel)
+  SELECT arm, get_field(c, 'name') AS channel, ord, u, get_field(c, 'fired') AS f
+  FROM (SELECT arm, u, unnest(channels) AS c, unnest(range(CAST(array_length(channels) AS BIGINT))) AS ord
+        FROM episode_outcomes)
+  UNION ALL
+  SELECT arm, 'any' AS channel, CAST(1000 AS BIGINT) AS ord, u, flagged AS f FROM episode_outcomes
 )
 SELECT coalesce(arm, 'all') AS arm, channel, count(*) AS n,
        sum(CASE WHEN f THEN 1 ELSE 0 END) AS flags,
@@ -22,6 +24,6 @@ SELECT coalesce(arm, 'all') AS arm, channel, count(*) AS n,
        round(avg(1.0 - u), 4) AS base_rate,
        0.5 AS rho_star
 FROM ch
-GROUP BY GROUPING SETS ((arm, channel), (channel))
+GROUP BY GROUPING SETS ((arm, channel, ord), (channel, ord))
 ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END,
-         arm, CASE channel WHEN 'execution' THEN 0 WHEN 'degeneracy' THEN 1 WHEN 'literal' THEN 2 ELSE 3 END
+         arm, ord
