@@ -40,6 +40,8 @@ pub enum Value<R> {
     F64(fn(&R) -> f64),
     /// Boolean, not null.
     Bool(fn(&R) -> bool),
+    /// Boolean, nullable.
+    OptBool(fn(&R) -> Option<bool>),
     /// Utf8, not null.
     Str(fn(&R) -> &str),
     /// Utf8, nullable.
@@ -91,7 +93,7 @@ impl<R> Column<R> {
             Value::U8(_) | Value::OptU8(_) => DataType::UInt8,
             Value::F32(_) => DataType::Float32,
             Value::F64(_) => DataType::Float64,
-            Value::Bool(_) => DataType::Boolean,
+            Value::Bool(_) | Value::OptBool(_) => DataType::Boolean,
             Value::Str(_) | Value::OptStr(_) | Value::Text(_) | Value::OptText(_) => DataType::Utf8,
             Value::Nested { ty, .. } => ty(),
         }
@@ -100,7 +102,7 @@ impl<R> Column<R> {
     /// Whether it may hold nulls.
     pub fn nullable(&self) -> bool {
         match &self.value {
-            Value::OptU64(_) | Value::OptU8(_) | Value::OptStr(_) | Value::OptText(_) => true,
+            Value::OptU64(_) | Value::OptU8(_) | Value::OptBool(_) | Value::OptStr(_) | Value::OptText(_) => true,
             Value::Nested { nullable, .. } => *nullable,
             _ => false,
         }
@@ -123,6 +125,7 @@ impl<R> Column<R> {
             Value::F32(f) => Arc::new(Float32Array::from_iter_values(rows.iter().map(f))),
             Value::F64(f) => Arc::new(Float64Array::from_iter_values(rows.iter().map(f))),
             Value::Bool(f) => Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>())),
+            Value::OptBool(f) => Arc::new(rows.iter().map(f).collect::<BooleanArray>()),
             Value::Str(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
             Value::OptStr(f) => Arc::new(rows.iter().map(f).collect::<StringArray>()),
             Value::Text(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),

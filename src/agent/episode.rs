@@ -179,7 +179,11 @@ pub fn episodes_table<D: Domain>() -> Table<Episode<D::Obs>> {
             E::<D>::Nested { ty: retrieved_type, nullable: false, build: retrieved_array },
             "Memories shown to the planner, most similar first: their step, task, cosine similarity, the stored label shown (1 trusted/correct, 0 untrusted/incorrect) and whether they share the task's group (same_db: the database for text-to-SQL, the topic for factual QA). Empty for no-memory.",
         ),
-        Column::new("plan", E::<D>::OptStr(|e| e.plan.as_deref()), "Planner output (null: the call failed)."),
+        Column::new(
+            "plan",
+            E::<D>::OptStr(|e| e.plan.as_deref()),
+            "Planner output (null: the call failed, or the prompts have no planner).",
+        ),
         Column::new(D::ARTIFACT, E::<D>::OptStr(|e| e.artifact.as_deref()), D::ARTIFACT_DOC),
     ];
     columns.extend(D::observation_columns());
@@ -212,7 +216,7 @@ pub fn episodes_table<D: Domain>() -> Table<Episode<D::Obs>> {
             "wall-clock time",
             "Model wall-clock time over the episode's calls (0 for cache hits).",
         ),
-        Column::new("calls", E::<D>::U8(|e| e.calls), "Model calls made (planner, executor, grader)."),
+        Column::new("calls", E::<D>::U8(|e| e.calls), "Model calls made (planner when the prompts have one, executor, grader)."),
         Column::varying(
             "cache_hits",
             E::<D>::U8(|e| e.cache_hits),

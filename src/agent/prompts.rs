@@ -13,6 +13,10 @@ use crate::error::{Error, Result};
 /// The template files of a prompts folder.
 pub const FILES: &[&str] = &["system.txt", "planner.txt", "executor.txt", "grader.txt"];
 
+/// The one template a prompts folder may leave out: without it, episodes have no planner call
+/// (the executor sees an empty `plan`).
+pub const OPTIONAL: &str = "planner.txt";
+
 /// A loaded prompts folder.
 pub struct Prompts {
     env: Environment<'static>,
@@ -68,12 +72,20 @@ impl Prompts {
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         for f in FILES {
             let path = dir.join(f);
+            if *f == OPTIONAL && !path.exists() {
+                continue;
+            }
             let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
             env.add_template_owned(f.to_string(), text).map_err(|e| Error::input(&path, e.to_string()))?;
         }
         let mut prompts = Prompts { env, dir: dir.to_path_buf(), system: String::new() };
         prompts.system = prompts.render("system.txt", &Vars::new())?;
         Ok(prompts)
+    }
+
+    /// Whether the folder has a planner template.
+    pub fn has_planner(&self) -> bool {
+        self.env.get_template(OPTIONAL).is_ok()
     }
 
     /// The system prompt (it takes no variables: rendered once at load).
@@ -92,6 +104,7 @@ impl Prompts {
     pub fn fingerprint(dir: &Path) -> Result<BTreeMap<String, String>> {
         FILES
             .iter()
+            .filter(|f| **f != OPTIONAL || dir.join(f).exists())
             .map(|f| Ok((format!("prompts/{f}"), crate::fingerprint::file_fingerprint(&dir.join(f))?)))
             .collect()
     }

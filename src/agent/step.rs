@@ -102,9 +102,15 @@ impl<D: Domain> Agent<'_, D> {
         };
         let shown_value = minijinja::Value::from_serialize(&shown);
 
-        let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
-        ep.plan = self.call("planner", planner, &self.roles.planner, step, &mut ep, &mut calls)?;
-        let artifact = match ep.plan.clone() {
+        // Without a planner template the executor runs with an empty plan (and `plan` stays null).
+        let plan = if self.prompts.has_planner() {
+            let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
+            ep.plan = self.call("planner", planner, &self.roles.planner, step, &mut ep, &mut calls)?;
+            ep.plan.clone()
+        } else {
+            Some(String::new())
+        };
+        let artifact = match plan {
             None => Err("planner call failed".to_string()),
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);

@@ -4,6 +4,7 @@
 
 pub mod bird;
 pub mod bundled;
+pub mod factual;
 pub mod spider;
 pub mod tables;
 

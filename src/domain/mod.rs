@@ -11,6 +11,7 @@
 //! 0-based position in the source file for layouts whose ids are strings) and, in other domains,
 //! `task_id` (Utf8, the source's own id), so every table downstream joins on one Int64 key.
 
+pub mod factual;
 pub mod sql;
 
 use std::collections::HashMap;
@@ -29,6 +30,8 @@ use crate::error::Result;
 pub enum DomainConfig {
     /// Text-to-SQL (the default).
     Sql(sql::SqlConfig),
+    /// Factual question answering, closed book.
+    Factual(factual::FactualConfig),
 }
 
 impl Default for DomainConfig {
@@ -42,6 +45,7 @@ impl DomainConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             DomainConfig::Sql(_) => "sql",
+            DomainConfig::Factual(_) => "factual",
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
+use crate::bench::factual::FactBench;
 use crate::bench::{self, Benchmark};
 use crate::error::{Error, Result};
 use crate::fingerprint::file_fingerprint;
@@ -22,13 +23,27 @@ pub enum Source {
     Bird,
     /// A Spider-layout folder (`path`, with `questions` and `database/`).
     Spider,
+    /// Factual QA: the bundled offline set, built from pinned PyPI data packages (`lucid models
+    /// fetch facts`).
+    Facts,
+    /// Factual QA: a JSON Lines file (`path`) of `{id, question, answer, aliases?, topic?, answer_type?}`.
+    Jsonl,
+    /// Factual QA: a SimpleQA-layout CSV file (`path`: `metadata,problem,answer`).
+    Simpleqa,
+}
+
+impl Source {
+    /// Whether the source is factual QA (else text-to-SQL).
+    fn factual(self) -> bool {
+        matches!(self, Source::Facts | Source::Jsonl | Source::Simpleqa)
+    }
 }
 
 /// Config of the benchmark stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchmarkStage {
-    /// bundled (default) | bird | spider.
+    /// bundled (default) | bird | spider (text-to-SQL); facts | jsonl | simpleqa (factual QA).
     #[serde(default)]
     pub source: Source,
     /// Folder of a bird/spider benchmark (relative to where `lucid run` runs).
@@ -46,6 +61,9 @@ pub struct BenchmarkStage {
     /// Keep only the first N questions of each database (a subset that covers every database).
     #[serde(default)]
     pub per_db: Option<usize>,
+    /// Factual sources: keep only the first N questions of each topic.
+    #[serde(default)]
+    pub per_topic: Option<usize>,
 }
 
 fn default_split() -> String {
@@ -57,7 +75,36 @@ fn default_questions() -> String {
 }
 
 impl BenchmarkStage {
+    /// The factual benchmark this stage names (`source` facts, jsonl or simpleqa).
+    fn load_facts(&self, ctx: &StageContext) -> Result<FactBench> {
+        use crate::bench::factual;
+        if self.per_db.is_some() {
+            return Err(Error::stage(&ctx.stage_id, "per_db applies to text-to-SQL sources; use per_topic"));
+        }
+        let path = || {
+            self.path
+                .as_deref()
+                .map(|p| ctx.resolve(p))
+                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("source {:?} needs `path`", self.source)))
+        };
+        let mut b = match self.source {
+            Source::Jsonl => factual::jsonl::load(&path()?)?,
+            Source::Simpleqa => factual::simpleqa::load(&path()?)?,
+            _ => factual::bundled::build(&facts_dir(ctx))?,
+        };
+        if let Some(n) = self.per_topic {
+            b.per_topic(n);
+        }
+        if let Some(n) = self.limit {
+            b.truncate(n);
+        }
+        Ok(b)
+    }
+
     fn load(&self, ctx: &StageContext) -> Result<Benchmark> {
+        if self.per_topic.is_some() {
+            return Err(Error::stage(&ctx.stage_id, "per_topic applies to factual sources; use per_db"));
+        }
         let dir = || {
             self.path
                 .as_deref()
@@ -71,6 +118,7 @@ impl BenchmarkStage {
             }
             Source::Bird => bench::bird::load(&dir()?, &self.split)?,
             Source::Spider => bench::spider::load(&dir()?, &self.questions)?,
+            Source::Facts | Source::Jsonl | Source::Simpleqa => unreachable!("factual sources load as facts"),
         };
         if let Some(n) = self.per_db {
             let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -106,6 +154,8 @@ impl BenchmarkStage {
                 vec![d.join(format!("{}.json", self.split))]
             }
             Source::Spider => vec![ctx.resolve(self.path.as_deref().unwrap_or(".")).join(&self.questions)],
+            Source::Jsonl | Source::Simpleqa => vec![ctx.resolve(self.path.as_deref().unwrap_or("."))],
+            Source::Facts => Vec::new(),
         }
     }
 }
@@ -150,7 +200,10 @@ impl Stage for BenchmarkStage {
         for f in self.source_files(ctx) {
             fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
         }
-        if self.source != Source::Bundled {
+        if self.source == Source::Facts {
+            fp.insert("facts(pinned wheels)".into(), crate::bench::factual::wheels::pinned());
+        }
+        if !self.source.factual() && self.source != Source::Bundled {
             let b = self.load(ctx)?;
             let mut dbs: Vec<_> = b.tasks.iter().map(|t| t.db_path.clone()).collect();
             dbs.sort();
@@ -167,6 +220,13 @@ impl Stage for BenchmarkStage {
     }
 
     fn run(&self, ctx: &StageContext, _: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        if self.source.factual() {
+            let b = self.load_facts(ctx)?;
+            ctx.progress.set_total(b.tasks.len() as u64);
+            ctx.progress.advance(b.tasks.len() as u64);
+            let (tasks, gold) = crate::bench::factual::tables::batches(&b)?;
+            return Ok(vec![("tasks".into(), tasks), ("gold".into(), gold)]);
+        }
         let b = self.load(ctx)?;
         ctx.progress.set_total(b.tasks.len() as u64);
         ctx.progress.advance(b.tasks.len() as u64);
@@ -178,4 +238,9 @@ impl Stage for BenchmarkStage {
             ("gold".into(), bench::tables::gold_batch(&b.gold)?),
         ])
     }
+}
+
+/// Where the factual data packages are unpacked under the run's cache.
+fn facts_dir(ctx: &StageContext) -> std::path::PathBuf {
+    crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts")
 }

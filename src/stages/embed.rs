@@ -83,10 +83,10 @@ impl Stage for EmbedStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let tasks = super::tasks(ctx, inputs)?;
-        let ids: Vec<i64> = tasks.iter().map(|t| t.question_id).collect();
+        let tasks = super::questions(ctx, inputs)?;
+        let ids: Vec<i64> = tasks.iter().map(|t| t.0).collect();
         let embedder = Embedder::load(&self.folder(ctx)?, self.pooling, self.max_length)?;
-        let texts: Vec<&str> = tasks.iter().map(|t| t.question.as_str()).collect();
+        let texts: Vec<&str> = tasks.iter().map(|t| t.1.as_str()).collect();
         ctx.progress.set_total(texts.len() as u64);
         let mut vectors = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(self.batch_size.max(1) * 8) {

@@ -13,6 +13,8 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::domain::factual::{FactualConfig, FactualDomain};
+use crate::domain::{Domain, Judge};
 use crate::error::{Error, Result};
 use crate::eval::engine::Ran;
 use crate::eval::{EvalOptions, Pair, evaluate};
@@ -36,6 +38,10 @@ pub struct EvaluateStage {
     /// Use the shared gold-result cache.
     #[serde(default = "default_true")]
     pub gold_cache: bool,
+    /// Factual tasks: the domain options whose evidence corpus `gold_in_evidence` is measured
+    /// with (default: the bundled corpus, as the loop's default); unused for text-to-SQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factual: Option<FactualConfig>,
 }
 
 fn default_timeout() -> f64 {
@@ -167,6 +173,22 @@ impl EvaluateStage {
 }
 
 impl EvaluateStage {
+    /// Factual tasks: every episode's answer scored by the factual domain's judge.
+    fn run_factual(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let config = self.factual.clone().unwrap_or_default();
+        let file = config.corpus_file(|p| ctx.resolve(p));
+        let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
+        let domain = FactualDomain::new(config, file.as_deref(), &facts)?;
+        let tasks = domain.tasks(inputs.get(ctx, "tasks")?, Path::new("tasks"))?;
+        let gold = domain.gold(inputs.get(ctx, "gold")?, Path::new("gold"))?;
+        let episodes = inputs.tables.get("episodes").ok_or_else(|| {
+            Error::stage(&ctx.stage_id, "factual tasks are evaluated from the agent's `episodes` input")
+        })?;
+        let batch =
+            crate::domain::factual::evaluate::evaluate(&domain, &tasks, &gold, episodes, Path::new("episodes"))?;
+        Ok(vec![("evaluation".into(), batch)])
+    }
+
     /// The YAML `kind:` of this stage.
     pub const KIND: &'static str = "evaluate";
 }
@@ -201,6 +223,9 @@ impl Stage for EvaluateStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        if crate::bench::factual::tables::is_factual(inputs.get(ctx, "tasks")?) {
+            return self.run_factual(ctx, inputs);
+        }
         let episodes = self.episodes(ctx, inputs)?;
         let timeout = Duration::try_from_secs_f64(self.timeout_secs)
             .ok()

@@ -31,6 +31,7 @@ use crate::agent::bank::Bank;
 use crate::agent::episode::{CallRecord, Episode, calls_table, episodes_table};
 use crate::agent::prompts::Prompts;
 use crate::agent::step::{Agent, OracleFn, Roles};
+use crate::domain::factual::FactualDomain;
 use crate::domain::sql::SqlDomain;
 use crate::domain::sql::detector::DetectorConfig;
 use crate::domain::sql::schema::SchemaStyle;
@@ -149,7 +150,6 @@ impl MemoryLoopStage {
                     c.detector = d.clone();
                 }
             }
-            #[allow(unreachable_patterns)]
             other => {
                 if let Some((key, _)) = legacy.iter().find(|(_, set)| *set) {
                     return Err(Error::stage(
@@ -303,6 +303,12 @@ impl Stage for MemoryLoopStage {
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         self.arm(ctx)?; // a misconfigured arm fails before any file is read
         let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
+        if let DomainConfig::Factual(c) = &self.domain {
+            match c.corpus_file(|p| ctx.resolve(p)) {
+                Some(f) => fp.insert("evidence".into(), file_fingerprint(&f)?),
+                None => fp.insert("evidence".into(), crate::bench::factual::wheels::pinned()),
+            };
+        }
         for f in self.model_files(ctx)? {
             fp.insert(format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy()), file_fingerprint(&f)?);
         }
@@ -314,6 +320,11 @@ impl Stage for MemoryLoopStage {
         let invalid = |e: String| Error::stage(&ctx.stage_id, e);
         match self.domain_config(ctx)? {
             DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
+            DomainConfig::Factual(c) => {
+                let file = c.corpus_file(|p| ctx.resolve(p));
+                let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
+                self.run_in(&FactualDomain::new(c, file.as_deref(), &facts)?, ctx, inputs)
+            }
         }
     }
 }

@@ -21,3 +21,13 @@ use crate::pipeline::stage::{Inputs, StageContext};
 pub fn tasks(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Task>> {
     crate::bench::tables::tasks_from_batch(inputs.get(ctx, "tasks")?, std::path::Path::new("tasks"))
 }
+
+/// The `question_id` and `question` of every task of the `tasks` input, in any domain (what the
+/// embed and permutation stages read).
+pub fn questions(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(i64, String)>> {
+    use arrow::array::{Int64Array, StringArray};
+    let (b, path) = (inputs.get(ctx, "tasks")?, std::path::Path::new("tasks"));
+    let qid = crate::table::column::<Int64Array>(b, path, "question_id")?;
+    let q = crate::table::column::<StringArray>(b, path, "question")?;
+    Ok((0..b.num_rows()).map(|i| (qid.value(i), q.value(i).to_string())).collect())
+}

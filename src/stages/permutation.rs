@@ -83,13 +83,10 @@ impl Stage for PermutationStage {
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let seed =
             ctx.seed().ok_or_else(|| Error::stage(&ctx.stage_id, "a permutation stage needs `matrix: [seed]`"))?;
-        let tasks = super::tasks(ctx, inputs)?;
+        let tasks = super::questions(ctx, inputs)?;
         let order = permutation(tasks.len(), seed);
-        let rows: Vec<Step> = order
-            .iter()
-            .enumerate()
-            .map(|(s, &i)| Step { step: s as u64, question_id: tasks[i].question_id })
-            .collect();
+        let rows: Vec<Step> =
+            order.iter().enumerate().map(|(s, &i)| Step { step: s as u64, question_id: tasks[i].0 }).collect();
         Ok(vec![("order".into(), order_table().batch(&rows)?)])
     }
 }

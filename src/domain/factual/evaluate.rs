@@ -1,0 +1,110 @@
+//! The factual `evaluation` table: every episode's answer scored against gold by normalised
+//! match (the README's rule), with whether the evidence corpus agrees with the gold on that
+//! question (what caps how well the `unsupported` channel can track truth). Gold-reading code
+//! only (the evaluate stage).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
+
+use super::FactualDomain;
+use crate::bench::factual::{FactGold, FactTask};
+use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::domain::Judge;
+use crate::error::{Error, Result};
+
+/// One factual `evaluation` row.
+pub struct FactEvalRow {
+    /// The episode's step.
+    pub step: u64,
+    /// The task.
+    pub question_id: i64,
+    /// Its topic.
+    pub topic: String,
+    /// 1 when the answer matches the gold or an alias.
+    pub u: u8,
+    /// match / mismatch / no_answer.
+    pub verdict: &'static str,
+    /// Whether the gold answer (or an alias) is in the passages retrieved for the question.
+    pub gold_in_evidence: Option<bool>,
+}
+
+/// The factual `evaluation` table.
+pub fn evaluation_table() -> Table<FactEvalRow> {
+    type V = Value<FactEvalRow>;
+    Table {
+        name: "evaluation",
+        description: "Accuracy of every factual episode: its answer against the gold answer and aliases by normalised match; the only agent-related table computed from gold.",
+        written_by: "the evaluate stage",
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", V::U64(|r| r.step), "The episode's step."),
+            Column::new("question_id", V::I64(|r| r.question_id), "The task."),
+            Column::new("topic", V::Str(|r| &r.topic), "Its topic."),
+            Column::new(
+                "difficulty",
+                V::Str(|r| &r.topic),
+                "The topic again, so the report's per-difficulty rows (EX, coupling) are per topic.",
+            ),
+            Column::new(
+                "u",
+                V::U8(|r| r.u),
+                "1 when the answer matches the gold answer or an alias (normalised, whole words), else 0.",
+            ),
+            Column::new("verdict", V::Str(|r| r.verdict), "match / mismatch / no_answer (nothing was answered)."),
+            Column::new(
+                "gold_in_evidence",
+                V::OptBool(|r| r.gold_in_evidence),
+                "The gold answer or an alias occurs in the evidence passages retrieved for the question (the corpus agrees with the gold); null when the corpus does not speak to the topic.",
+            ),
+        ],
+    }
+}
+
+/// The evaluation of the factual `episodes` (read from `path`) against `gold`.
+pub fn evaluate(
+    domain: &FactualDomain,
+    tasks: &[FactTask],
+    gold: &HashMap<i64, FactGold>,
+    episodes: &RecordBatch,
+    path: &Path,
+) -> Result<RecordBatch> {
+    let t = crate::agent::episode::episodes_table::<FactualDomain>();
+    let step = t.column::<UInt64Array>(episodes, path, "step")?;
+    let qid = t.column::<Int64Array>(episodes, path, "question_id")?;
+    let answer = t.column::<StringArray>(episodes, path, "answer")?;
+    let task_of: HashMap<i64, &FactTask> = tasks.iter().map(|t| (t.question_id, t)).collect();
+    let mut rows = Vec::with_capacity(episodes.num_rows());
+    for i in 0..episodes.num_rows() {
+        let q = qid.value(i);
+        let missing = |what: &str| Error::input(path, format!("row {i}: question_id {q} has no {what}"));
+        let task = task_of.get(&q).ok_or_else(|| missing("task"))?;
+        let g = gold.get(&q).ok_or_else(|| missing("gold"))?;
+        let a = answer.is_valid(i).then(|| answer.value(i));
+        let u = domain.score(task, g, a)?;
+        let verdict = match (a, u) {
+            (None, _) => "no_answer",
+            (_, 1) => "match",
+            _ => "mismatch",
+        };
+        let gold_in_evidence = std::iter::once(&g.answer)
+            .chain(&g.aliases)
+            .map(|x| domain.lookup(&task.question, &task.topic, x).1)
+            .reduce(|a, b| match (a, b) {
+                (Some(x), Some(y)) => Some(x || y),
+                _ => None,
+            })
+            .flatten();
+        rows.push(FactEvalRow {
+            step: step.value(i),
+            question_id: q,
+            topic: task.topic.clone(),
+            u,
+            verdict,
+            gold_in_evidence,
+        });
+    }
+    rows.sort_by_key(|r| r.step);
+    evaluation_table().batch(&rows)
+}
