@@ -18,4 +18,6 @@ mod spiderman;
 mod study;
 mod support;
 mod tables;
+mod toy_domain;
+mod toy_domain_loop;
 mod unchanged;

@@ -1,0 +1,103 @@
+//! A domain registered from outside lucid's source (`tests/toy_domain/`) runs through the memory
+//! loop: the episodes carry its artifact column, its observation column and its channels by name,
+//! and the arms store labels by its flags.
+
+use std::path::Path;
+
+use lucid::pipeline::RunOptions;
+use lucid::stages::memory_loop::register_domain;
+
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::toy_domain::Arithmetic;
+
+/// 2 + 2 and 3 + 4 right, 5 + 5 negative, 1 + 1 in words.
+fn answers(prompt: &str) -> String {
+    if prompt.contains("VERDICT") {
+        return "VERDICT: CORRECT".into();
+    }
+    let q = prompt.rsplit("Question:").next().unwrap_or("");
+    let a = if q.contains("2 + 2") {
+        "4"
+    } else if q.contains("3 + 4") {
+        "7"
+    } else if q.contains("5 + 5") {
+        "-10"
+    } else {
+        "two"
+    };
+    a.into()
+}
+
+#[test]
+fn a_registered_toy_domain_runs_through_the_loop() {
+    register_domain::<Arithmetic>("arithmetic");
+    let server = FakeServer::start(vec![], Reply::func(answers));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let questions: String = ["2 + 2", "3 + 4", "5 + 5", "1 + 1"]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let sum: i64 = s.split(" + ").map(|x| x.parse::<i64>().unwrap()).sum();
+            format!("{{\"id\": {i}, \"question\": \"What is {s}?\", \"answer\": \"{sum}\", \"topic\": \"sums\"}}\n")
+        })
+        .collect();
+    std::fs::write(d.join("sums.jsonl"), questions).unwrap();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/toy_domain/prompts");
+    let yaml = format!(
+        "name: sums
+seeds: [0]
+arms: [no-memory, memento, lucid]
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: jsonl, path: sums.jsonl}}
+{front}  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    inputs: [tasks, order, retrieval]
+    config: {{domain: {{kind: arithmetic}}, model: {{backend: openai, model: toy, base_url: '{url}/v1'}}, prompts: '{prompts}', k: 2}}
+",
+        front = crate::support::order_embed_retrieve(&bert),
+        url = server.url,
+        prompts = prompts.display()
+    );
+    std::fs::write(d.join("sums.yaml"), yaml).unwrap();
+    let opts = RunOptions {
+        overrides: vec![],
+        only: vec![],
+        dry_run: false,
+        explain: false,
+        quiet: true,
+        cache_dir: d.join("cache"),
+        base_dir: d.to_path_buf(),
+        limit: None,
+    };
+    let summary = lucid::pipeline::run::<lucid::stages::registry::Stages>(&d.join("sums.yaml"), &opts).unwrap();
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    let file = d.join("runs/sums/episodes/seed-0_arm-lucid.parquet");
+    let b = lucid::table::read_parquet(&file).unwrap();
+    let rows = lucid::query::sql_over(
+        &[("episodes".into(), b)],
+        "SELECT number, value, channels, flagged, stored_q FROM episodes ORDER BY question_id",
+    )
+    .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&[rows]).unwrap().to_string();
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join(" ; "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "4 ; 4 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: false, detail: }] ; false ; 1",
+            "7 ; 7 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: false, detail: }] ; false ; 1",
+            "-10 ; -10 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: true, detail: }] ; true ; 0",
+            "two ; [{name: not_a_number, fired: true, detail: }, {name: negative, fired: false, detail: }] ; true ; 0",
+        ],
+        "{text}"
+    );
+}
