@@ -22,7 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 }
 
 fn err(r: lucid::Result<FactBench>) -> String {
-    r.err().expect("an error").to_string()
+    r.expect_err("an error").to_string()
 }
 
 #[test]

@@ -25,25 +25,32 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
     assert!(tasks.iter().all(|t| t.db_path.is_file()));
 }
 
-/// `schemas/<table>.json` is the table's column definitions in the code (name, Arrow type,
-/// nullability, deterministic or what it varies with, description), nothing else.
+/// `schemas/<table>.json` (text-to-SQL and the domain-free tables) and `schemas/factual/<table>.json`
+/// (the factual domain's own tables) are the tables' column definitions in the code (name, Arrow
+/// type, nullability, deterministic or what it varies with, description), nothing else.
 /// `LUCID_WRITE_SCHEMAS=1 cargo test schemas` rewrites the files from the definitions.
 #[test]
 fn schemas_are_the_column_definitions() {
+    use lucid::domain::{factual::FactualDomain, sql::SqlDomain};
     let defined = [
-        lucid::agent::episode::episodes_table::<lucid::domain::sql::SqlDomain>().doc_json(),
-        lucid::agent::episode::calls_table().doc_json(),
-        lucid::bench::tables::tasks_table().doc_json(),
-        lucid::bench::tables::gold_table().doc_json(),
-        lucid::stages::evaluate::evaluation_table().doc_json(),
-        lucid::stages::flag::flags_table().doc_json(),
-        lucid::stages::retrieve::retrieval_table().doc_json(),
-        lucid::stages::permutation::order_table().doc_json(),
+        ("", lucid::agent::episode::episodes_table::<SqlDomain>().doc_json()),
+        ("", lucid::agent::episode::calls_table().doc_json()),
+        ("", lucid::bench::tables::tasks_table().doc_json()),
+        ("", lucid::bench::tables::gold_table().doc_json()),
+        ("", lucid::stages::evaluate::evaluation_table().doc_json()),
+        ("", lucid::stages::flag::flags_table().doc_json()),
+        ("", lucid::stages::retrieve::retrieval_table().doc_json()),
+        ("", lucid::stages::permutation::order_table().doc_json()),
+        ("factual", lucid::agent::episode::episodes_table::<FactualDomain>().doc_json()),
+        ("factual", lucid::bench::factual::tables::tasks_table().doc_json()),
+        ("factual", lucid::bench::factual::tables::gold_table().doc_json()),
+        ("factual", lucid::domain::factual::evaluate::evaluation_table().doc_json()),
     ];
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    for doc in defined {
-        let path = dir.join(format!("{}.json", doc["table"].as_str().unwrap()));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    for (sub, doc) in defined {
+        let path = root.join(sub).join(format!("{}.json", doc["table"].as_str().unwrap()));
         if std::env::var("LUCID_WRITE_SCHEMAS").is_ok_and(|v| v == "1") {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
         }
         let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

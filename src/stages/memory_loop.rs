@@ -475,10 +475,13 @@ struct LoopState<O> {
     flushed: Instant,
 }
 
+/// Consecutive finished episodes and their calls: one part on disk.
+type Run<O> = (Range<usize>, Vec<Episode<O>>, Vec<CallRecord>);
+
 impl<O> LoopState<O> {
     /// The pending episodes as runs of consecutive steps (each becomes one part on disk).
-    fn take_runs(&mut self) -> Vec<(Range<usize>, Vec<Episode<O>>, Vec<CallRecord>)> {
-        let mut runs: Vec<(Range<usize>, Vec<Episode<O>>, Vec<CallRecord>)> = Vec::new();
+    fn take_runs(&mut self) -> Vec<Run<O>> {
+        let mut runs: Vec<Run<O>> = Vec::new();
         for (t, (ep, calls)) in std::mem::take(&mut self.pending) {
             match runs.last_mut() {
                 Some(run) if run.0.end == t => {

@@ -75,7 +75,7 @@ impl FactualDomain {
     /// The domain with `config`: the corpus from `corpus_file`, else the bundled one under `facts`.
     pub fn new(config: FactualConfig, corpus_file: Option<&Path>, facts: &Path) -> Result<FactualDomain> {
         super::check_channels::<FactualDomain>(&config.channels, "domain.channels")
-            .map_err(|e| crate::error::Error::Usage(e))?;
+            .map_err(crate::error::Error::Usage)?;
         let (corpus, topics) = match corpus_file {
             Some(f) => (Corpus::load(f)?, config.evidence_topics.clone()),
             None => (
