@@ -151,12 +151,28 @@ fn the_bundled_set_matches_its_packages() {
     );
 }
 
-/// The planted model: an answer per question (by its last `Question:` line), every grade CORRECT.
+/// The planted model: an answer per question (the prompt's last line, `Q: ...`), every self-grade
+/// CORRECT; as the gold judge, CORRECT when the target is in the prediction, NOT_ATTEMPTED for
+/// "I don't know", else INCORRECT.
 fn planted(prompt: &str) -> String {
+    if let Some((_, rest)) = prompt.split_once("Gold target: ") {
+        let target = rest.lines().next().unwrap_or("").split(" (also accepted").next().unwrap_or("").to_lowercase();
+        let predicted =
+            rest.split("Predicted answer: ").nth(1).unwrap_or("").lines().next().unwrap_or("").to_lowercase();
+        let v = if predicted.contains("know") {
+            "NOT_ATTEMPTED"
+        } else if predicted.contains(&target) {
+            "CORRECT"
+        } else {
+            "INCORRECT"
+        };
+        return v.into();
+    }
     if prompt.contains("VERDICT") {
         return "VERDICT: CORRECT".into();
     }
-    let q = prompt.rsplit("Question:").next().unwrap_or("").lines().next().unwrap_or("").trim();
+    let last = prompt.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let q = last.trim().trim_start_matches("Q:").trim();
     match q {
         "What is the capital of Freedonia?" => "Fredville",
         "What is the capital of Sylvania?" => "Paris",
@@ -217,25 +233,15 @@ stages:
   - id: benchmark
     kind: benchmark
     config: {{source: jsonl, path: questions.jsonl}}
-{front}  - id: agent
-    kind: memory_loop
-    matrix: [seed, arm]
-    arms: [no-memory, memento, lucid]
-    inputs: [tasks, order, retrieval]
-    config: {agent}}}
-  - id: oracle
-    kind: memory_loop
-    matrix: [seed, arm]
-    arms: [oracle]
-    inputs: [tasks, order, retrieval, gold]
-    config: {agent}, read_gold: true}}
-  - id: evaluate
-    kind: evaluate
-    matrix: [seed, arm]
-    inputs: [tasks, gold, episodes]
-    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}}}
-",
-        front = crate::support::order_embed_retrieve(&bert)
+{front}{arms}",
+        front = crate::support::order_embed_retrieve(&bert),
+        arms = crate::support::study::arm_stages(
+            &agent,
+            &format!(
+                "    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}, judge: {{model: {model}, prompt: '{}'}}}}\n",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/judges/simpleqa.txt").display()
+            )
+        )
     );
     write(d, "facts.yaml", &yaml);
     let cache = d.join("cache");
@@ -247,7 +253,7 @@ stages:
         assert!(o.status.success(), "{}", stderr(&o));
         stdout(&o).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
     };
-    let rows = q("SELECT e.arm, e.seed, t.question, e.answer, e.channels, e.flagged, e.r, e.stored_q, v.u \
+    let rows = q("SELECT e.arm, e.seed, t.question, e.answer, e.channels, e.flagged, e.r, e.stored_q, v.u, v.judge \
                   FROM episodes e JOIN tasks t USING (question_id) \
                   JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step");
     assert_eq!(rows.len(), 7 * 4 * 2);
@@ -274,15 +280,32 @@ stages:
     }
     let answer = rows.iter().find(|r| r["question"] == "In which year was Zorb discovered?").unwrap();
     assert_eq!(answer["answer"], "1999", "the answer line without its label and period");
+    // The gold judge's verdicts, recorded beside the normalised match.
+    for r in &rows {
+        let want = match r["answer"].as_str().unwrap() {
+            "I don't know" => "not_attempted",
+            "Fredville" | "FRD" | "Poseidonia" | "1999" => "correct",
+            _ => "incorrect",
+        };
+        assert_eq!(r["judge"], want, "{r}");
+    }
+    let agreement = q(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/gold_judge.sql").to_str().unwrap());
+    let all = agreement.iter().find(|r| r["arm"] == "all").unwrap();
+    assert_eq!((all["n"].as_i64(), all["agreement"].as_f64()), (Some(56), Some(1.0)), "{all}");
 
-    // Closed book and label-free: no request carries gold (the canary alias) or evidence text.
+    // Closed book and label-free: only the gold judge's requests carry gold (the canary alias);
+    // no request carries evidence text.
     let requests = server.requests();
-    assert!(requests.len() >= 7 * 2, "each question answered and graded at least once (repeats are cached)");
+    assert!(requests.len() >= 7 * 3, "each question answered, graded and judged at least once (repeats are cached)");
+    let mut judged = 0;
     for r in &requests {
         let body = r.body.to_string();
-        assert!(!body.contains(CANARY), "gold reached a prompt: {body}");
+        let judge = body.contains("Gold target:");
+        judged += usize::from(judge && body.contains(CANARY));
+        assert!(judge || !body.contains(CANARY), "gold reached an agent's prompt: {body}");
         assert!(!body.contains("founded by") && !body.contains("It has 3 moons"), "evidence reached a prompt: {body}");
     }
+    assert!(judged > 0, "the gold judge sees the gold (aliases included)");
 
     // The report's SQL is domain-free: the detector table has this domain's channels.
     let report: Value =
@@ -307,5 +330,23 @@ stages:
         audit["tables"]["eia"].as_array().unwrap().iter().map(|r| r["verifier"].as_str().unwrap()).collect();
     for v in ["no_answer", "unsupported", "format", "detector"] {
         assert!(verifiers.contains(&v), "{v} in {verifiers:?}");
+    }
+}
+
+#[test]
+fn the_answer_line_drops_lead_ins_and_refuses_a_new_question() {
+    use lucid::domain::factual::channels::answer_line;
+    for (text, want) in [
+        ("Paris", Some("Paris")),
+        ("\n**Answer:** Paris.\nBecause ...", Some("Paris")),
+        ("A: 1999", Some("1999")),
+        ("The answer to the question is: Erbium", Some("Erbium")),
+        ("The answer is Ouagadougou.", Some("Ouagadougou")),
+        ("\"Tokyo\"", Some("Tokyo")),
+        ("Question: What is the capital of Chad?", None),
+        ("Q: What is 2 + 2?", None),
+        ("  \n ", None),
+    ] {
+        assert_eq!(answer_line(text).as_deref(), want, "{text:?}");
     }
 }

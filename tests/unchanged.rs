@@ -214,6 +214,37 @@ fn the_demo_on_ten_questions_is_unchanged() {
     check("demo10", got);
 }
 
+/// The scripted backend (in-process: a query over the first table, a lenient grade) on
+/// SpiderMan-train, 2 questions of each of its 137 databases, every arm, one seed.
+#[test]
+fn the_scripted_loop_on_spiderman_is_unchanged() {
+    let Some(data) = crate::support::spiderman() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let bert = crate::support::tiny_models::write_tiny_bert(&dir.path().join("bert"));
+    let agent = format!(
+        "{{model: {{backend: scripted}}, prompts: '{}'",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts").display()
+    );
+    let yaml = format!(
+        "name: spider
+seeds: [0]
+arms: [no-memory, memento, lucid, oracle]
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: bird, path: '{}', split: dev, per_db: 2}}
+{}{}",
+        data.display(),
+        crate::support::order_embed_retrieve(&bert),
+        crate::support::study::arm_stages(&agent, "")
+    );
+    std::fs::write(dir.path().join("spider.yaml"), yaml).unwrap();
+    let cache = dir.path().join("cache");
+    let o = lucid(&cache).current_dir(dir.path()).args(["run", "spider.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    check("spiderman", json!({"tables": tables(&dir.path().join("runs/spider"), dir.path(), &[])}));
+}
+
 /// `pipelines/demo.yaml` with the chat model `model` (YAML) and its files (prompts, report SQL)
 /// by absolute path.
 fn demo10_pipeline(model: &str) -> String {

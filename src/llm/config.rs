@@ -115,6 +115,28 @@ impl LocalConfig {
 }
 
 impl ModelConfig {
+    /// The config with its file paths (a local GGUF, recorded calls) resolved by `resolve`
+    /// (against the run's base folder).
+    pub fn resolved(&self, resolve: impl Fn(&str) -> PathBuf) -> ModelConfig {
+        let mut model = self.clone();
+        match &mut model {
+            ModelConfig::Local(c) => c.gguf = c.gguf.take().map(|p| resolve(&p.to_string_lossy())),
+            ModelConfig::Replay(c) => c.calls = resolve(&c.calls.to_string_lossy()),
+            _ => {}
+        }
+        model
+    }
+
+    /// Files whose content decides the model's answers (for a cache key): a local GGUF, the
+    /// recorded calls of a replay.
+    pub fn files(&self, models_dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+        Ok(match self {
+            ModelConfig::Local(c) => vec![c.gguf_path(models_dir)?],
+            ModelConfig::Replay(c) => super::replay::calls_files(&c.calls)?,
+            _ => Vec::new(),
+        })
+    }
+
     /// Build the backend. `models_dir` is where `lucid models fetch` puts the offline models.
     pub fn build(&self, models_dir: &std::path::Path) -> Result<Arc<dyn ChatModel>> {
         Ok(match self {

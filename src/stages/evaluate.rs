@@ -13,6 +13,7 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::domain::factual::gold_judge::{GoldJudge, JudgeConfig};
 use crate::domain::factual::{FactualConfig, FactualDomain};
 use crate::domain::{Domain, Judge};
 use crate::error::{Error, Result};
@@ -42,6 +43,9 @@ pub struct EvaluateStage {
     /// with (default: the bundled corpus, as the loop's default); unused for text-to-SQL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub factual: Option<FactualConfig>,
+    /// Factual tasks: an LLM gold judge (SimpleQA's style) recorded beside the normalised match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeConfig>,
 }
 
 fn default_timeout() -> f64 {
@@ -184,8 +188,15 @@ impl EvaluateStage {
         let episodes = inputs.tables.get("episodes").ok_or_else(|| {
             Error::stage(&ctx.stage_id, "factual tasks are evaluated from the agent's `episodes` input")
         })?;
-        let batch =
-            crate::domain::factual::evaluate::evaluate(&domain, &tasks, &gold, episodes, Path::new("episodes"))?;
+        let judge = self.judge.as_ref().map(|j| GoldJudge::new(j, |p| ctx.resolve(p), &ctx.cache_dir)).transpose()?;
+        let batch = crate::domain::factual::evaluate::evaluate(
+            &domain,
+            judge.as_ref(),
+            &tasks,
+            &gold,
+            episodes,
+            Path::new("episodes"),
+        )?;
         Ok(vec![("evaluation".into(), batch)])
     }
 
@@ -214,6 +225,22 @@ impl Stage for EvaluateStage {
         true
     }
 
+    /// A gold judge's prompt and model files; a factual evidence file.
+    fn fingerprint(&self, ctx: &StageContext) -> Result<std::collections::BTreeMap<String, String>> {
+        use crate::fingerprint::file_fingerprint;
+        let mut fp = std::collections::BTreeMap::new();
+        if let Some(j) = &self.judge {
+            fp.insert("judge/prompt".into(), file_fingerprint(&ctx.resolve(&j.prompt))?);
+            for f in j.model.resolved(|p| ctx.resolve(p)).files(&crate::models::models_dir(&ctx.cache_dir))? {
+                fp.insert(format!("judge/model/{}", f.display()), file_fingerprint(&f)?);
+            }
+        }
+        if let Some(f) = self.factual.as_ref().and_then(|c| c.corpus_file(|p| ctx.resolve(p))) {
+            fp.insert("evidence".into(), file_fingerprint(&f)?);
+        }
+        Ok(fp)
+    }
+
     fn outputs(&self, _: &str) -> Vec<String> {
         vec!["evaluation".into()]
     }
@@ -225,6 +252,9 @@ impl Stage for EvaluateStage {
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         if crate::bench::factual::tables::is_factual(inputs.get(ctx, "tasks")?) {
             return self.run_factual(ctx, inputs);
+        }
+        if self.judge.is_some() || self.factual.is_some() {
+            return Err(Error::stage(&ctx.stage_id, "`judge` and `factual` apply to factual tasks only"));
         }
         let episodes = self.episodes(ctx, inputs)?;
         let timeout = Duration::try_from_secs_f64(self.timeout_secs)

@@ -194,22 +194,12 @@ impl MemoryLoopStage {
 
     /// The model config with its file paths resolved against the run's base folder.
     fn resolved_model(&self, ctx: &StageContext) -> ModelConfig {
-        let mut model = self.model.clone();
-        match &mut model {
-            ModelConfig::Local(c) => c.gguf = c.gguf.take().map(|p| ctx.resolve(&p.to_string_lossy())),
-            ModelConfig::Replay(c) => c.calls = ctx.resolve(&c.calls.to_string_lossy()),
-            _ => {}
-        }
-        model
+        self.model.resolved(|p| ctx.resolve(p))
     }
 
     /// Files whose content decides the model's answers (for the cache key).
     fn model_files(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
-        Ok(match self.resolved_model(ctx) {
-            ModelConfig::Local(c) => vec![c.gguf_path(&crate::models::models_dir(&ctx.cache_dir))?],
-            ModelConfig::Replay(c) => crate::llm::replay::calls_files(&c.calls)?,
-            _ => Vec::new(),
-        })
+        self.resolved_model(ctx).files(&crate::models::models_dir(&ctx.cache_dir))
     }
 
     fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded<D>> {

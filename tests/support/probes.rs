@@ -97,6 +97,7 @@ impl Probe {
                 "spiderman::gold_as_predictions_scores_100_percent",
                 "spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question",
                 "spiderman::check_gold_agrees_with_the_datasets_metadata",
+                "unchanged::the_scripted_loop_on_spiderman_is_unchanged",
             ],
             Probe::Python => &["spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question"],
             Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],

@@ -89,7 +89,24 @@ stages:
   - id: benchmark
     kind: benchmark
     config: {{source: bundled, path: '{data}', per_db: 3}}
-{front}  - id: agent
+{front}{arms}  - id: flags
+    kind: flag
+    matrix: [seed, arm]
+    inputs: [tasks, episodes]
+    config: {{channels: [execution]}}
+",
+        data = data.display(),
+        front = super::order_embed_retrieve(bert),
+        arms = arm_stages(&agent, "")
+    )
+}
+
+/// The YAML stages of a study's arms after order, embeddings and retrieval: the memory loop
+/// with `agent` (a flow mapping left open for more keys) for no-memory, memento and LUCID, the
+/// oracle in its own gold-reading stage, and evaluation (with `evaluate`, its config lines).
+pub fn arm_stages(agent: &str, evaluate: &str) -> String {
+    format!(
+        "  - id: agent
     kind: memory_loop
     matrix: [seed, arm]
     arms: [no-memory, memento, lucid]
@@ -105,14 +122,7 @@ stages:
     kind: evaluate
     matrix: [seed, arm]
     inputs: [tasks, gold, episodes]
-  - id: flags
-    kind: flag
-    matrix: [seed, arm]
-    inputs: [tasks, episodes]
-    config: {{channels: [execution]}}
-",
-        data = data.display(),
-        front = super::order_embed_retrieve(bert)
+{evaluate}"
     )
 }
 

@@ -7,21 +7,28 @@ use crate::bench::factual::normalize::normalize;
 use crate::domain::{Channels, Fired};
 
 /// The answer in an executor's text: its first non-empty line, without Markdown emphasis, a
-/// lead-in up to `answer:` / `answer is` (`Answer: Paris`, `The answer is Paris`), surrounding
-/// quotes or a final period. None when there is no line, or the first line starts another
-/// `Question:` (the model went on with the examples instead of answering).
+/// lead-in label (`A:`, `Answer:`, `The answer to the question is:`, `The answer is`),
+/// surrounding quotes or a final period. None when there is no line, or the first line starts
+/// another `Question:` / `Q:` (the model went on with the examples instead of answering).
 pub fn answer_line(text: &str) -> Option<String> {
     let deco: &[char] = &['*', '_', '`', '#', '>', ' '];
     let line = text.lines().map(|l| l.trim_matches(deco)).find(|l| !l.is_empty())?;
-    if line.get(..9).is_some_and(|h| h.eq_ignore_ascii_case("question:")) {
+    let lower = line.to_ascii_lowercase();
+    if lower.starts_with("question:") || lower.starts_with("q:") {
         return None;
     }
-    let lower = line.to_ascii_lowercase();
-    let start = ["answer is:", "answer is", "answer:"]
-        .iter()
-        .filter_map(|m| lower.find(m).map(|i| i + m.len()))
-        .min()
-        .unwrap_or(0);
+    let start = if lower.starts_with("a:") {
+        2
+    } else if let Some(i) = lower.find("answer") {
+        let rest = &lower[i..];
+        match (rest.find(':'), rest.find(" is ")) {
+            (Some(c), _) => i + c + 1,
+            (None, Some(j)) => i + j + 4,
+            (None, None) => 0,
+        }
+    } else {
+        0
+    };
     let a = line[start..].trim_matches(deco).trim_matches(['"', '\'', ' ']).trim_end_matches('.').trim();
     (!a.is_empty()).then(|| a.to_string())
 }

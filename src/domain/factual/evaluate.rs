@@ -28,6 +28,8 @@ pub struct FactEvalRow {
     pub verdict: &'static str,
     /// Whether the gold answer (or an alias) is in the passages retrieved for the question.
     pub gold_in_evidence: Option<bool>,
+    /// The gold judge's verdict, when the stage has one.
+    pub judge: Option<&'static str>,
 }
 
 /// The factual `evaluation` table.
@@ -58,6 +60,20 @@ pub fn evaluation_table() -> Table<FactEvalRow> {
                 V::OptBool(|r| r.gold_in_evidence),
                 "The gold answer or an alias occurs in the evidence passages retrieved for the question (the corpus agrees with the gold); null when the corpus does not speak to the topic.",
             ),
+            Column::new(
+                "judge",
+                V::OptStr(|r| r.judge),
+                "The LLM gold judge's verdict (evaluate's `judge:` option, SimpleQA's style): correct / incorrect / not_attempted / unparseable / failed; null without a judge.",
+            ),
+            Column::new(
+                "judge_u",
+                V::OptU8(|r| match r.judge {
+                    Some("correct") => Some(1),
+                    Some("failed") | None => None,
+                    Some(_) => Some(0),
+                }),
+                "1 when the judge says correct, 0 for any other verdict it gave; null without a judge or when its call failed. u stays the normalised match.",
+            ),
         ],
     }
 }
@@ -65,6 +81,7 @@ pub fn evaluation_table() -> Table<FactEvalRow> {
 /// The evaluation of the factual `episodes` (read from `path`) against `gold`.
 pub fn evaluate(
     domain: &FactualDomain,
+    judge: Option<&super::gold_judge::GoldJudge>,
     tasks: &[FactTask],
     gold: &HashMap<i64, FactGold>,
     episodes: &RecordBatch,
@@ -96,6 +113,7 @@ pub fn evaluate(
                 _ => None,
             })
             .flatten();
+        let judge = judge.map(|j| j.grade(&task.question, g, a)).transpose()?;
         rows.push(FactEvalRow {
             step: step.value(i),
             question_id: q,
@@ -103,6 +121,7 @@ pub fn evaluate(
             u,
             verdict,
             gold_in_evidence,
+            judge,
         });
     }
     rows.sort_by_key(|r| r.step);

@@ -9,6 +9,7 @@
 
 pub mod channels;
 pub mod evaluate;
+pub mod gold_judge;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
