@@ -350,3 +350,32 @@ fn the_answer_line_drops_lead_ins_and_refuses_a_new_question() {
         assert_eq!(answer_line(text).as_deref(), want, "{text:?}");
     }
 }
+
+#[test]
+fn an_arm_naming_a_channel_of_another_domain_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let yaml = format!(
+        "name: wrong
+seeds: [0]
+arms: [strict]
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: bundled, per_db: 1}}
+{}  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    inputs: [tasks, order, retrieval]
+    config: {{model: {{backend: scripted}}, prompts: '{}', arms: {{strict: {{mode: lucid, channels: [execution, unsupported]}}}}}}
+",
+        crate::support::order_embed_retrieve(&bert),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts").display()
+    );
+    write(d, "wrong.yaml", &yaml);
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "wrong.yaml", "--quiet"]).output().unwrap();
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("'unsupported' is not a sql channel") && e.contains("execution, degeneracy, literal"), "{e}");
+}

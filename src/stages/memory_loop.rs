@@ -291,7 +291,15 @@ impl Stage for MemoryLoopStage {
     }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        self.arm(ctx)?; // a misconfigured arm fails before any file is read
+        // A misconfigured arm (or one naming channels its domain lacks) fails before any file is read.
+        if let Some(names) = self.arm(ctx)?.channels {
+            let checked = match &self.domain {
+                DomainConfig::Sql(_) => check_channels::<SqlDomain>(&names, "the arm's channels"),
+                DomainConfig::Factual(_) => check_channels::<FactualDomain>(&names, "the arm's channels"),
+                DomainConfig::Other { .. } => Ok(()),
+            };
+            checked.map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        }
         let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
         if let DomainConfig::Factual(c) = &self.domain {
             match c.corpus_file(|p| ctx.resolve(p)) {
