@@ -129,10 +129,20 @@ fn retrieved_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
         Arc::new(UInt8Array::from_iter_values(all.iter().map(|r| r.shown_label))),
         Arc::new(BooleanArray::from(all.iter().map(|r| r.same_db).collect::<Vec<_>>())),
     ];
-    let structs = StructArray::try_new(retrieved_fields(), children, None)?;
-    let DataType::List(item) = retrieved_type() else { unreachable!("retrieved is a list") };
-    let offsets = OffsetBuffer::from_lengths(eps.iter().map(|e| e.retrieved.len()));
-    Ok(Arc::new(ListArray::try_new(item, offsets, Arc::new(structs), None)?))
+    list_of_structs(retrieved_fields(), retrieved_type(), children, eps.iter().map(|e| e.retrieved.len()))
+}
+
+/// A list-of-structs column of type `ty` (a list of `fields`): the flattened `children`, cut into
+/// rows of `lengths`.
+fn list_of_structs(
+    fields: Fields,
+    ty: DataType,
+    children: Vec<ArrayRef>,
+    lengths: impl Iterator<Item = usize>,
+) -> Result<ArrayRef> {
+    let structs = StructArray::try_new(fields, children, None)?;
+    let DataType::List(item) = ty else { unreachable!("a list type") };
+    Ok(Arc::new(ListArray::try_new(item, OffsetBuffer::from_lengths(lengths), Arc::new(structs), None)?))
 }
 
 /// The fields of one channel in `episodes.channels`.
@@ -156,10 +166,7 @@ fn channels_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
         Arc::new(BooleanArray::from(all.iter().map(|c| c.fired).collect::<Vec<_>>())),
         Arc::new(all.iter().map(|c| c.detail.as_deref()).collect::<StringArray>()),
     ];
-    let structs = StructArray::try_new(channel_fields(), children, None)?;
-    let DataType::List(item) = channels_type() else { unreachable!("channels is a list") };
-    let offsets = OffsetBuffer::from_lengths(eps.iter().map(|e| e.channels.0.len()));
-    Ok(Arc::new(ListArray::try_new(item, offsets, Arc::new(structs), None)?))
+    list_of_structs(channel_fields(), channels_type(), children, eps.iter().map(|e| e.channels.0.len()))
 }
 
 type C = Value<CallRecord>;
