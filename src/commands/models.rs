@@ -19,12 +19,16 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             Ok(())
         }
         ModelsAction::Path => {
-            let name = a
-                .name
-                .as_deref()
-                .ok_or_else(|| Error::Usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm)".into()))?;
+            let name = a.name.as_deref().ok_or_else(|| {
+                Error::Usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)".into())
+            })?;
             let p = match name {
                 "minilm" => crate::models::minilm_path(&dir)?,
+                "facts" => {
+                    let facts = crate::models::model_path(&dir, "facts");
+                    crate::bench::factual::wheels::require(&facts, "countryinfo")?;
+                    facts
+                }
                 other => crate::models::chat_model_path(&dir, other)?,
             };
             writeln!(out, "{}", p.display()).map_err(werr)
