@@ -8,8 +8,9 @@
 //! receives gold, so the label-free discipline is in the types.
 //!
 //! Task ids: every `tasks` table has `question_id` (Int64: BIRD's own id for text-to-SQL, the
-//! 0-based position in the source file for layouts whose ids are strings) and, in other domains,
-//! `task_id` (Utf8, the source's own id), so every table downstream joins on one Int64 key.
+//! 0-based position in the source file for the factual layouts, whose ids may be strings) and, in
+//! other domains, `task_id` (Utf8, the source's own id), so every table downstream joins on one
+//! Int64 key.
 
 pub mod factual;
 pub mod sql;
@@ -160,6 +161,8 @@ pub trait Domain: Sync {
     const ARTIFACT_DOC: &'static str;
     /// Every channel's name, in order.
     const CHANNELS: &'static [&'static str];
+    /// Whether its prompts may leave out `planner.txt` (then episodes make no planner call).
+    const PLANNER_OPTIONAL: bool = false;
 
     /// The tasks of a `tasks` table read from `path`.
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> Result<Vec<Self::Task>>;

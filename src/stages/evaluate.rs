@@ -232,12 +232,14 @@ impl Stage for EvaluateStage {
         if let Some(j) = &self.judge {
             fp.insert("judge/prompt".into(), file_fingerprint(&ctx.resolve(&j.prompt))?);
             for f in j.model.resolved(|p| ctx.resolve(p)).files(&crate::models::models_dir(&ctx.cache_dir))? {
-                fp.insert(format!("judge/model/{}", f.display()), file_fingerprint(&f)?);
+                let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                fp.insert(format!("judge/model/{name}"), file_fingerprint(&f)?);
             }
         }
-        if let Some(f) = self.factual.as_ref().and_then(|c| c.corpus_file(|p| ctx.resolve(p))) {
-            fp.insert("evidence".into(), file_fingerprint(&f)?);
-        }
+        match self.factual.as_ref().and_then(|c| c.corpus_file(|p| ctx.resolve(p))) {
+            Some(f) => fp.insert("evidence".into(), file_fingerprint(&f)?),
+            None => fp.insert("evidence".into(), crate::bench::factual::wheels::pinned()),
+        };
         Ok(fp)
     }
 

@@ -1,12 +1,13 @@
-//! `kind: memory_loop` — the Memento-style agent of one arm and seed (`episodes`, `calls`). Per
-//! task in the seed's order: the top-k earlier episodes of this arm and seed by similarity alone
-//! (from the seed's `retrieval` table; their stored labels are shown, never used to rank) ->
-//! planner -> executor -> sandbox (twice) -> self-grade -> detector -> stored label by the arm's
-//! rule -> stored in the bank. Only a stage configured with `read_gold: true` (and `gold` in its
+//! `kind: memory_loop` — the Memento-style agent of one arm and seed (`episodes`, `calls`), in
+//! the domain its config names ([`crate::domain`]). Per task in the seed's order: the top-k
+//! earlier episodes of this arm and seed by similarity alone (from the seed's `retrieval` table;
+//! their stored labels are shown, never used to rank) -> planner (when the prompts have one) ->
+//! executor -> the domain observes the artifact (text-to-SQL: the sandbox, twice) -> self-grade
+//! -> the domain's answer-free channels -> stored label by the arm's rule -> stored in the bank. Only a stage configured with `read_gold: true` (and `gold` in its
 //! inputs) may run the oracle arm, and it may run nothing else.
 //!
-//! Scheduling: episode t depends only on the k episodes it retrieves (their plan, SQL and stored
-//! label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
+//! Scheduling: episode t depends only on the k episodes it retrieves (their plan, artifact and
+//! stored label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
 //! as the episodes it retrieves are stored, up to `concurrency` at once, lowest step first
 //! ([`crate::pipeline::dag`]); every prompt is the one the sequential loop would send, and with
 //! `concurrency: 1` the order is the sequential one. The no-memory arm retrieves nothing, so all
@@ -64,24 +65,26 @@ pub struct MemoryLoopStage {
     #[serde(default)]
     pub domain: DomainConfig,
     // The text-to-SQL domain's options at the top level, as before domains existed: accepted
-    // with the sql domain (they override its defaults), an error with another.
+    // with the sql domain, an error with another, and with the same option under `domain:`.
+    // Never serialized: the cache key holds the domain with them folded in, so both spellings
+    // of one config share a key.
     /// (sql) How the schema is shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub schema_style: Option<SchemaStyle>,
     /// (sql) Schema characters shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub schema_chars: Option<usize>,
     /// (sql) Result rows shown to the self-grader.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub preview_rows: Option<usize>,
     /// (sql) Query timeout, seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub timeout_secs: Option<f64>,
     /// (sql) Row cap per query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub max_rows: Option<u64>,
     /// (sql) The answer-free detector.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing)]
     pub detector: Option<DetectorConfig>,
     /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
     #[serde(default)]
@@ -128,8 +131,8 @@ struct Loaded<D: Judge> {
 }
 
 impl MemoryLoopStage {
-    /// The domain's config, with the top-level text-to-SQL options applied.
-    fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
+    /// The domain's config, with the top-level text-to-SQL options folded in.
+    fn fold_domain(&self) -> std::result::Result<DomainConfig, String> {
         let legacy = [
             ("schema_style", self.schema_style.is_some()),
             ("schema_chars", self.schema_chars.is_some()),
@@ -138,29 +141,43 @@ impl MemoryLoopStage {
             ("max_rows", self.max_rows.is_some()),
             ("detector", self.detector.is_some()),
         ];
-        let mut config = self.domain.clone();
-        match &mut config {
-            DomainConfig::Sql(c) => {
-                c.schema_style = self.schema_style.unwrap_or(c.schema_style);
-                c.schema_chars = self.schema_chars.unwrap_or(c.schema_chars);
-                c.preview_rows = self.preview_rows.unwrap_or(c.preview_rows);
-                c.timeout_secs = self.timeout_secs.unwrap_or(c.timeout_secs);
-                c.max_rows = self.max_rows.unwrap_or(c.max_rows);
-                if let Some(d) = &self.detector {
-                    c.detector = d.clone();
-                }
+        let Some((first, _)) = legacy.iter().find(|(_, set)| *set) else { return Ok(self.domain.clone()) };
+        let DomainConfig::Sql(c) = &self.domain else {
+            return Err(format!(
+                "`{first}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
+                self.domain.kind()
+            ));
+        };
+        // An option written both at the top and under `domain:` (away from its default) is ambiguous.
+        let under = serde_json::to_value(c).unwrap_or_default();
+        let default = serde_json::to_value(crate::domain::sql::SqlConfig::default()).unwrap_or_default();
+        if let Some((key, _)) = legacy.iter().find(|(k, set)| *set && under.get(*k) != default.get(*k)) {
+            return Err(format!("`{key}` is set both at the top of the config and under `domain:`: keep one"));
+        }
+        let mut c = c.clone();
+        c.schema_style = self.schema_style.unwrap_or(c.schema_style);
+        c.schema_chars = self.schema_chars.unwrap_or(c.schema_chars);
+        c.preview_rows = self.preview_rows.unwrap_or(c.preview_rows);
+        c.timeout_secs = self.timeout_secs.unwrap_or(c.timeout_secs);
+        c.max_rows = self.max_rows.unwrap_or(c.max_rows);
+        if let Some(d) = &self.detector {
+            c.detector = d.clone();
+        }
+        Ok(DomainConfig::Sql(c))
+    }
+
+    /// [`Self::fold_domain`], checked: a registered kind, a factual domain's options.
+    fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
+        let invalid = |e: String| Error::stage(&ctx.stage_id, e);
+        let config = self.fold_domain().map_err(invalid)?;
+        match &config {
+            DomainConfig::Factual(c) => c.check().map_err(invalid)?,
+            DomainConfig::Other { kind, .. } if registered(kind).is_none() => {
+                return Err(invalid(format!(
+                    "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
+                )));
             }
-            other => {
-                if let Some((key, _)) = legacy.iter().find(|(_, set)| *set) {
-                    return Err(Error::stage(
-                        &ctx.stage_id,
-                        format!(
-                            "`{key}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
-                            other.kind()
-                        ),
-                    ));
-                }
-            }
+            _ => {}
         }
         Ok(config)
     }
@@ -266,7 +283,8 @@ impl Stage for MemoryLoopStage {
 
     fn version(&self) -> u32 {
         // 2: SQL extraction keeps quoted identifiers whole; a verdict's first word decides.
-        2
+        // 3: domains; episodes gain `channels`.
+        3
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
@@ -285,13 +303,20 @@ impl Stage for MemoryLoopStage {
         vec!["episodes".into(), "calls".into()]
     }
 
-    /// The config without its operational fields (they are never serialized).
+    /// The config without its operational fields (they are never serialized), the top-level
+    /// text-to-SQL options folded into `domain`.
     fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
+        let mut keyed = self.clone();
+        if let Ok(d) = self.fold_domain() {
+            keyed.domain = d;
+        }
+        serde_json::to_value(keyed).expect("config serializes")
     }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        // A misconfigured arm (or one naming channels its domain lacks) fails before any file is read.
+        // A misconfigured domain or arm (or one naming channels its domain lacks) fails before
+        // any file is read.
+        self.domain_config(ctx)?;
         if let Some(names) = self.arm(ctx)?.channels {
             let checked = match &self.domain {
                 DomainConfig::Sql(_) => check_channels::<SqlDomain>(&names, "the arm's channels"),
@@ -359,6 +384,12 @@ impl MemoryLoopStage {
             ));
         }
         let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
+        if !D::PLANNER_OPTIONAL && !prompts.has_planner() {
+            return Err(Error::input(
+                ctx.resolve(&self.prompts).join(crate::agent::prompts::OPTIONAL),
+                format!("the {} domain's prompts need a planner template", D::NAME),
+            ));
+        }
         let agent =
             Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
         let oracle_fn = |task: &D::Task, artifact: Option<&str>| -> Result<u8> {

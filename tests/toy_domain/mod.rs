@@ -44,6 +44,7 @@ impl Domain for Arithmetic {
     const ARTIFACT: &'static str = "number";
     const ARTIFACT_DOC: &'static str = "The executor's answer, as written.";
     const CHANNELS: &'static [&'static str] = &["not_a_number", "negative"];
+    const PLANNER_OPTIONAL: bool = true;
 
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> lucid::Result<Vec<FactTask>> {
         lucid::bench::factual::tables::tasks_from_batch(batch, path)

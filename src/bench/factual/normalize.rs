@@ -3,8 +3,9 @@
 //! lower case, every character that is not a letter or digit a space, the articles a / an / the
 //! dropped (unless nothing else is left: the answer "A" stays "a"), whitespace collapsed. A prediction matches an answer when the normalised answer
 //! equals the normalised prediction or occurs in it as a run of whole words ("Ouagadougou is the
-//! capital" matches "Ouagadougou"; "Paris, Texas" does too — a hedge between candidates is
-//! caught by the `no_answer` channel, not here).
+//! capital" matches "Ouagadougou"), unless the prediction hedges between candidates with the
+//! word "or" that the answer itself does not hold ("Paris or Lyon" matches neither; the
+//! `no_answer` channel flags such a hedge too).
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -27,8 +28,16 @@ pub fn contains_words(hay: &str, needle: &str) -> bool {
     !needle.is_empty() && format!(" {hay} ").contains(&format!(" {needle} "))
 }
 
+/// Whether normalised `text` hedges between candidates: it holds the word "or".
+pub fn hedges(text: &str) -> bool {
+    contains_words(text, "or")
+}
+
 /// Whether `prediction` matches `answer` or one of `aliases` (see the module).
 pub fn matches(prediction: &str, answer: &str, aliases: &[String]) -> bool {
     let p = normalize(prediction);
-    std::iter::once(answer).chain(aliases.iter().map(String::as_str)).any(|a| contains_words(&p, &normalize(a)))
+    std::iter::once(answer).chain(aliases.iter().map(String::as_str)).any(|a| {
+        let a = normalize(a);
+        contains_words(&p, &a) && (!hedges(&p) || hedges(&a))
+    })
 }

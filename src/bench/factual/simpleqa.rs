@@ -1,6 +1,7 @@
 //! SimpleQA's CSV layout: a header `metadata,problem,answer` (RFC 4180 quoting). `metadata` (the
-//! source URLs, a Python dict literal) never reaches a table: only its `topic` and `answer_type`,
-//! when present, become the task's topic and (as `text`) nothing else. Ids are the row numbers.
+//! source URLs, a Python dict literal) never reaches a table: only its `topic`, when present,
+//! becomes the task's topic; every task's answer type is `text` (SimpleQA's own answer types do
+//! not map onto the format channel's). Ids are the row numbers.
 
 use std::path::Path;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 
 use super::FactObs;
 use crate::bench::factual::FactTask;
-use crate::bench::factual::normalize::normalize;
+use crate::bench::factual::normalize::{hedges, normalize};
 use crate::domain::{Channels, Fired};
 
 /// The answer in an executor's text: its first non-empty line, without Markdown emphasis, a
@@ -12,24 +12,32 @@ use crate::domain::{Channels, Fired};
 /// another `Question:` / `Q:` (the model went on with the examples instead of answering).
 pub fn answer_line(text: &str) -> Option<String> {
     let deco: &[char] = &['*', '_', '`', '#', '>', ' '];
-    let line = text.lines().map(|l| l.trim_matches(deco)).find(|l| !l.is_empty())?;
+    let mut line = text.lines().map(|l| l.trim_matches(deco)).find(|l| !l.is_empty())?;
     let lower = line.to_ascii_lowercase();
     if lower.starts_with("question:") || lower.starts_with("q:") {
         return None;
     }
-    let start = if lower.starts_with("a:") {
-        2
-    } else if let Some(i) = lower.find("answer") {
-        let rest = &lower[i..];
-        match (rest.find(':'), rest.find(" is ")) {
-            (Some(c), _) => i + c + 1,
-            (None, Some(j)) => i + j + 4,
-            (None, None) => 0,
+    // Lead-ins may stack ("A: The answer is Paris"): strip while one is there.
+    loop {
+        let lower = line.to_ascii_lowercase();
+        let start = if lower.starts_with("a:") {
+            2
+        } else if let Some(i) = lower.find("answer") {
+            let rest = &lower[i..];
+            match (rest.find(':'), rest.find(" is ")) {
+                (Some(c), _) => i + c + 1,
+                (None, Some(j)) => i + j + 4,
+                (None, None) => 0,
+            }
+        } else {
+            0
+        };
+        if start == 0 {
+            break;
         }
-    } else {
-        0
-    };
-    let a = line[start..].trim_matches(deco).trim_matches(['"', '\'', ' ']).trim_end_matches('.').trim();
+        line = line[start..].trim_matches(deco);
+    }
+    let a = line.trim_matches(['"', '\'', ' ']).trim_end_matches('.').trim();
     (!a.is_empty()).then(|| a.to_string())
 }
 
@@ -58,15 +66,20 @@ pub const NO_ANSWER: &[&str] = &[
     "there is no",
 ];
 
-/// Every channel on one episode.
+/// Every channel on one episode: `no_answer` also fires on an answer that hedges between
+/// candidates ("Paris or Lyon").
 pub fn channels(task: &FactTask, answer: Option<&str>, obs: &FactObs) -> Channels {
     let norm = answer.map(normalize).unwrap_or_default();
-    let hedge = NO_ANSWER.iter().find(|p| norm == **p || norm.starts_with(&format!("{p} ")));
+    let hedge = NO_ANSWER
+        .iter()
+        .find(|p| norm == **p || norm.starts_with(&format!("{p} ")))
+        .map(|h| h.to_string())
+        .or_else(|| hedges(&norm).then(|| "several candidates ('or')".to_string()));
     let no_answer = norm.is_empty() || hedge.is_some();
     let unsupported = !no_answer && obs.in_evidence == Some(false);
     let format = !no_answer && answer.is_some_and(|a| !fits(&task.answer_type, a));
     Channels(vec![
-        Fired { name: "no_answer", fired: no_answer, detail: hedge.map(|h| h.to_string()) },
+        Fired { name: "no_answer", fired: no_answer, detail: hedge },
         Fired {
             name: "unsupported",
             fired: unsupported,

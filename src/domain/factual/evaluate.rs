@@ -91,6 +91,7 @@ pub fn evaluate(
     let step = t.column::<UInt64Array>(episodes, path, "step")?;
     let qid = t.column::<Int64Array>(episodes, path, "question_id")?;
     let answer = t.column::<StringArray>(episodes, path, "answer")?;
+    let evidence = t.column::<StringArray>(episodes, path, "evidence_ids")?;
     let task_of: HashMap<i64, &FactTask> = tasks.iter().map(|t| (t.question_id, t)).collect();
     let mut rows = Vec::with_capacity(episodes.num_rows());
     for i in 0..episodes.num_rows() {
@@ -99,6 +100,20 @@ pub fn evaluate(
         let task = task_of.get(&q).ok_or_else(|| missing("task"))?;
         let g = gold.get(&q).ok_or_else(|| missing("gold"))?;
         let a = answer.is_valid(i).then(|| answer.value(i));
+        // gold_in_evidence must describe the corpus the loop's channel read.
+        if let Some(a) = a.filter(|_| evidence.is_valid(i)) {
+            let ids = serde_json::to_string(&domain.lookup(&task.question, &task.topic, a).0).expect("json");
+            if ids != evidence.value(i) {
+                return Err(Error::input(
+                    path,
+                    format!(
+                        "row {i}: the loop retrieved {} for question_id {q}, this stage's evidence options retrieve {ids}: \
+                         give the evaluate stage the loop's `factual:` options (evidence, top_k)",
+                        evidence.value(i)
+                    ),
+                ));
+            }
+        }
         let u = domain.score(task, g, a)?;
         let verdict = match (a, u) {
             (None, _) => "no_answer",

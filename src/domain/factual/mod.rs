@@ -59,6 +59,12 @@ impl Default for FactualConfig {
 }
 
 impl FactualConfig {
+    /// Its options checked: channel names, `top_k` at least 1.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        super::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
+        if self.top_k == 0 { Err("domain.top_k must be at least 1".into()) } else { Ok(()) }
+    }
+
     /// The corpus file, resolved by `resolve` (None: bundled).
     pub fn corpus_file(&self, resolve: impl Fn(&str) -> PathBuf) -> Option<PathBuf> {
         self.evidence.as_deref().map(resolve)
@@ -75,8 +81,7 @@ pub struct FactualDomain {
 impl FactualDomain {
     /// The domain with `config`: the corpus from `corpus_file`, else the bundled one under `facts`.
     pub fn new(config: FactualConfig, corpus_file: Option<&Path>, facts: &Path) -> Result<FactualDomain> {
-        super::check_channels::<FactualDomain>(&config.channels, "domain.channels")
-            .map_err(crate::error::Error::Usage)?;
+        config.check().map_err(crate::error::Error::Usage)?;
         let (corpus, topics) = match corpus_file {
             Some(f) => (Corpus::load(f)?, config.evidence_topics.clone()),
             None => (
@@ -104,6 +109,9 @@ impl FactualDomain {
             return (Vec::new(), None);
         }
         let hits = self.corpus.retrieve(question, self.config.top_k);
+        if hits.is_empty() {
+            return (Vec::new(), None); // nothing about the question: no claim either way
+        }
         let norm = normalize(answer);
         // Repeating the question's own words ("Kenya" for "the capital of Kenya?") is no support.
         let echoes = contains_words(&normalize(question), &norm);
@@ -134,8 +142,9 @@ impl Domain for FactualDomain {
     const GROUP: &'static str = "topic";
     const GROUP_DOC: &'static str = "The question's topic.";
     const ARTIFACT: &'static str = "answer";
-    const ARTIFACT_DOC: &'static str = "The answer the executor gave: the first non-empty line of its text, without an 'Answer:' label, surrounding quotes or Markdown, or a final period. Null when the text is empty or the executor call failed.";
+    const ARTIFACT_DOC: &'static str = "The answer the executor gave: the first non-empty line of its text, without Markdown, lead-in labels ('A:', 'Answer:', 'The answer to the question is:', 'The answer is'), surrounding quotes or a final period. Null when the text is empty, its first line starts another 'Question:' / 'Q:', or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["no_answer", "unsupported", "format"];
+    const PLANNER_OPTIONAL: bool = true;
 
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> Result<Vec<FactTask>> {
         tables::tasks_from_batch(batch, path)
@@ -185,7 +194,7 @@ impl Domain for FactualDomain {
                 E::OptText(|e| {
                     (!e.obs.evidence_ids.is_empty()).then(|| serde_json::to_string(&e.obs.evidence_ids).expect("json"))
                 }),
-                "Ids of the evidence passages retrieved for the question (BM25 over the question only), as a JSON list; null when the corpus does not speak to the topic or nothing was answered.",
+                "Ids of the evidence passages retrieved for the question (BM25 over the question only), as a JSON list; null when the corpus does not speak to the topic, no passage shares a word with the question, or nothing was answered.",
             ),
             Column::new(
                 "in_evidence",
