@@ -75,21 +75,23 @@ fn default_questions() -> String {
 }
 
 impl BenchmarkStage {
+    /// `path`, resolved against the run's folder; an error for a source that needs it.
+    fn source_path(&self, ctx: &StageContext) -> Result<std::path::PathBuf> {
+        self.path
+            .as_deref()
+            .map(|p| ctx.resolve(p))
+            .ok_or_else(|| Error::stage(&ctx.stage_id, format!("source {:?} needs `path`", self.source)))
+    }
+
     /// The factual benchmark this stage names (`source` facts, jsonl or simpleqa).
     fn load_facts(&self, ctx: &StageContext) -> Result<FactBench> {
         use crate::bench::factual;
         if self.per_db.is_some() {
             return Err(Error::stage(&ctx.stage_id, "per_db applies to text-to-SQL sources; use per_topic"));
         }
-        let path = || {
-            self.path
-                .as_deref()
-                .map(|p| ctx.resolve(p))
-                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("source {:?} needs `path`", self.source)))
-        };
         let mut b = match self.source {
-            Source::Jsonl => factual::jsonl::load(&path()?)?,
-            Source::Simpleqa => factual::simpleqa::load(&path()?)?,
+            Source::Jsonl => factual::jsonl::load(&self.source_path(ctx)?)?,
+            Source::Simpleqa => factual::simpleqa::load(&self.source_path(ctx)?)?,
             _ => factual::bundled::build(&facts_dir(ctx))?,
         };
         if let Some(n) = self.per_topic {
@@ -105,19 +107,13 @@ impl BenchmarkStage {
         if self.per_topic.is_some() {
             return Err(Error::stage(&ctx.stage_id, "per_topic applies to factual sources; use per_db"));
         }
-        let dir = || {
-            self.path
-                .as_deref()
-                .map(|p| ctx.resolve(p))
-                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("source {:?} needs `path`", self.source)))
-        };
         let mut b = match self.source {
             Source::Bundled => {
                 let src = self.path.as_deref().map_or_else(bench::bundled::default_dir, |p| ctx.resolve(p));
                 bench::bundled::load(&src, &ctx.cache_dir)?
             }
-            Source::Bird => bench::bird::load(&dir()?, &self.split)?,
-            Source::Spider => bench::spider::load(&dir()?, &self.questions)?,
+            Source::Bird => bench::bird::load(&self.source_path(ctx)?, &self.split)?,
+            Source::Spider => bench::spider::load(&self.source_path(ctx)?, &self.questions)?,
             Source::Facts | Source::Jsonl | Source::Simpleqa => unreachable!("factual sources load as facts"),
         };
         if let Some(n) = self.per_db {

@@ -101,8 +101,9 @@ pub fn evaluate(
         let g = gold.get(&q).ok_or_else(|| missing("gold"))?;
         let a = answer.is_valid(i).then(|| answer.value(i));
         // gold_in_evidence must describe the corpus the loop's channel read.
-        if let Some(a) = a.filter(|_| evidence.is_valid(i)) {
-            let ids = serde_json::to_string(&domain.lookup(&task.question, &task.topic, a).0).expect("json");
+        let hits = domain.passages(&task.question, &task.topic);
+        if evidence.is_valid(i) && a.is_some() {
+            let ids = serde_json::to_string(&hits.as_deref().map(|h| domain.ids(h)).unwrap_or_default()).expect("json");
             if ids != evidence.value(i) {
                 return Err(Error::input(
                     path,
@@ -120,14 +121,8 @@ pub fn evaluate(
             (_, 1) => "match",
             _ => "mismatch",
         };
-        let gold_in_evidence = std::iter::once(&g.answer)
-            .chain(&g.aliases)
-            .map(|x| domain.lookup(&task.question, &task.topic, x).1)
-            .reduce(|a, b| match (a, b) {
-                (Some(x), Some(y)) => Some(x || y),
-                _ => None,
-            })
-            .flatten();
+        let gold_in_evidence =
+            hits.map(|h| std::iter::once(&g.answer).chain(&g.aliases).any(|x| domain.supports(&task.question, &h, x)));
         let judge = judge.map(|j| j.grade(&task.question, g, a)).transpose()?;
         rows.push(FactEvalRow {
             step: step.value(i),

@@ -44,7 +44,8 @@ fn yes() -> bool {
 /// A judge, ready.
 pub struct GoldJudge {
     model: Arc<dyn ChatModel>,
-    template: String,
+    /// The prompt template, parsed once (template name: its path).
+    env: minijinja::Environment<'static>,
     path: PathBuf,
     decoding: Decoding,
 }
@@ -54,24 +55,27 @@ impl GoldJudge {
     pub fn new(config: &JudgeConfig, resolve: impl Fn(&str) -> PathBuf, cache_dir: &Path) -> Result<GoldJudge> {
         let path = resolve(&config.prompt);
         let template = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        env.add_template_owned(path.display().to_string(), template).map_err(|e| Error::input(&path, e.to_string()))?;
         let inner = config.model.resolved(&resolve).build(&crate::models::models_dir(cache_dir))?;
         let model: Arc<dyn ChatModel> = if config.response_cache {
             Arc::new(CachedModel::new(inner, &cache_dir.join("responses.sqlite"))?)
         } else {
             inner
         };
-        Ok(GoldJudge { model, template, path, decoding: config.decoding.clone() })
+        Ok(GoldJudge { model, env, path, decoding: config.decoding.clone() })
     }
 
     /// correct / incorrect / not_attempted / unparseable, or failed (the call failed after its
     /// retries).
     pub fn grade(&self, question: &str, gold: &FactGold, predicted: Option<&str>) -> Result<&'static str> {
-        let mut env = minijinja::Environment::new();
-        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let vars = minijinja::context! {
             question => question, target => &gold.answer, aliases => &gold.aliases, predicted => predicted.unwrap_or(""),
         };
-        let prompt = env.render_str(&self.template, vars).map_err(|e| Error::input(&self.path, e.to_string()))?;
+        let err = |e: minijinja::Error| Error::input(&self.path, e.to_string());
+        let prompt =
+            self.env.get_template(&self.path.display().to_string()).and_then(|t| t.render(vars)).map_err(err)?;
         let req = ChatRequest {
             messages: vec![Message::user(prompt.trim().to_string())],
             decoding: self.decoding.clone(),

@@ -102,21 +102,33 @@ impl FactualDomain {
         self.topics.as_ref().is_none_or(|t| t.iter().any(|x| x == topic))
     }
 
-    /// The top-k passages for `question` and whether normalised `answer` is in any of them (None:
-    /// the corpus does not speak to `topic`).
+    /// The top-k passages for `question` (None: the corpus does not speak to `topic`, or no
+    /// passage shares a word with the question: no claim either way).
+    pub fn passages(&self, question: &str, topic: &str) -> Option<Vec<usize>> {
+        let hits = if self.covers(topic) { self.corpus.retrieve(question, self.config.top_k) } else { Vec::new() };
+        (!hits.is_empty()).then_some(hits)
+    }
+
+    /// The ids of passages `hits`.
+    pub fn ids(&self, hits: &[usize]) -> Vec<String> {
+        hits.iter().map(|&d| self.corpus.passages[d].id.clone()).collect()
+    }
+
+    /// Whether normalised `text` occurs in one of `hits` and is not just words of `question`
+    /// ("Kenya" for "the capital of Kenya?" is no support).
+    pub fn supports(&self, question: &str, hits: &[usize], text: &str) -> bool {
+        let norm = normalize(text);
+        !contains_words(&normalize(question), &norm)
+            && hits.iter().any(|&d| contains_words(&self.corpus.normalized[d], &norm))
+    }
+
+    /// The top-k passages' ids for `question` and whether `answer` is supported by them (empty
+    /// and None when [`Self::passages`] finds none).
     pub fn lookup(&self, question: &str, topic: &str, answer: &str) -> (Vec<String>, Option<bool>) {
-        if !self.covers(topic) {
-            return (Vec::new(), None);
+        match self.passages(question, topic) {
+            None => (Vec::new(), None),
+            Some(hits) => (self.ids(&hits), Some(self.supports(question, &hits, answer))),
         }
-        let hits = self.corpus.retrieve(question, self.config.top_k);
-        if hits.is_empty() {
-            return (Vec::new(), None); // nothing about the question: no claim either way
-        }
-        let norm = normalize(answer);
-        // Repeating the question's own words ("Kenya" for "the capital of Kenya?") is no support.
-        let echoes = contains_words(&normalize(question), &norm);
-        let found = !echoes && hits.iter().any(|&d| contains_words(&self.corpus.normalized[d], &norm));
-        (hits.iter().map(|&d| self.corpus.passages[d].id.clone()).collect(), Some(found))
     }
 }
 
