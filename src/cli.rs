@@ -230,7 +230,8 @@ pub enum ModelsAction {
     Path,
     /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
     Smoke,
-    /// Throughput figures as JSON: embedding (--questions), generation, retrieval at 1k/10k/100k.
+    /// Throughput figures as JSON: embedding (--questions), the chat models' prompt reading and
+    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only.
     Bench,
 }
 

@@ -8,7 +8,7 @@ use lucid::embed::{Embedder, Pooling, VectorIndex};
 use lucid::llm::local::LocalModel;
 use lucid::llm::{ChatModel, ChatRequest, Decoding, Message};
 
-use crate::support::tiny_models::{write_tiny_bert, write_tiny_llama};
+use crate::support::tiny_models::{write_tiny_bert, write_tiny_decoder, write_tiny_llama};
 
 fn request(text: &str, decoding: Decoding) -> ChatRequest {
     ChatRequest { messages: vec![Message::user(text)], decoding, sample_index: 0 }
@@ -76,6 +76,66 @@ fn tiny_llama_tokenizes_renders_and_generates_reproducibly() {
     assert!(model.chat(&request(&long, greedy)).is_err());
 }
 
+/// `t`'s values as bits (for exact comparison).
+fn bits(t: &candle_core::Tensor) -> Vec<u32> {
+    t.flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn the_decoder_gives_candles_logits_bit_for_bit() {
+    // lucid's decoder (weights shared, KV cache a value, its own Q4_1/Q5_0 kernels) against
+    // candle-transformers' quantized llama and qwen2 models on the same file: the prompt's
+    // logits, a step after it, and a step on a copied cache are equal to the last bit — so the
+    // model identity (and every cached answer) stays valid.
+    use candle_core::quantized::{GgmlDType, gguf_file};
+    use candle_core::{Device, Tensor};
+    use candle_transformers::models::{quantized_llama, quantized_qwen2};
+    use lucid::llm::qlinear::Linear;
+    use lucid::llm::transformer::{Cache, Transformer};
+    let dir = tempfile::tempdir().unwrap();
+    let prompt: Vec<u32> = (0..40u32).map(|i| (i * 37 + 5) % 256).collect();
+    for (arch, dtype) in
+        [("llama", GgmlDType::Q4_1), ("llama", GgmlDType::Q5_0), ("qwen2", GgmlDType::Q5_0), ("qwen2", GgmlDType::Q8_0)]
+    {
+        let path = write_tiny_decoder(&dir.path().join(format!("{arch}-{dtype:?}.gguf")), arch, dtype);
+        let open = || {
+            let mut f = std::fs::File::open(&path).unwrap();
+            let ct = gguf_file::Content::read(&mut f).unwrap();
+            (ct, f)
+        };
+        let (ct, mut f) = open();
+        let ours = Transformer::from_gguf(&ct, &mut f, Linear::new).unwrap();
+        // candle's model, fed the prompt whole and then `step` at its position.
+        let theirs = |step: Option<u32>| {
+            let x = |ids: &[u32]| Tensor::new(ids, &Device::Cpu).unwrap().unsqueeze(0).unwrap();
+            let (ct, mut f) = open();
+            let (a, b) = if arch == "qwen2" {
+                let mut m = quantized_qwen2::ModelWeights::from_gguf(ct, &mut f, &Device::Cpu).unwrap();
+                let a = m.forward(&x(&prompt), 0).unwrap();
+                (a, step.map(|t| m.forward(&x(&[t]), prompt.len()).unwrap()))
+            } else {
+                let mut m = quantized_llama::ModelWeights::from_gguf(ct, &mut f, &Device::Cpu).unwrap();
+                let a = m.forward(&x(&prompt), 0).unwrap();
+                (a, step.map(|t| m.forward(&x(&[t]), prompt.len()).unwrap()))
+            };
+            (bits(&a), b.map(|b| bits(&b)))
+        };
+        let mut cache = Cache::default();
+        let logits = ours.forward(&prompt, &mut cache).unwrap();
+        let (want, after_7) = theirs(Some(7));
+        assert_eq!(bits(&logits), want, "{arch} {dtype:?}: prompt logits");
+        let mut fork = cache.clone();
+        assert_eq!(Some(bits(&ours.forward(&[7], &mut fork).unwrap())), after_7, "{arch} {dtype:?}: a step");
+        let (_, after_9) = theirs(Some(9));
+        assert_eq!(
+            Some(bits(&ours.forward(&[9], &mut cache).unwrap())),
+            after_9,
+            "{arch} {dtype:?}: the copied-from cache"
+        );
+        assert_eq!((cache.len(), fork.len()), (41, 41));
+    }
+}
+
 #[test]
 fn forced_choice_scores_continuations_by_log_likelihood() {
     let dir = tempfile::tempdir().unwrap();
@@ -115,21 +175,26 @@ fn forced_choice_scores_continuations_by_log_likelihood() {
 fn prompts_sharing_a_prefix_answer_as_if_read_alone() {
     // Two prompts with a long common beginning (a schema, say): the second starts from the kept
     // state after the shared chunks, yet answers exactly what a fresh model that never saw the
-    // first one answers — scores to the last digit, generated text token for token.
+    // first one answers — scores to the last digit, generated text token for token. Both
+    // architectures (qwen2 has had prefix states since its cache became a value).
     let dir = tempfile::tempdir().unwrap();
-    let path = write_tiny_llama(&dir.path().join("tiny.gguf"));
-    let schema = "hello world, ".repeat(30);
-    let (a, b) = (format!("{schema}how old"), format!("{schema}who is low"));
-    let forced = Decoding { choices: vec!["hello".into(), "world".into()], ..Decoding::default() };
-    let greedy = Decoding { max_tokens: 8, ..Decoding::default() };
-    let warm = LocalModel::load(&path).unwrap();
-    let _ = warm.chat(&request(&a, greedy.clone())).unwrap();
-    let (wf, wg) = (warm.chat(&request(&b, forced.clone())).unwrap(), warm.chat(&request(&b, greedy.clone())).unwrap());
-    let cold = LocalModel::load(&path).unwrap();
-    let (cf, cg) = (cold.chat(&request(&b, forced)).unwrap(), cold.chat(&request(&b, greedy)).unwrap());
-    assert_eq!(wf.text, cf.text);
-    assert_eq!(wg.text, cg.text);
-    assert!(wf.tokens_in > 128, "the prompts span several chunks: {}", wf.tokens_in);
+    for arch in ["llama", "qwen2"] {
+        let path =
+            write_tiny_decoder(&dir.path().join(format!("{arch}.gguf")), arch, candle_core::quantized::GgmlDType::Q5_0);
+        let schema = "hello world, ".repeat(30);
+        let (a, b) = (format!("{schema}how old"), format!("{schema}who is low"));
+        let forced = Decoding { choices: vec!["hello".into(), "world".into()], ..Decoding::default() };
+        let greedy = Decoding { max_tokens: 8, ..Decoding::default() };
+        let warm = LocalModel::load(&path).unwrap();
+        let _ = warm.chat(&request(&a, greedy.clone())).unwrap();
+        let (wf, wg) =
+            (warm.chat(&request(&b, forced.clone())).unwrap(), warm.chat(&request(&b, greedy.clone())).unwrap());
+        let cold = LocalModel::load(&path).unwrap();
+        let (cf, cg) = (cold.chat(&request(&b, forced)).unwrap(), cold.chat(&request(&b, greedy)).unwrap());
+        assert_eq!(wf.text, cf.text, "{arch}");
+        assert_eq!(wg.text, cg.text, "{arch}");
+        assert!(wf.tokens_in > 128, "the prompts span several chunks: {}", wf.tokens_in);
+    }
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod demo;
 pub mod eval;
 pub mod exec;
+pub mod llm_bench;
 pub mod load;
 pub mod models;
 pub mod models_bench;

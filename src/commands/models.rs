@@ -34,7 +34,13 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             writeln!(out, "{}", p.display()).map_err(werr)
         }
         ModelsAction::Bench => {
-            let figures = super::models_bench::run(&dir, a.questions.as_deref())?;
+            let figures = match a.name.as_deref() {
+                Some("llm") => super::llm_bench::run(&dir)?,
+                Some(other) => {
+                    return Err(Error::Usage(format!("lucid models bench takes `llm` or nothing, not {other}")));
+                }
+                None => super::models_bench::run(&dir, a.questions.as_deref())?,
+            };
             writeln!(out, "{}", serde_json::to_string_pretty(&figures).expect("json")).map_err(werr)
         }
         ModelsAction::Smoke => super::smoke::run(&dir, &mut out),

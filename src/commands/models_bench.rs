@@ -1,5 +1,5 @@
 //! `lucid models bench`: the figures behind `just bench-models` — MiniLM embedding throughput on a
-//! question file, SmolLM2 generation speed (as the file is, and requantized to Q8_0), and exact
+//! question file, the chat models' prompt reading and generation ([`super::llm_bench`]), and exact
 //! top-k retrieval latency at bank sizes of 1k, 10k and 100k (one query at a time, 200 at once,
 //! and a 100k-episode run's every query over its earlier episodes, as the retrieve stage does).
 //! Timings live here, never in tests.
@@ -12,16 +12,7 @@ use serde_json::json;
 
 use crate::embed::{Embedder, Pooling, VectorIndex};
 use crate::error::Result;
-use crate::llm::config::Requantize;
-use crate::llm::local::LocalModel;
-use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::rng::SplitMix64;
-
-/// The prompt used for generation speed (also used by the Python peer).
-pub const GEN_PROMPT: &str =
-    "Write a SQLite query that lists the name and age of every singer older than 30, ordered by age.";
-/// Tokens generated per run.
-pub const GEN_TOKENS: u32 = 64;
 
 #[derive(Deserialize)]
 struct Q {
@@ -32,25 +23,6 @@ fn unit(rng: &mut SplitMix64, dim: usize) -> Vec<f32> {
     let v: Vec<f32> = (0..dim).map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5).collect();
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / n).collect()
-}
-
-/// Generation speed: the median of three runs after a warm-up.
-fn generation(m: &LocalModel) -> Result<serde_json::Value> {
-    let req = ChatRequest {
-        messages: vec![Message::user(GEN_PROMPT)],
-        decoding: Decoding { max_tokens: GEN_TOKENS, ..Decoding::default() },
-        sample_index: 0,
-    };
-    let _ = m.chat(&req);
-    let mut runs = Vec::new();
-    for _ in 0..3 {
-        let c = m.chat(&req).map_err(|f| crate::error::Error::Model(f.to_string()))?;
-        runs.push((c.tokens_in, c.tokens_out, c.latency.as_secs_f64()));
-    }
-    runs.sort_by(|a, b| a.2.total_cmp(&b.2));
-    let (tin, tout, secs) = runs[1];
-    Ok(json!({"model": m.identity().model, "prompt_tokens": tin, "generated_tokens": tout, "seconds": secs,
-        "tokens_per_s": tout as f64 / secs}))
 }
 
 /// Measure everything that is available; absent models are reported, not fatal.
@@ -70,10 +42,7 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
             json!({"model": e.name, "sentences": texts.len(), "seconds": secs, "sentences_per_s": texts.len() as f64 / secs, "batch": 64}),
         );
     }
-    if let Ok(path) = crate::models::smollm2_path(models_dir) {
-        out.insert("generate".into(), generation(&LocalModel::load(&path)?)?);
-        out.insert("generate_q8_0".into(), generation(&LocalModel::load_as(&path, Some(Requantize::Q8_0))?)?);
-    }
+    out.insert("llm".into(), super::llm_bench::run(models_dir)?);
     let mut rng = SplitMix64(1);
     let mut retrieval = Vec::new();
     let dim = 384;

@@ -1,38 +1,26 @@
-//! The local backend: a GGUF llama-architecture chat model (default SmolLM2-135M-Instruct) run
-//! by candle on the CPU, offline. Greedy or seeded sampling, max-tokens and stop sequences;
-//! optionally Q4_1 weights requantized to Q8_0 at load (candle's SIMD kernels). Each
-//! call works on its own copy of the weights handle (shared tensors, private KV cache), so calls
+//! The local backend: a GGUF chat model (llama: the default SmolLM2-135M-Instruct; qwen2:
+//! Qwen2.5-Coder) run on the CPU, offline, by [`Transformer`]. Greedy or seeded sampling,
+//! max-tokens and stop sequences; optionally Q4_1/Q5_0 weights requantized to Q8_0 at load. The
+//! weights are shared read-only by every call and each call has its own KV [`Cache`], so calls
 //! from several threads do not interfere.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use candle_transformers::models::quantized_llama::{self as llama, MAX_SEQ_LEN};
-use candle_transformers::models::quantized_qwen2 as qwen2;
-
-/// The weights of architecture `arch` (llama when unnamed) from `ct` read from `r`.
-fn load_weights<R: std::io::Read + std::io::Seek>(
-    arch: Option<&str>,
-    ct: gguf_file::Content,
-    r: &mut R,
-) -> candle_core::Result<Weights> {
-    match arch {
-        Some("qwen2") => Ok(Weights::Qwen2(Mutex::new(qwen2::ModelWeights::from_gguf(ct, r, &Device::Cpu)?))),
-        _ => Ok(Weights::Llama(llama::ModelWeights::from_gguf(ct, r, &Device::Cpu)?)),
-    }
-}
 
 use super::config::Requantize;
 use super::gguf_tokenizer::GgufChat;
+use super::qlinear::Linear;
+use super::transformer::{Cache, Transformer};
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Result};
 
 /// Weight formats candle 0.11 has only scalar CPU kernels for (Q4_1: SmolLM2; Q5_0: most of
-/// Qwen2.5-Coder's tensors).
+/// Qwen2.5-Coder's tensors); lucid runs them with its own kernels ([`super::qlinear`]).
 pub const SLOW_FORMATS: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0];
 
 /// The GGUF in `file` (read as `ct`) rewritten in memory with its [`SLOW_FORMATS`] tensors
@@ -61,48 +49,6 @@ pub fn requantize<R: std::io::Read + std::io::Seek>(
     Ok((ct, buf))
 }
 
-/// The weights of a loaded model, by architecture (`general.architecture`).
-enum Weights {
-    /// Llama-style (SmolLM2): each call copies the handle (shared tensors, private KV cache).
-    Llama(llama::ModelWeights),
-    /// Qwen2 (Qwen2.5-Coder): candle's model cannot be copied, so calls take turns on one.
-    Qwen2(Mutex<qwen2::ModelWeights>),
-}
-
-/// One call's model: a private copy, or the shared one held for the call.
-enum Session<'a> {
-    Llama(Box<llama::ModelWeights>),
-    Qwen2(MutexGuard<'a, qwen2::ModelWeights>),
-}
-
-impl Weights {
-    fn session(&self) -> Session<'_> {
-        match self {
-            Weights::Llama(w) => Session::Llama(Box::new(w.clone())),
-            Weights::Qwen2(m) => Session::Qwen2(m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)),
-        }
-    }
-}
-
-impl Session<'_> {
-    /// Logits of the next token after `ids` placed at `pos` (0 starts a fresh cache).
-    fn forward(&mut self, ids: &[u32], pos: usize) -> candle_core::Result<Tensor> {
-        let x = Tensor::new(ids, &Device::Cpu)?.unsqueeze(0)?;
-        match self {
-            Session::Llama(m) => m.forward(&x, pos)?.squeeze(0),
-            Session::Qwen2(m) => m.forward(&x, pos)?.squeeze(0),
-        }
-    }
-
-    /// A copy with the same cache, when the architecture allows one.
-    fn fork(&self) -> Option<Session<'static>> {
-        match self {
-            Session::Llama(m) => Some(Session::Llama(m.clone())),
-            Session::Qwen2(_) => None,
-        }
-    }
-}
-
 /// Prompts are prefilled in chunks of this many tokens (llama), and the state after every whole
 /// chunk is kept, so a prompt that shares a prefix with an earlier one — the system prompt, a
 /// database's schema, the grader's instructions — starts after it. Every prompt is computed in the
@@ -113,9 +59,9 @@ const SNAPSHOTS: usize = 64;
 
 /// A loaded local model.
 pub struct LocalModel {
-    weights: Weights,
-    /// (prefix ids, model state after them), most recently used last.
-    snapshots: Mutex<std::collections::VecDeque<(Vec<u32>, llama::ModelWeights)>>,
+    model: Transformer,
+    /// (prefix ids, KV cache after them), most recently used last.
+    snapshots: Mutex<std::collections::VecDeque<(Vec<u32>, Cache)>>,
     /// Tokenizer and chat template from the GGUF.
     pub chat: GgufChat,
     identity: ModelIdentity,
@@ -130,28 +76,38 @@ impl LocalModel {
     /// Load a GGUF file (llama or qwen2 architecture), its [`SLOW_FORMATS`] weights converted
     /// to `requant` if given.
     pub fn load_as(path: &Path, requant: Option<Requantize>) -> Result<LocalModel> {
+        LocalModel::load_with(path, requant, Linear::new)
+    }
+
+    /// [`LocalModel::load_as`] with every weight matrix made by `linear` — [`Linear::candle`]
+    /// runs candle's own kernels throughout (the benchmark's and the tests' reference).
+    pub fn load_with(
+        path: &Path,
+        requant: Option<Requantize>,
+        linear: fn(candle_core::quantized::QTensor) -> candle_core::Result<Linear>,
+    ) -> Result<LocalModel> {
         let bad = |m: String| Error::input(path, m);
         let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
         let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
         let chat = GgufChat::from_metadata(&ct.metadata).map_err(bad)?;
         let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
-        let weights = match requant {
+        let model = match requant {
             Some(Requantize::Q8_0) => {
                 let (ct, mut buf) =
                     requantize(ct, &mut file, GgmlDType::Q8_0).map_err(|e| bad(format!("cannot requantize: {e}")))?;
-                load_weights(arch.as_deref(), ct, &mut buf)
+                Transformer::from_gguf(&ct, &mut buf, linear)
             }
-            None => load_weights(arch.as_deref(), ct, &mut file),
+            None => Transformer::from_gguf(&ct, &mut file, linear),
         }
         .map_err(|e| bad(format!("cannot load ({} architecture): {e}", arch.as_deref().unwrap_or("llama"))))?;
         let hash = crate::fingerprint::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let mut suffix = if requant.is_some() { "+q8_0" } else { "" }.to_string();
-        if matches!(weights, Weights::Llama(_)) {
-            suffix.push_str(&format!("+prefill{CHUNK}"));
-        }
+        // The chunked prefill decides the numbers (llama's results since prefix states came;
+        // qwen2 was read whole before it had a copyable cache); the packed Q4_1/Q5_0 kernels
+        // give candle's values bit for bit, so they leave the identity alone.
+        let suffix = format!("{}+prefill{CHUNK}", if requant.is_some() { "+q8_0" } else { "" });
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
-        Ok(LocalModel { weights, snapshots: Mutex::new(Default::default()), chat, identity })
+        Ok(LocalModel { model, snapshots: Mutex::new(Default::default()), chat, identity })
     }
 
     /// Generate for `req`: (prompt tokens, generated token ids, text), or an error message.
@@ -176,33 +132,24 @@ impl LocalModel {
     ) -> std::result::Result<(u32, Vec<u32>, String), String> {
         let ce = |e: candle_core::Error| format!("candle: {e}");
         let longest = choices.iter().map(|c| c.len()).max().unwrap_or(0);
-        if ids.len() + longest > MAX_SEQ_LEN {
-            return Err(format!("prompt of {} tokens exceeds the model's {MAX_SEQ_LEN}-token window", ids.len()));
+        let window = self.model.window;
+        if ids.len() + longest > window {
+            return Err(format!("prompt of {} tokens exceeds the model's {window}-token window", ids.len()));
         }
-        let (mut base, first) = self.prefill(ids).map_err(ce)?;
+        let (base, first) = self.prefill(ids).map_err(ce)?;
         let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
-        for (n, choice) in choices.iter().enumerate() {
+        for choice in choices {
             // The continuation's tokens as they follow this prompt (BPE may merge across the
             // boundary; the prompt ends with the template's assistant opener, so it does not).
             let joint = self.chat.encode(&format!("{prompt}{choice}"))?;
             let cont: Vec<u32> =
                 if joint.starts_with(ids) { joint[ids.len()..].to_vec() } else { self.chat.encode(choice)? };
-            // A copy of the prompt's cache where the architecture has one; else the prompt again.
-            let mut fork = base.fork();
-            let model = match fork.as_mut() {
-                Some(f) => f,
-                None => {
-                    if n > 0 {
-                        base.forward(ids, 0).map_err(ce)?;
-                    }
-                    &mut base
-                }
-            };
+            let mut fork = base.clone();
             let (mut logits, mut lp) = (first.clone(), 0.0f64);
             for (i, &tok) in cont.iter().enumerate() {
                 lp += log_prob(&logits, tok).map_err(ce)?;
                 if i + 1 < cont.len() {
-                    logits = model.forward(&[tok], ids.len() + i).map_err(ce)?;
+                    logits = self.model.forward(&[tok], &mut fork).map_err(ce)?;
                 }
             }
             scored.push((lp, cont));
@@ -224,15 +171,16 @@ impl LocalModel {
         d: &Decoding,
         sample_index: u32,
     ) -> std::result::Result<(Vec<u32>, String), String> {
-        if ids.len() + d.max_tokens as usize > MAX_SEQ_LEN {
+        let window = self.model.window;
+        if ids.len() + d.max_tokens as usize > window {
             return Err(format!(
-                "prompt of {} tokens plus max_tokens {} exceeds the model's {MAX_SEQ_LEN}-token window",
+                "prompt of {} tokens plus max_tokens {} exceeds the model's {window}-token window",
                 ids.len(),
                 d.max_tokens
             ));
         }
         let ce = |e: candle_core::Error| format!("candle: {e}");
-        let (mut model, mut logits) = self.prefill(ids).map_err(ce)?;
+        let (mut cache, mut logits) = self.prefill(ids).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
             (t, Some(p)) => Sampling::TopP { p, temperature: t },
@@ -252,65 +200,70 @@ impl LocalModel {
             if d.stop.iter().any(|s| !s.is_empty() && text.contains(s.as_str())) {
                 break;
             }
-            let pos = ids.len() + out.len() - 1;
-            logits = model.forward(&[next], pos).map_err(ce)?;
+            logits = self.model.forward(&[next], &mut cache).map_err(ce)?;
         }
         Ok((out, cut_at_stop(&text, &d.stop)))
     }
 }
 
 impl LocalModel {
-    /// A session that has read the prompt `ids`, and the logits of the token after it. Llama
-    /// prompts are read in chunks of [`CHUNK`] tokens, starting after the longest kept prefix.
-    fn prefill(&self, ids: &[u32]) -> candle_core::Result<(Session<'_>, Tensor)> {
+    /// A cache that has read the prompt `ids`, and the logits of the token after it. Prompts are
+    /// read in chunks of [`CHUNK`] tokens, starting after the longest kept prefix.
+    fn prefill(&self, ids: &[u32]) -> candle_core::Result<(Cache, Tensor)> {
+        self.prefill_from(ids, true)
+    }
+
+    /// Read the prompt `ids` from scratch in [`CHUNK`]s, keeping no state (prompt-reading
+    /// speed, as the benchmark measures it): the logits of the token after it.
+    pub fn read_prompt(&self, ids: &[u32]) -> std::result::Result<Tensor, String> {
+        self.prefill_from(ids, false).map(|(_, logits)| logits).map_err(|e| format!("candle: {e}"))
+    }
+
+    /// [`LocalModel::prefill`], using and keeping prefix states only if `keep`.
+    fn prefill_from(&self, ids: &[u32], keep: bool) -> candle_core::Result<(Cache, Tensor)> {
         if ids.is_empty() {
             return Err(candle_core::Error::Msg("empty prompt".into()));
         }
-        let Weights::Llama(w) = &self.weights else {
-            let mut s = self.weights.session();
-            let logits = s.forward(ids, 0)?;
-            return Ok((s, logits));
-        };
         let lock = || self.snapshots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (mut model, mut pos) = {
+        let mut cache = if !keep {
+            Cache::default()
+        } else {
             let mut snaps = lock();
             let hit = (1..=(ids.len() - 1) / CHUNK)
                 .rev()
                 .find_map(|j| snaps.iter().position(|(k, _)| k.len() == j * CHUNK && k[..] == ids[..j * CHUNK]));
             match hit.and_then(|i| snaps.remove(i)) {
-                Some((k, m)) => {
-                    let (model, pos) = (m.clone(), k.len());
-                    snaps.push_back((k, m));
-                    (model, pos)
+                Some((k, c)) => {
+                    let cache = c.clone();
+                    snaps.push_back((k, c));
+                    cache
                 }
-                None => (w.clone(), 0),
+                None => Cache::default(),
             }
         };
         let mut logits = None;
-        while pos < ids.len() {
-            let end = (pos + CHUNK).min(ids.len());
-            let x = Tensor::new(&ids[pos..end], &Device::Cpu)?.unsqueeze(0)?;
-            logits = Some(model.forward(&x, pos)?.squeeze(0)?);
-            if end.is_multiple_of(CHUNK) {
+        while cache.len() < ids.len() {
+            let end = (cache.len() + CHUNK).min(ids.len());
+            logits = Some(self.model.forward(&ids[cache.len()..end], &mut cache)?);
+            if keep && end.is_multiple_of(CHUNK) {
                 let mut snaps = lock();
                 if !snaps.iter().any(|(k, _)| k[..] == ids[..end]) {
-                    snaps.push_back((ids[..end].to_vec(), model.clone()));
+                    snaps.push_back((ids[..end].to_vec(), cache.clone()));
                     if snaps.len() > SNAPSHOTS {
                         snaps.pop_front();
                     }
                 }
             }
-            pos = end;
         }
         let logits = logits.ok_or_else(|| candle_core::Error::Msg("empty prompt".into()))?;
-        Ok((Session::Llama(Box::new(model)), logits))
+        Ok((cache, logits))
     }
 
     /// log p(next token | `ids`) for every token, from one pass over `ids` with a fresh cache
     /// (the reference the forced choice's incremental scoring is tested against).
     pub fn next_log_probs(&self, ids: &[u32]) -> std::result::Result<Vec<f64>, String> {
         let ce = |e: candle_core::Error| format!("candle: {e}");
-        let logits = self.weights.session().forward(ids, 0).map_err(ce)?;
+        let logits = self.model.forward(ids, &mut Cache::default()).map_err(ce)?;
         let n = logits.dim(0).map_err(ce)?;
         (0..n as u32).map(|t| log_prob(&logits, t).map_err(ce)).collect()
     }

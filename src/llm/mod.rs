@@ -9,11 +9,14 @@ pub mod cache;
 pub mod config;
 pub mod gguf_tokenizer;
 pub mod http;
+pub mod kernels;
 pub mod local;
 pub mod openai;
+pub mod qlinear;
 pub mod replay;
 pub mod retry;
 pub mod scripted;
+pub mod transformer;
 
 use std::time::Duration;
 

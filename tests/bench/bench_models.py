@@ -3,8 +3,10 @@
 
   embedding   MiniLM over the 6,716 SpiderMan-train questions, batch 64:
               lucid vs sentence-transformers on PyTorch CPU (same model folder, same 256 truncation)
-  generation  SmolLM2-135M-Instruct Q4_1, greedy, 64 new tokens, same prompt:
-              lucid vs llama-cpp-python on the same GGUF
+  chat models SmolLM2-135M-Instruct Q4_1 and Qwen2.5-Coder-0.5B Q4_K_M (when fetched): reading a
+              1,000-token prompt from scratch, and greedy generation of 64 new tokens: lucid (its own
+              Q4_1/Q5_0 kernels; candle's kernels as "before"; SmolLM2 requantized to Q8_0) vs
+              llama-cpp-python on the same GGUF, same text, same cores
   retrieval   lucid's exact top-4 over 1k / 10k / 100k 384-d unit vectors (µs per query), and a
               100k-episode run where every episode queries the ones before it (the retrieve stage)
 
@@ -39,16 +41,27 @@ print(json.dumps({"sentences": len(qs), "seconds": s, "sentences_per_s": len(qs)
 LLAMA = r"""
 import json, sys, time
 from llama_cpp import Llama
-llm = Llama(model_path=sys.argv[1], n_ctx=1024, n_threads=int(sys.argv[3]), verbose=False)
+llm = Llama(model_path=sys.argv[1], n_ctx=2048, n_threads=int(sys.argv[3]), verbose=False)
+# The same 1,000 tokens lucid reads (src/commands/llm_bench.rs: long_prompt).
+text = "".join(f"Row {i}: singer {i} from country {i % 17} is {20 + i % 50} years old.\n" for i in range(400))
+toks = llm.tokenize(text.encode(), add_bos=False, special=False)[:1000]
+reads = []
+for _ in range(3):
+    llm.reset()
+    t = time.perf_counter()
+    llm.eval(toks)
+    reads.append(time.perf_counter() - t)
+read = min(reads[1:])
 msgs = [{"role": "user", "content": sys.argv[2]}]
 runs = []
 for _ in range(4):
+    llm.reset()
     t = time.perf_counter()
     r = llm.create_chat_completion(messages=msgs, max_tokens=64, temperature=0.0)
     runs.append((r["usage"]["completion_tokens"], time.perf_counter() - t))
-runs = sorted(runs[1:], key=lambda x: x[1])
-n, s = runs[1]
-print(json.dumps({"generated_tokens": n, "seconds": s, "tokens_per_s": n / s}))
+n, s = min(runs[1:], key=lambda x: x[1])
+print(json.dumps({"prompt_tokens": len(toks), "prompt_seconds": read, "prompt_tokens_per_s": len(toks) / read,
+                  "generated_tokens": n, "seconds": s, "tokens_per_s": n / s}))
 """
 
 
@@ -60,6 +73,34 @@ def peer(python, code, *args):
     if p.returncode != 0:
         return {"error": f"exit {p.returncode}: {p.stderr.strip()[-300:]}"}
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def chat_rows(a, rows, threads):
+    """Prompt reading and generation per model: lucid, lucid before (candle's kernels), the peer."""
+    out = ["", "| chat model (tokens/s) | lucid | lucid before (candle's kernels) | llama-cpp-python | lucid / peer | lucid / before |",
+           "|---|---:|---:|---:|---:|---:|"]
+    by = {r["label"]: r for r in rows}
+    for name, label, short in [("smollm2", "SmolLM2 Q4_1", "SmolLM2-135M Q4_1"),
+                               ("qwen2.5-coder", "Qwen2.5-Coder-0.5B Q4_K_M", "Qwen2.5-Coder-0.5B Q4_K_M")]:
+        ours, before = by.get(f"{label}, lucid kernels"), by.get(f"{label}, candle kernels")
+        if not ours:
+            out.append(f"| {short} | not fetched | | | | |")
+            continue
+        gguf = subprocess.run([a.lucid, "models", "path", name], capture_output=True, text=True).stdout.strip()
+        ll = peer(a.llama_python or a.peer_python, LLAMA, gguf, PROMPT, threads)
+        for what, key, pkey in [(f"prompt reading, {ours['prompt_tokens']} tokens", "prompt_tokens_per_s", "prompt_tokens_per_s"),
+                                (f"generation, {TOKENS} tokens", "gen_tokens_per_s", "tokens_per_s")]:
+            p = ll.get(pkey)
+            peer_s = f"{p:.1f}" if p else f"failed: {ll.get('error', 'n/a')}"
+            ratio = f"{ours[key] / p:.2f}x" if p else "n/a"
+            out.append(f"| {short} {what} | {ours[key]:.1f} | {before[key]:.1f} | {peer_s} | {ratio} | {ours[key] / before[key]:.2f}x |")
+        q8 = by.get(f"{label} requantized to Q8_0")
+        if q8:
+            for what, key, pkey in [("prompt reading", "prompt_tokens_per_s", "prompt_tokens_per_s"), ("generation", "gen_tokens_per_s", "tokens_per_s")]:
+                p = ll.get(pkey)
+                ratio = f"{q8[key] / p:.2f}x" if p else "n/a"
+                out.append(f"| {short} requantized to Q8_0 at load, {what} | {q8[key]:.1f} | | {p or 0:.1f} (Q4_1) | {ratio} | |")
+    return out
 
 
 def main():
@@ -77,9 +118,7 @@ def main():
         sys.exit(p.stderr)
     ours = json.loads(p.stdout)
     minilm = subprocess.run([a.lucid, "models", "path", "minilm"], capture_output=True, text=True).stdout.strip()
-    gguf = subprocess.run([a.lucid, "models", "path", "smollm2"], capture_output=True, text=True).stdout.strip()
     st = peer(a.peer_python, ST, minilm, questions, threads)
-    ll = peer(a.llama_python or a.peer_python, LLAMA, gguf, PROMPT, threads)
     lines = [
         "# lucid models vs Python peers",
         "",
@@ -93,15 +132,7 @@ def main():
         lines.append(f"| MiniLM embedding, {e['sentences']} questions (sentences/s) | {e['sentences_per_s']:.1f} | {st['sentences_per_s']:.1f} (sentence-transformers) | {e['sentences_per_s'] / st['sentences_per_s']:.2f}x |")
     else:
         lines.append(f"| MiniLM embedding (sentences/s) | {e.get('sentences_per_s', 'n/a')} | {st.get('error', 'n/a')} | n/a |")
-    g = ours.get("generate", {})
-    if "tokens_per_s" in ll and g:
-        lines.append(f"| SmolLM2 Q4_1 generation, {TOKENS} tokens (tokens/s) | {g['tokens_per_s']:.1f} | {ll['tokens_per_s']:.1f} (llama-cpp-python) | {g['tokens_per_s'] / ll['tokens_per_s']:.2f}x |")
-    else:
-        got = f"{g['tokens_per_s']:.1f}" if g else "n/a"
-        lines.append(f"| SmolLM2 Q4_1 generation, {TOKENS} tokens (tokens/s) | {got} | llama-cpp-python failed: {ll.get('error', 'n/a') or 'crashed'} | n/a |")
-    g8 = ours.get("generate_q8_0", {})
-    if "tokens_per_s" in ll and g8:
-        lines.append(f"| SmolLM2 Q4_1 requantized to Q8_0 at load (`requantize: q8_0`), {TOKENS} tokens (tokens/s) | {g8['tokens_per_s']:.1f} | {ll['tokens_per_s']:.1f} (llama-cpp-python, Q4_1) | {g8['tokens_per_s'] / ll['tokens_per_s']:.2f}x |")
+    lines += chat_rows(a, ours.get("llm", []), threads)
     lines += ["", "| retrieval bank | µs per query, one at a time | µs per query, 200 at once (search_many) | same results |", "|---:|---:|---:|---|"]
     for r in ours.get("retrieval", []):
         lines.append(f"| {r['bank']:,} | {r['us_per_query']:.1f} | {r['batched_us_per_query']:.1f} | {r['batched_equals_single']} |")

@@ -133,30 +133,45 @@ pub fn byte_chars() -> Vec<char> {
 
 /// A 2-layer llama GGUF with 256 byte tokens, two merges ("h e", "l l") and ChatML specials.
 pub fn write_tiny_llama(path: &Path) -> PathBuf {
+    write_tiny_decoder(path, "llama", GgmlDType::F32)
+}
+
+/// [`write_tiny_llama`]'s model as architecture `arch` (llama, or qwen2 with q/k/v biases) with
+/// its layer matrices stored as `dtype`.
+pub fn write_tiny_decoder(path: &Path, arch: &str, dtype: GgmlDType) -> PathBuf {
     let mut tokens: Vec<String> = byte_chars().iter().map(|c| c.to_string()).collect();
     tokens.extend(["he", "ll", "<|im_start|>", "<|im_end|>"].map(String::from));
     let vocab = tokens.len();
     let types: Vec<Value> = (0..vocab).map(|i| Value::I32(if i >= 258 { 3 } else { 1 })).collect();
     let (embd, heads, kv, ffn, layers) = (64usize, 4u32, 2u32, 128usize, 2u32);
     let hd = embd / heads as usize;
-    let md: Vec<(&str, Value)> = vec![
-        ("general.architecture", Value::String("llama".into())),
-        ("llama.attention.head_count", Value::U32(heads)),
-        ("llama.attention.head_count_kv", Value::U32(kv)),
-        ("llama.block_count", Value::U32(layers)),
-        ("llama.embedding_length", Value::U32(embd as u32)),
-        ("llama.rope.dimension_count", Value::U32(hd as u32)),
-        ("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
-        ("llama.rope.freq_base", Value::F32(10000.0)),
-        ("tokenizer.ggml.model", Value::String("gpt2".into())),
-        ("tokenizer.ggml.pre", Value::String("smollm".into())),
-        ("tokenizer.ggml.tokens", Value::Array(tokens.iter().map(|t| Value::String(t.clone())).collect())),
-        ("tokenizer.ggml.merges", Value::Array(vec![Value::String("h e".into()), Value::String("l l".into())])),
-        ("tokenizer.ggml.token_type", Value::Array(types)),
-        ("tokenizer.ggml.bos_token_id", Value::U32(258)),
-        ("tokenizer.ggml.eos_token_id", Value::U32(259)),
-        ("tokenizer.chat_template", Value::String(lucid::llm::gguf_tokenizer::CHATML.into())),
+    let key = |k: &str| format!("{arch}.{k}");
+    let mut md: Vec<(String, Value)> = vec![
+        ("general.architecture".into(), Value::String(arch.into())),
+        (key("attention.head_count"), Value::U32(heads)),
+        (key("attention.head_count_kv"), Value::U32(kv)),
+        (key("block_count"), Value::U32(layers)),
+        (key("embedding_length"), Value::U32(embd as u32)),
+        (key("rope.dimension_count"), Value::U32(hd as u32)),
+        (key("context_length"), Value::U32(2048)),
+        (key("attention.layer_norm_rms_epsilon"), Value::F32(1e-5)),
+        (key("rope.freq_base"), Value::F32(10000.0)),
     ];
+    md.extend::<Vec<(String, Value)>>(
+        vec![
+            ("tokenizer.ggml.model", Value::String("gpt2".into())),
+            ("tokenizer.ggml.pre", Value::String("smollm".into())),
+            ("tokenizer.ggml.tokens", Value::Array(tokens.iter().map(|t| Value::String(t.clone())).collect())),
+            ("tokenizer.ggml.merges", Value::Array(vec![Value::String("h e".into()), Value::String("l l".into())])),
+            ("tokenizer.ggml.token_type", Value::Array(types)),
+            ("tokenizer.ggml.bos_token_id", Value::U32(258)),
+            ("tokenizer.ggml.eos_token_id", Value::U32(259)),
+            ("tokenizer.chat_template", Value::String(lucid::llm::gguf_tokenizer::CHATML.into())),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+    );
     let mut rng = SplitMix64(11);
     let q = |t: Tensor| QTensor::quantize(&t, GgmlDType::F32).unwrap();
     // Special tokens get zero embeddings: with tied output weights their logits are 0, so greedy
@@ -174,8 +189,9 @@ pub fn write_tiny_llama(path: &Path) -> PathBuf {
         vec![("token_embd.weight".into(), q(emb)), ("output_norm.weight".into(), q(ones(embd)))];
     for i in 0..layers {
         let p = format!("blk.{i}");
-        let mut w =
-            |name: &str, shape: &[usize]| ts.push((format!("{p}.{name}.weight"), q(weights(&mut rng, shape, 0.2))));
+        let mut w = |name: &str, shape: &[usize]| {
+            ts.push((format!("{p}.{name}.weight"), QTensor::quantize(&weights(&mut rng, shape, 0.2), dtype).unwrap()))
+        };
         w("attn_q", &[heads as usize * hd, embd]);
         w("attn_k", &[kv as usize * hd, embd]);
         w("attn_v", &[kv as usize * hd, embd]);
@@ -183,10 +199,16 @@ pub fn write_tiny_llama(path: &Path) -> PathBuf {
         w("ffn_gate", &[ffn, embd]);
         w("ffn_up", &[ffn, embd]);
         w("ffn_down", &[embd, ffn]);
+        if arch == "qwen2" {
+            for (b, n) in [("attn_q", heads as usize * hd), ("attn_k", kv as usize * hd), ("attn_v", kv as usize * hd)]
+            {
+                ts.push((format!("{p}.{b}.bias"), q(weights(&mut rng, &[n], 0.1))));
+            }
+        }
         ts.push((format!("{p}.attn_norm.weight"), q(ones(embd))));
         ts.push((format!("{p}.ffn_norm.weight"), q(ones(embd))));
     }
-    let md_refs: Vec<(&str, &Value)> = md.iter().map(|(k, v)| (*k, v)).collect();
+    let md_refs: Vec<(&str, &Value)> = md.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let t_refs: Vec<(&str, &QTensor)> = ts.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let mut f = std::fs::File::create(path).unwrap();
     gguf_file::write(&mut f, &md_refs, &t_refs).unwrap();

@@ -1,0 +1,295 @@
+//! The second audited `unsafe` module: AVX2 integer dot products of one GGUF weight block with one
+//! quantized activation block, for the two formats candle 0.11 runs with scalar code only (Q4_1:
+//! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each kernel returns the block's exact
+//! integer sum — the same `i32` candle's scalar loop computes — and the caller accumulates the
+//! floats in candle's order, so the model's logits are bit-identical to candle's (tested in
+//! [`super::qlinear`]). The only unsafe operations are unaligned 16- and 32-byte loads from arrays
+//! of exactly that size; every kernel is tested here against its scalar twin on random blocks.
+#![allow(unsafe_code)]
+
+/// Values per block (both formats, and their activation blocks).
+pub const QK: usize = 32;
+
+/// Σ_j lo(w_j)·y_j + hi(w_j)·y_{j+16}: a Q4_1 block's 4-bit values (low nibbles are elements
+/// 0..16, high nibbles 16..32) against a Q8_1 block's 32 signed bytes.
+#[inline]
+pub fn isum_q4(w: &[u8; 16], y: &[i8; 32]) -> i32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        unsafe { avx2::isum_q4(w, y) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        scalar_isum_q4(w, y)
+    }
+}
+
+/// Σ_e (u_e − 16)·y_e of a Q5_0 block (u_e: nibble e plus bit e of `qh` as its fifth bit) against
+/// a Q8_0 block; `ysum` is Σ y_e, computed once per activation block.
+#[inline]
+pub fn isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32], ysum: i32) -> i32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        unsafe { avx2::isum_q5(w, qh, y) - 16 * ysum }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        let _ = ysum;
+        scalar_isum_q5(w, qh, y)
+    }
+}
+
+/// [`isum_q4`] of 8 consecutive blocks at once (one horizontal reduction for all eight).
+#[inline]
+pub fn isums8_q4(w: &[[u8; 16]; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        unsafe { avx2::isums8_q4(w, y) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        std::array::from_fn(|b| scalar_isum_q4(&w[b], &y[b]))
+    }
+}
+
+/// [`isum_q5`] of 8 consecutive blocks at once; `ysum` holds each activation block's Σy.
+#[inline]
+pub fn isums8_q5(w: &[[u8; 16]; 8], qh: &[u32; 8], y: &[[i8; 32]; 8], ysum: &[i32; 8]) -> [i32; 8] {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        let s = unsafe { avx2::isums8_q5(w, qh, y) };
+        std::array::from_fn(|b| s[b] - 16 * ysum[b])
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        let _ = ysum;
+        std::array::from_fn(|b| scalar_isum_q5(&w[b], qh[b], &y[b]))
+    }
+}
+
+/// One weight row's blocks and scales: `qs` and `d` (and Q4_1's minima `m`, Q5_0's fifth bits
+/// `qh`; the other empty), `kb` blocks.
+pub struct WeightRow<'a> {
+    /// Nibbles, 16 bytes a block.
+    pub qs: &'a [[u8; 16]],
+    /// Scales.
+    pub d: &'a [f32],
+    /// Q4_1's minima.
+    pub m: &'a [f32],
+    /// Q5_0's fifth bits.
+    pub qh: &'a [u32],
+}
+
+/// Quantized activation rows, `kb` blocks each: bytes, scales, Q8_1's `s` (Q4_1 only), Σ bytes.
+pub struct ActRows<'a> {
+    /// Signed bytes, 32 a block.
+    pub qs: &'a [[i8; 32]],
+    /// Scales.
+    pub d: &'a [f32],
+    /// Q8_1's f16(Σq)·f16(d) (Q4_1 weights only).
+    pub s: &'a [f32],
+    /// Σq per block.
+    pub sum: &'a [i32],
+}
+
+/// out[i] = weight row `w` · activation row i, for every row of `x`, each accumulated block by
+/// block in candle's order: `sumf += sumi·d_w·d_x (+ m_w·s_x for Q4_1)`. The integer sums come
+/// eight blocks at a time, the eight block terms are formed lane-wise (the same IEEE operations
+/// as the scalar expression) and added to `sumf` one by one, in block order.
+pub fn dot_rows(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
+    let kb = w.qs.len();
+    let q4 = !w.m.is_empty();
+    out.iter_mut().for_each(|o| *o = 0.0);
+    let mut b = 0;
+    while b + 8 <= kb {
+        let wq: &[[u8; 16]; 8] = w.qs[b..b + 8].try_into().expect("8 blocks");
+        let g = b..b + 8;
+        for (i, o) in out.iter_mut().enumerate() {
+            let a = i * kb + b;
+            let y: &[[i8; 32]; 8] = x.qs[a..a + 8].try_into().expect("8 blocks");
+            let terms = if q4 {
+                let sums = isums8_q4(wq, y);
+                std::array::from_fn::<f32, 8, _>(|l| {
+                    sums[l] as f32 * w.d[g.start + l] * x.d[a + l] + w.m[g.start + l] * x.s[a + l]
+                })
+            } else {
+                let qh: &[u32; 8] = w.qh[g.clone()].try_into().expect("8 blocks");
+                let ys: &[i32; 8] = x.sum[a..a + 8].try_into().expect("8 blocks");
+                let sums = isums8_q5(wq, qh, y, ys);
+                std::array::from_fn::<f32, 8, _>(|l| sums[l] as f32 * w.d[g.start + l] * x.d[a + l])
+            };
+            for t in terms {
+                *o += t;
+            }
+        }
+        b += 8;
+    }
+    for b in b..kb {
+        for (i, o) in out.iter_mut().enumerate() {
+            let a = i * kb + b;
+            *o += if q4 {
+                isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
+            } else {
+                isum_q5(&w.qs[b], w.qh[b], &x.qs[a], x.sum[a]) as f32 * w.d[b] * x.d[a]
+            };
+        }
+    }
+}
+
+/// candle's scalar Q4_1 x Q8_1 integer sum (the reference).
+pub fn scalar_isum_q4(w: &[u8; 16], y: &[i8; 32]) -> i32 {
+    (0..16).map(|j| (w[j] & 0x0F) as i32 * y[j] as i32 + (w[j] >> 4) as i32 * y[j + 16] as i32).sum()
+}
+
+/// candle's scalar Q5_0 x Q8_0 integer sum (the reference).
+pub fn scalar_isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32]) -> i32 {
+    (0..16)
+        .map(|j| {
+            let h0 = (((qh >> j) & 1) << 4) as i32;
+            let h1 = (((qh >> (j + 16)) & 1) << 4) as i32;
+            let x0 = ((w[j] & 0x0F) as i32 | h0) - 16;
+            let x1 = ((w[j] >> 4) as i32 | h1) - 16;
+            x0 * y[j] as i32 + x1 * y[j + 16] as i32
+        })
+        .sum()
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// The 4-bit values of `w` widened to 32 bytes: low nibbles, then high nibbles.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn nibbles(w: &[u8; 16]) -> __m256i {
+        // SAFETY: `w` is exactly 16 bytes; the load is unaligned.
+        let q = unsafe { _mm_loadu_si128(w.as_ptr().cast()) };
+        let mask = _mm_set1_epi8(0x0F);
+        let lo = _mm_and_si128(q, mask);
+        let hi = _mm_and_si128(_mm_srli_epi16(q, 4), mask);
+        _mm256_set_m128i(hi, lo)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn load(y: &[i8; 32]) -> __m256i {
+        // SAFETY: `y` is exactly 32 bytes; the load is unaligned.
+        unsafe { _mm256_loadu_si256(y.as_ptr().cast()) }
+    }
+
+    /// `u` (unsigned bytes, < 32) times `y` (signed bytes), exactly: byte pairs into 16 lanes
+    /// of i16 (|2·31·128| fits), then pairs of those into 8 lanes of i32.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn partial(u: __m256i, y: __m256i) -> __m256i {
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1))
+    }
+
+    /// Lane b of the result = the sum of the 8 lanes of v[b].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce8(v: [__m256i; 8]) -> [i32; 8] {
+        let h01 = _mm256_hadd_epi32(v[0], v[1]);
+        let h23 = _mm256_hadd_epi32(v[2], v[3]);
+        let h45 = _mm256_hadd_epi32(v[4], v[5]);
+        let h67 = _mm256_hadd_epi32(v[6], v[7]);
+        let a = _mm256_hadd_epi32(h01, h23);
+        let b = _mm256_hadd_epi32(h45, h67);
+        let s = _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+        let mut out = [0i32; 8];
+        // SAFETY: `out` is exactly 32 bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), s) };
+        out
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub fn isums8_q4(w: &[[u8; 16]; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
+        reduce8(std::array::from_fn(|b| partial(nibbles(&w[b]), load(&y[b]))))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub fn isums8_q5(w: &[[u8; 16]; 8], qh: &[u32; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
+        reduce8(std::array::from_fn(|b| partial(fives(&w[b], qh[b]), load(&y[b]))))
+    }
+
+    /// The sum of `u` times `y` (see [`partial`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn dot(u: __m256i, y: __m256i) -> i32 {
+        let quads = partial(u, y);
+        let s = _mm_add_epi32(_mm256_castsi256_si128(quads), _mm256_extracti128_si256(quads, 1));
+        let s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01));
+        _mm_cvtsi128_si32(s)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub fn isum_q4(w: &[u8; 16], y: &[i8; 32]) -> i32 {
+        dot(nibbles(w), load(y))
+    }
+
+    /// Σ u_e·y_e with u_e = nibble e | bit e of `qh` << 4 (the caller subtracts 16·Σy).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub fn isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32]) -> i32 {
+        dot(fives(w, qh), load(y))
+    }
+
+    /// A Q5_0 block's 5-bit values u_e = nibble e | bit e of `qh` << 4, as 32 bytes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn fives(w: &[u8; 16], qh: u32) -> __m256i {
+        // Byte e of `bits` is 0xFF where bit e of qh is set (ggml's bytes_from_bits_32).
+        let shuf = _mm256_set_epi64x(0x0303_0303_0303_0303, 0x0202_0202_0202_0202, 0x0101_0101_0101_0101, 0);
+        let spread = _mm256_shuffle_epi8(_mm256_set1_epi32(qh as i32), shuf);
+        let bits = _mm256_cmpeq_epi8(
+            _mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbf_dfef_f7fb_fdfe)),
+            _mm256_set1_epi64x(-1),
+        );
+        _mm256_or_si256(nibbles(w), _mm256_and_si256(bits, _mm256_set1_epi8(0x10)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+
+    fn block(rng: &mut SplitMix64) -> ([u8; 16], u32, [i8; 32]) {
+        let mut w = [0u8; 16];
+        let mut y = [0i8; 32];
+        w.iter_mut().for_each(|b| *b = rng.next_u64() as u8);
+        // Extremes included: -128 and 127 bytes, all-ones nibbles.
+        y.iter_mut().for_each(|b| *b = rng.next_u64() as i8);
+        (w, rng.next_u64() as u32, y)
+    }
+
+    #[test]
+    fn kernels_equal_the_scalar_sums_on_random_and_extreme_blocks() {
+        let mut rng = SplitMix64(7);
+        let mut cases: Vec<([u8; 16], u32, [i8; 32])> = (0..20_000).map(|_| block(&mut rng)).collect();
+        cases.extend([([0xFF; 16], u32::MAX, [-128; 32]); 8]);
+        cases.push(([0xFF; 16], u32::MAX, [127; 32]));
+        cases.push(([0; 16], 0, [-128; 32]));
+        for c in cases.chunks_exact(8) {
+            let w: [[u8; 16]; 8] = std::array::from_fn(|b| c[b].0);
+            let qh: [u32; 8] = std::array::from_fn(|b| c[b].1);
+            let y: [[i8; 32]; 8] = std::array::from_fn(|b| c[b].2);
+            let ysum: [i32; 8] = std::array::from_fn(|b| y[b].iter().map(|&v| v as i32).sum());
+            assert_eq!(isums8_q4(&w, &y), std::array::from_fn(|b| scalar_isum_q4(&w[b], &y[b])));
+            assert_eq!(isums8_q5(&w, &qh, &y, &ysum), std::array::from_fn(|b| scalar_isum_q5(&w[b], qh[b], &y[b])));
+        }
+        for (w, qh, y) in cases {
+            assert_eq!(isum_q4(&w, &y), scalar_isum_q4(&w, &y), "{w:?} {y:?}");
+            let ysum: i32 = y.iter().map(|&v| v as i32).sum();
+            assert_eq!(isum_q5(&w, qh, &y, ysum), scalar_isum_q5(&w, qh, &y), "{w:?} {qh:x} {y:?}");
+        }
+    }
+}

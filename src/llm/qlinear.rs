@@ -1,0 +1,236 @@
+//! The transformer's linear layers: a quantized weight matrix times a batch of activation rows.
+//! Q4_1 and Q5_0 weights (candle 0.11 runs them with scalar loops) are unpacked at load into
+//! plain arrays and multiplied with [`super::kernels`]' AVX2 integer sums, the activations
+//! quantized to Q8_1 / Q8_0 exactly as candle does and the block floats accumulated in candle's
+//! order, so every output value is bit-identical to candle's `QMatMul` (the test below) and the
+//! model identity does not change. Every other format goes to candle's own `QMatMul`.
+//! Work is split over output columns on candle's own worker pool; each weight row is read once
+//! per call and multiplied with every activation row while it is in cache (prompt chunks).
+
+use std::sync::Arc;
+
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use half::f16;
+
+use super::kernels::{ActRows, QK, WeightRow, dot_rows};
+
+/// A linear layer without bias: y = x Wᵀ.
+#[derive(Clone, Debug)]
+pub enum Linear {
+    /// A format candle runs well (Q8_0, the K-quants, floats).
+    Candle(QMatMul),
+    /// Q4_1 or Q5_0 weights, unpacked.
+    Packed(Arc<Packed>),
+}
+
+impl Linear {
+    /// The layer for `t` (n x k): unpacked when its format is Q4_1 or Q5_0, else candle's.
+    pub fn new(t: QTensor) -> Result<Linear> {
+        match t.dtype() {
+            GgmlDType::Q4_1 | GgmlDType::Q5_0 => Ok(Linear::Packed(Arc::new(Packed::new(&t)?))),
+            _ => Linear::candle(t),
+        }
+    }
+
+    /// candle's own `QMatMul` for `t`, whatever its format (the reference in tests).
+    pub fn candle(t: QTensor) -> Result<Linear> {
+        Ok(Linear::Candle(QMatMul::from_qtensor(t)?))
+    }
+
+    /// x (…, k) → (…, n).
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        match self {
+            Linear::Candle(m) => m.forward(x),
+            Linear::Packed(p) => x.apply_op1_no_bwd(p.as_ref()),
+        }
+    }
+}
+
+/// Unpacked Q4_1 or Q5_0 weights: n rows of k values, `k / 32` blocks each.
+#[derive(Debug)]
+pub struct Packed {
+    n: usize,
+    k: usize,
+    /// Q4_1 or Q5_0.
+    dtype: GgmlDType,
+    /// Each block's 16 bytes of nibbles.
+    qs: Vec<[u8; 16]>,
+    /// Each block's scale (its f16, widened exactly).
+    d: Vec<f32>,
+    /// Q4_1: each block's minimum; Q5_0: empty.
+    m: Vec<f32>,
+    /// Q5_0: each block's fifth bits; Q4_1: empty.
+    qh: Vec<u32>,
+}
+
+fn half_at(b: &[u8], at: usize) -> f32 {
+    f16::from_le_bytes([b[at], b[at + 1]]).to_f32()
+}
+
+impl Packed {
+    fn new(t: &QTensor) -> Result<Packed> {
+        let (n, k) = t.shape().dims2()?;
+        if !k.is_multiple_of(QK) {
+            candle_core::bail!("a {:?} matrix needs rows of whole {QK}-value blocks, not {k}", t.dtype());
+        }
+        let data = t.data()?;
+        let size = if t.dtype() == GgmlDType::Q4_1 { 20 } else { 22 };
+        if data.len() != n * k / QK * size {
+            candle_core::bail!("{:?} data of {} bytes for a {n} x {k} matrix", t.dtype(), data.len());
+        }
+        let mut p = Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![] };
+        for b in data.chunks_exact(size) {
+            p.d.push(half_at(b, 0));
+            let qs = if size == 20 {
+                p.m.push(half_at(b, 2));
+                &b[4..20]
+            } else {
+                p.qh.push(u32::from_le_bytes([b[2], b[3], b[4], b[5]]));
+                &b[6..22]
+            };
+            p.qs.push(qs.try_into().map_err(|_| candle_core::Error::Msg("block size".into()))?);
+        }
+        Ok(p)
+    }
+
+    /// Weight row `j`.
+    fn row(&self, j: usize) -> WeightRow<'_> {
+        let kb = self.k / QK;
+        let r = j * kb..(j + 1) * kb;
+        let q4 = self.dtype == GgmlDType::Q4_1;
+        WeightRow {
+            qs: &self.qs[r.clone()],
+            d: &self.d[r.clone()],
+            m: if q4 { &self.m[r.clone()] } else { &[] },
+            qh: if q4 { &[] } else { &self.qh[r] },
+        }
+    }
+
+    /// dst (rows x n, row-major) = x (rows x k) Wᵀ, output columns shared out on candle's
+    /// worker pool (each column's weight row read once for every activation row).
+    fn matmul(&self, x: &[f32]) -> Vec<f32> {
+        let rows = x.len() / self.k;
+        let acts = Acts::quantize(x, self.dtype == GgmlDType::Q4_1);
+        let dst: Vec<AtomicU32> = (0..rows * self.n).map(|_| AtomicU32::new(0)).collect();
+        let x = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
+        candle_core::utils::barrier_pool().execute_chunked(self.n, |cols| {
+            let mut out = vec![0f32; rows];
+            for j in cols {
+                dot_rows(&self.row(j), &x, &mut out);
+                for (i, v) in out.iter().enumerate() {
+                    dst[i * self.n + j].store(v.to_bits(), Ordering::Relaxed);
+                }
+            }
+        });
+        dst.into_iter().map(|v| f32::from_bits(v.into_inner())).collect()
+    }
+}
+
+/// Activation rows quantized as candle quantizes them for these formats: Q8_1 (with the block
+/// sum `s`) for Q4_1 weights, Q8_0 for Q5_0 weights; scales rounded through f16 as candle stores
+/// them.
+struct Acts {
+    qs: Vec<[i8; 32]>,
+    d: Vec<f32>,
+    /// Q8_1's s = f16(Σq) · f16(d), in f16 arithmetic.
+    s: Vec<f32>,
+    /// Σq as an integer (for the Q5_0 kernel's offset).
+    sum: Vec<i32>,
+}
+
+impl Acts {
+    fn quantize(x: &[f32], q8_1: bool) -> Acts {
+        let blocks = x.len() / QK;
+        let mut a = Acts {
+            qs: Vec::with_capacity(blocks),
+            d: Vec::with_capacity(blocks),
+            s: Vec::with_capacity(blocks),
+            sum: Vec::with_capacity(blocks),
+        };
+        for xs in x.chunks_exact(QK) {
+            let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = amax / 127.0;
+            let id = if d != 0f32 { 1. / d } else { 0. };
+            let dh = f16::from_f32(d);
+            let mut q = [0i8; 32];
+            for (qv, &v) in q.iter_mut().zip(xs) {
+                *qv = f32::round(v * id) as i8;
+            }
+            let sum: i32 = q.iter().map(|&v| v as i32).sum();
+            if q8_1 {
+                a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
+            }
+            a.qs.push(q);
+            a.d.push(dh.to_f32());
+            a.sum.push(sum);
+        }
+        a
+    }
+}
+
+impl CustomOp1 for Packed {
+    fn name(&self) -> &'static str {
+        "lucid-packed-matmul"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        let CpuStorage::F32(all) = storage else { candle_core::bail!("{} takes f32 input", self.name()) };
+        if !layout.is_contiguous() {
+            candle_core::bail!("{} takes contiguous input", self.name());
+        }
+        let mut dims = layout.shape().dims().to_vec();
+        if dims.last() != Some(&self.k) {
+            candle_core::bail!("input {dims:?} does not end in {}", self.k);
+        }
+        let x = &all[layout.start_offset()..layout.start_offset() + layout.shape().elem_count()];
+        let dst = self.matmul(x);
+        dims.pop();
+        dims.push(self.n);
+        Ok((CpuStorage::F32(dst), Shape::from(dims)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SplitMix64;
+    use candle_core::Device;
+
+    fn random(rng: &mut SplitMix64, shape: (usize, usize), scale: f32) -> Tensor {
+        let v: Vec<f32> = (0..shape.0 * shape.1)
+            .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale)
+            .collect();
+        Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+    }
+
+    #[test]
+    fn packed_layers_equal_candle_bit_for_bit() {
+        let mut rng = SplitMix64(3);
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0] {
+            for (n, k) in [(96, 64), (200, 576), (37, 128)] {
+                let w = QTensor::quantize(&random(&mut rng, (n, k), 0.3), dtype).unwrap();
+                let ours =
+                    Linear::new(QTensor::quantize(&w.dequantize(&Device::Cpu).unwrap(), dtype).unwrap()).unwrap();
+                assert!(matches!(ours, Linear::Packed(_)));
+                let theirs = Linear::candle(w).unwrap();
+                for rows in [1, 2, 5, 64] {
+                    let mut x = random(&mut rng, (rows, k), 2.0);
+                    if rows == 2 {
+                        // An all-zero row (scale 0) and one with a single large value.
+                        let mut v = x.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                        v[..k].iter_mut().for_each(|e| *e = 0.0);
+                        v[k + 3] = 1e4;
+                        x = Tensor::from_vec(v, (rows, k), &Device::Cpu).unwrap();
+                    }
+                    let a = ours.forward(&x).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                    let b = theirs.forward(&x).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                    let same = a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits());
+                    assert!(same, "{dtype:?} {n}x{k}, {rows} rows: {:?} vs {:?}", &a[..4], &b[..4]);
+                }
+            }
+        }
+    }
+}

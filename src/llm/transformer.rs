@@ -1,0 +1,254 @@
+//! The decoder both local architectures share — llama (SmolLM2) and qwen2 (Qwen2.5-Coder: biases
+//! on q/k/v, NEOX rotary embedding) — with the KV cache outside the weights. candle's own models
+//! keep the cache inside, so a qwen2 model could not be copied: every call re-read its prompt and
+//! calls took turns on one instance. Here the weights are shared read-only by every call, and a
+//! [`Cache`] is a plain value: cloning one (shared tensors, O(layers)) forks a sequence, which
+//! is what prompt-prefix states and single-pass forced choice need, for both architectures.
+//! The arithmetic is candle-transformers' `quantized_llama` / `quantized_qwen2`, op for op, with
+//! [`Linear`] layers; logits are bit-identical to candle's (tests/models.rs).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use candle_core::quantized::gguf_file;
+use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
+use candle_nn::Embedding;
+
+use super::qlinear::Linear;
+
+/// The llama positions candle's model precomputes (its window); qwen2 uses its own context length.
+pub const LLAMA_MAX_SEQ: usize = 4096;
+
+/// One sequence's keys and values per layer, and how many positions they hold.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    layers: Vec<Option<(Tensor, Tensor)>>,
+    len: usize,
+}
+
+impl Cache {
+    /// Positions read so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True before the first token.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+struct Layer {
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
+    /// qwen2's q/k/v biases.
+    bias: Option<(Tensor, Tensor, Tensor)>,
+    wo: Linear,
+    attn_norm: Tensor,
+    w1: Linear,
+    w2: Linear,
+    w3: Linear,
+    ffn_norm: Tensor,
+}
+
+/// A loaded decoder.
+pub struct Transformer {
+    embed: Embedding,
+    layers: Vec<Layer>,
+    norm: Tensor,
+    output: Linear,
+    eps: f32,
+    n_head: usize,
+    n_kv_head: usize,
+    head_dim: usize,
+    neox: bool,
+    cos: Tensor,
+    sin: Tensor,
+    neg_inf: Tensor,
+    masks: Mutex<HashMap<(usize, usize), Tensor>>,
+    /// Positions the rotary tables cover.
+    pub window: usize,
+}
+
+fn rope_tables(head_dim: usize, base: f32, len: usize) -> Result<(Tensor, Tensor)> {
+    let theta: Vec<f32> = (0..head_dim).step_by(2).map(|i| 1f32 / base.powf(i as f32 / head_dim as f32)).collect();
+    let theta = Tensor::new(theta.as_slice(), &Device::Cpu)?;
+    let idx = Tensor::arange(0, len as u32, &Device::Cpu)?
+        .to_dtype(DType::F32)?
+        .reshape((len, 1))?
+        .matmul(&theta.reshape((1, theta.elem_count()))?)?;
+    Ok((idx.cos()?, idx.sin()?))
+}
+
+impl Transformer {
+    /// The model in `ct` (architecture `llama` or `qwen2`), every weight through `linear`.
+    pub fn from_gguf<R: std::io::Seek + std::io::Read>(
+        ct: &gguf_file::Content,
+        r: &mut R,
+        linear: fn(candle_core::quantized::QTensor) -> Result<Linear>,
+    ) -> Result<Transformer> {
+        let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
+        let arch = arch.unwrap_or_else(|| "llama".into());
+        let qwen = arch == "qwen2";
+        if !qwen && arch != "llama" {
+            candle_core::bail!("architecture {arch} is not supported (llama, qwen2)");
+        }
+        let md = |k: &str| {
+            ct.metadata.get(&format!("{arch}.{k}")).ok_or_else(|| candle_core::Error::Msg(format!("no {arch}.{k}")))
+        };
+        let n_head = md("attention.head_count")?.to_u32()? as usize;
+        let n_kv_head = md("attention.head_count_kv")?.to_u32()? as usize;
+        let blocks = md("block_count")?.to_u32()? as usize;
+        let embd = md("embedding_length")?.to_u32()? as usize;
+        let eps = md("attention.layer_norm_rms_epsilon")?.to_f32()?;
+        let base = md("rope.freq_base").and_then(|v| v.to_f32()).unwrap_or(10000f32);
+        let head_dim = embd / n_head;
+        let (rope_dim, window) = if qwen {
+            (head_dim, md("context_length")?.to_u32()? as usize)
+        } else {
+            (md("rope.dimension_count")?.to_u32()? as usize, LLAMA_MAX_SEQ)
+        };
+        let (cos, sin) = rope_tables(rope_dim, base, window)?;
+        let dev = &Device::Cpu;
+        let mut t = |name: &str| ct.tensor(r, name, dev);
+        let embed_q = t("token_embd.weight")?;
+        let embed = Embedding::new(embed_q.dequantize(dev)?, embd);
+        let norm = t("output_norm.weight")?.dequantize(dev)?;
+        let output = match t("output.weight") {
+            Ok(w) => linear(w)?,
+            Err(_) => linear(embed_q)?,
+        };
+        let mut layers = Vec::with_capacity(blocks);
+        for i in 0..blocks {
+            let mut w = |n: &str| t(&format!("blk.{i}.{n}"));
+            let bias = if qwen {
+                let mut b = |n: &str| w(n).and_then(|q| q.dequantize(dev));
+                Some((b("attn_q.bias")?, b("attn_k.bias")?, b("attn_v.bias")?))
+            } else {
+                None
+            };
+            layers.push(Layer {
+                wq: linear(w("attn_q.weight")?)?,
+                wk: linear(w("attn_k.weight")?)?,
+                wv: linear(w("attn_v.weight")?)?,
+                bias,
+                wo: linear(w("attn_output.weight")?)?,
+                attn_norm: w("attn_norm.weight")?.dequantize(dev)?,
+                w1: linear(w("ffn_gate.weight")?)?,
+                w2: linear(w("ffn_down.weight")?)?,
+                w3: linear(w("ffn_up.weight")?)?,
+                ffn_norm: w("ffn_norm.weight")?.dequantize(dev)?,
+            });
+        }
+        Ok(Transformer {
+            embed,
+            layers,
+            norm,
+            output,
+            eps: eps as f64 as f32,
+            n_head,
+            n_kv_head,
+            head_dim,
+            neox: qwen,
+            cos,
+            sin,
+            neg_inf: Tensor::new(f32::NEG_INFINITY, dev)?,
+            masks: Mutex::new(HashMap::new()),
+            window,
+        })
+    }
+
+    fn mask(&self, seq_len: usize, pos: usize) -> Result<Tensor> {
+        let mut masks = self.masks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(m) = masks.get(&(seq_len, pos + seq_len)) {
+            return Ok(m.clone());
+        }
+        let m = candle_transformers::utils::build_causal_mask(seq_len, pos, &Device::Cpu)?;
+        masks.insert((seq_len, pos + seq_len), m.clone());
+        Ok(m)
+    }
+
+    fn rope(&self, x: &Tensor, pos: usize) -> Result<Tensor> {
+        let (_b, _h, seq_len, _d) = x.dims4()?;
+        let cos = self.cos.narrow(0, pos, seq_len)?;
+        let sin = self.sin.narrow(0, pos, seq_len)?;
+        let x = x.contiguous()?;
+        if self.neox {
+            candle_nn::rotary_emb::rope(&x, &cos, &sin)
+        } else {
+            candle_nn::rotary_emb::rope_i(&x, &cos, &sin)
+        }
+    }
+
+    fn attention(
+        &self,
+        l: &Layer,
+        x: &Tensor,
+        mask: Option<&Tensor>,
+        kv: &mut Option<(Tensor, Tensor)>,
+        pos: usize,
+    ) -> Result<Tensor> {
+        let (b, seq_len, n_embd) = x.dims3()?;
+        let (mut q, mut k, mut v) = (l.wq.forward(x)?, l.wk.forward(x)?, l.wv.forward(x)?);
+        if let Some((bq, bk, bv)) = &l.bias {
+            q = q.broadcast_add(bq)?;
+            k = k.broadcast_add(bk)?;
+            v = v.broadcast_add(bv)?;
+        }
+        let q = q.reshape((b, seq_len, self.n_head, self.head_dim))?.transpose(1, 2)?;
+        let k = k.reshape((b, seq_len, self.n_kv_head, self.head_dim))?.transpose(1, 2)?;
+        let v = v.reshape((b, seq_len, self.n_kv_head, self.head_dim))?.transpose(1, 2)?.contiguous()?;
+        let q = self.rope(&q, pos)?;
+        let k = self.rope(&k, pos)?;
+        let (k, v) = match kv.as_ref() {
+            Some((kc, vc)) if pos > 0 => (Tensor::cat(&[kc, &k], 2)?, Tensor::cat(&[vc, &v], 2)?),
+            _ => (k, v),
+        };
+        *kv = Some((k.clone(), v.clone()));
+        let rep = self.n_head / self.n_kv_head;
+        let k = candle_transformers::utils::repeat_kv(k, rep)?;
+        let v = candle_transformers::utils::repeat_kv(v, rep)?;
+        let att = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
+        let att = match mask {
+            None => att,
+            Some(m) => {
+                let m = m.broadcast_as(att.shape())?;
+                m.where_cond(&self.neg_inf.broadcast_as(m.shape().dims())?, &att)?
+            }
+        };
+        let att = candle_nn::ops::softmax_last_dim(&att)?;
+        let y = att.matmul(&v.contiguous()?)?;
+        let y = y.transpose(1, 2)?.reshape(&[b, seq_len, n_embd])?;
+        l.wo.forward(&y)
+    }
+
+    /// Read `ids` after the positions `cache` holds; the logits of the token after the last.
+    pub fn forward(&self, ids: &[u32], cache: &mut Cache) -> Result<Tensor> {
+        let pos = cache.len;
+        if ids.is_empty() {
+            candle_core::bail!("no tokens to read");
+        }
+        if pos + ids.len() > self.window {
+            candle_core::bail!("{} positions exceed the model's {}-token window", pos + ids.len(), self.window);
+        }
+        cache.layers.resize(self.layers.len(), None);
+        let x = Tensor::new(ids, &Device::Cpu)?.unsqueeze(0)?;
+        let seq_len = ids.len();
+        let mask = if seq_len == 1 { None } else { Some(self.mask(seq_len, pos)?) };
+        let mut h = self.embed.forward(&x)?;
+        for (l, kv) in self.layers.iter().zip(cache.layers.iter_mut()) {
+            let residual = &h;
+            let x = candle_nn::ops::rms_norm(&h, &l.attn_norm, self.eps)?;
+            let x = (self.attention(l, &x, mask.as_ref(), kv, pos)? + residual)?;
+            let residual = &x;
+            let y = candle_nn::ops::rms_norm(&x, &l.ffn_norm, self.eps)?;
+            let y = l.w2.forward(&(candle_nn::ops::silu(&l.w1.forward(&y)?)? * l.w3.forward(&y)?)?)?;
+            h = (y + residual)?;
+        }
+        cache.len = pos + seq_len;
+        let x = candle_nn::ops::rms_norm(&h, &self.norm, self.eps)?;
+        let x = x.i((.., seq_len - 1, ..))?;
+        self.output.forward(&x)?.squeeze(0)
+    }
+}
