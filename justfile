@@ -20,7 +20,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-loop bench-report bench-audit bench-dag bench-kill
+bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -39,6 +39,15 @@ bench-models:
     target/release/lucid models fetch
     test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
     python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --out tests/bench/results/models.md
+
+# The demo's model-call time on 20 fixed memento episodes (seed 0), SmolLM2 and Qwen2.5-Coder, every
+# call computed; BEFORE=path/to/an/older/lucid adds its figures for a before/after pair. Figures in
+# tests/bench/results/demo_calls.md (the JSON lines are appended; the table there is written by hand).
+bench-demo-calls:
+    cargo build --release
+    tests/bench/bench_demo_calls.sh target/release/lucid smollm2 | tee -a tests/bench/results/demo_calls.jsonl
+    tests/bench/bench_demo_calls.sh target/release/lucid qwen --model qwen2.5-coder | tee -a tests/bench/results/demo_calls.jsonl
+    if [ -n "${BEFORE:-}" ]; then tests/bench/bench_demo_calls.sh "$BEFORE" smollm2-before | tee -a tests/bench/results/demo_calls.jsonl; fi
 
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:

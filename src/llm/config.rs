@@ -87,10 +87,11 @@ pub struct LocalConfig {
 /// A weight format to convert Q4_1 tensors to at load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Requantize {
-    /// 8-bit blocks of 32: candle has SIMD kernels for them and none for Q4_1 (1.7x faster
-    /// generation on 2 cores). Each weight moves by under 1/220 of its block's largest magnitude
-    /// (half a Q8_0 step plus the f16 rounding of the scale), so answers can differ from
-    /// llama.cpp's on the same file.
+    /// 8-bit blocks of 32 (candle's SIMD kernels). Since lucid runs Q4_1 and Q5_0 with its own
+    /// SIMD kernels this is no longer faster (tests/bench/results/models.md); it stays for runs
+    /// that used it. Each weight moves by under 1/220 of its block's largest magnitude (half a
+    /// Q8_0 step plus the f16 rounding of the scale), so answers can differ from llama.cpp's on
+    /// the same file.
     #[serde(rename = "q8_0")]
     Q8_0,
 }

@@ -99,8 +99,23 @@ pub struct ActRows<'a> {
 /// out[i] = weight row `w` · activation row i, for every row of `x`, each accumulated block by
 /// block in candle's order: `sumf += sumi·d_w·d_x (+ m_w·s_x for Q4_1)`. The integer sums come
 /// eight blocks at a time, the eight block terms are formed lane-wise (the same IEEE operations
-/// as the scalar expression) and added to `sumf` one by one, in block order.
+/// as the scalar expression) and added to `sumf` one by one, in block order. With AVX2 each
+/// group of eight weight blocks is widened once and used for every activation row.
 pub fn dot_rows(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        unsafe { avx2::dot_rows(w, x, out) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        dot_rows_portable(w, x, out)
+    }
+}
+
+/// [`dot_rows`] one activation row and one group at a time (the reference the AVX2 loop is
+/// tested against, and the path without AVX2).
+pub fn dot_rows_portable(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
     let kb = w.qs.len();
     let q4 = !w.m.is_empty();
     out.iter_mut().for_each(|o| *o = 0.0);
@@ -193,17 +208,91 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn reduce8(v: [__m256i; 8]) -> [i32; 8] {
+        let s = reduce8v(&v);
+        let mut out = [0i32; 8];
+        // SAFETY: `out` is exactly 32 bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), s) };
+        out
+    }
+
+    /// 8 f32s of `v` (a slice of at least 8).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn load8(v: &[f32]) -> __m256 {
+        let v: &[f32; 8] = v[..8].try_into().expect("8 values");
+        // SAFETY: `v` is exactly 8 f32s; the load is unaligned.
+        unsafe { _mm256_loadu_ps(v.as_ptr()) }
+    }
+
+    /// 8 i32s of `v` (a slice of at least 8).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn load8i(v: &[i32]) -> __m256i {
+        let v: &[i32; 8] = v[..8].try_into().expect("8 values");
+        // SAFETY: `v` is exactly 8 i32s; the load is unaligned.
+        unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+    }
+
+    /// Lane b of the result = the sum of the 8 lanes of v[b], kept in a register.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce8v(v: &[__m256i; 8]) -> __m256i {
         let h01 = _mm256_hadd_epi32(v[0], v[1]);
         let h23 = _mm256_hadd_epi32(v[2], v[3]);
         let h45 = _mm256_hadd_epi32(v[4], v[5]);
         let h67 = _mm256_hadd_epi32(v[6], v[7]);
         let a = _mm256_hadd_epi32(h01, h23);
         let b = _mm256_hadd_epi32(h45, h67);
-        let s = _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
-        let mut out = [0i32; 8];
-        // SAFETY: `out` is exactly 32 bytes; the store is unaligned.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), s) };
-        out
+        _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31))
+    }
+
+    /// [`super::dot_rows`]: each group of 8 weight blocks widened once, then every activation
+    /// row against it; the block terms formed in 8 lanes with the scalar expression's
+    /// operations, in its order, and added to the row's sum one block at a time.
+    #[target_feature(enable = "avx2")]
+    pub fn dot_rows(w: &super::WeightRow<'_>, x: &super::ActRows<'_>, out: &mut [f32]) {
+        let kb = w.qs.len();
+        let q4 = !w.m.is_empty();
+        out.iter_mut().for_each(|o| *o = 0.0);
+        let mut g = 0;
+        while g + 8 <= kb {
+            let u: [__m256i; 8] =
+                std::array::from_fn(|b| if q4 { nibbles(&w.qs[g + b]) } else { fives(&w.qs[g + b], w.qh[g + b]) });
+            let dw = load8(&w.d[g..]);
+            let mw = if q4 { load8(&w.m[g..]) } else { _mm256_setzero_ps() };
+            for (i, o) in out.iter_mut().enumerate() {
+                let a = i * kb + g;
+                let parts: [__m256i; 8] = std::array::from_fn(|b| partial(u[b], load(&x.qs[a + b])));
+                let mut sums = reduce8v(&parts);
+                let terms = if q4 {
+                    let f = _mm256_cvtepi32_ps(sums);
+                    _mm256_add_ps(
+                        _mm256_mul_ps(_mm256_mul_ps(f, dw), load8(&x.d[a..])),
+                        _mm256_mul_ps(mw, load8(&x.s[a..])),
+                    )
+                } else {
+                    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(load8i(&x.sum[a..]), 4));
+                    _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), dw), load8(&x.d[a..]))
+                };
+                let mut t = [0f32; 8];
+                // SAFETY: `t` is exactly 8 f32s; the store is unaligned.
+                unsafe { _mm256_storeu_ps(t.as_mut_ptr(), terms) };
+                for v in t {
+                    *o += v;
+                }
+            }
+            g += 8;
+        }
+        for b in g..kb {
+            for (i, o) in out.iter_mut().enumerate() {
+                let a = i * kb + b;
+                *o += if q4 {
+                    super::isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
+                } else {
+                    super::isum_q5(&w.qs[b], w.qh[b], &x.qs[a], x.sum[a]) as f32 * w.d[b] * x.d[a]
+                };
+            }
+        }
     }
 
     #[inline]
@@ -269,6 +358,33 @@ mod tests {
         // Extremes included: -128 and 127 bytes, all-ones nibbles.
         y.iter_mut().for_each(|b| *b = rng.next_u64() as i8);
         (w, rng.next_u64() as u32, y)
+    }
+
+    #[test]
+    fn the_row_loop_equals_the_portable_loop_bit_for_bit() {
+        let mut rng = SplitMix64(9);
+        let mut f = |scale: f32| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
+        for (kb, rows) in [(18, 1), (18, 5), (28, 3), (8, 2), (3, 4)] {
+            let blocks = |n: usize, f: &mut dyn FnMut(f32) -> f32| -> Vec<f32> { (0..n).map(|_| f(0.1)).collect() };
+            let wqs: Vec<[u8; 16]> = (0..kb).map(|b| std::array::from_fn(|j| (b * 31 + j * 7) as u8)).collect();
+            let (wd, wm) = (blocks(kb, &mut f), blocks(kb, &mut f));
+            let qh: Vec<u32> = (0..kb).map(|b| (b as u32).wrapping_mul(0x9E37_79B9)).collect();
+            let xqs: Vec<[i8; 32]> =
+                (0..kb * rows).map(|b| std::array::from_fn(|j| (b * 13 + j * 29) as u8 as i8)).collect();
+            let (xd, xs) = (blocks(kb * rows, &mut f), blocks(kb * rows, &mut f));
+            let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum };
+            for w in [WeightRow { qs: &wqs, d: &wd, m: &wm, qh: &[] }, WeightRow { qs: &wqs, d: &wd, m: &[], qh: &qh }]
+            {
+                let (mut a, mut b) = (vec![0f32; rows], vec![0f32; rows]);
+                dot_rows(&w, &x, &mut a);
+                dot_rows_portable(&w, &x, &mut b);
+                assert_eq!(
+                    a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
+            }
+        }
     }
 
     #[test]

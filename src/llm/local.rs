@@ -288,6 +288,7 @@ impl ChatModel for LocalModel {
 
     fn chat(&self, req: &ChatRequest) -> std::result::Result<Completion, CallFailure> {
         let start = Instant::now();
+        let _counted = super::qlinear::Caller::enter();
         let (tokens_in, out, text) = self.generate(req).map_err(|message| CallFailure { message, attempts: 1 })?;
         Ok(Completion {
             text,

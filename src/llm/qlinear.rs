@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use half::f16;
 
@@ -116,7 +116,7 @@ impl Packed {
         let acts = Acts::quantize(x, self.dtype == GgmlDType::Q4_1);
         let dst: Vec<AtomicU32> = (0..rows * self.n).map(|_| AtomicU32::new(0)).collect();
         let x = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
-        candle_core::utils::barrier_pool().execute_chunked(self.n, |cols| {
+        let columns = |cols: std::ops::Range<usize>| {
             let mut out = vec![0f32; rows];
             for j in cols {
                 dot_rows(&self.row(j), &x, &mut out);
@@ -124,8 +124,41 @@ impl Packed {
                     dst[i * self.n + j].store(v.to_bits(), Ordering::Relaxed);
                 }
             }
-        });
+        };
+        if Caller::concurrent() {
+            // Several calls are computing: each keeps to its own thread rather than queueing
+            // for the shared pool (the values are the same either way).
+            columns(0..self.n);
+        } else {
+            candle_core::utils::barrier_pool().execute_chunked(self.n, columns);
+        }
         dst.into_iter().map(|v| f32::from_bits(v.into_inner())).collect()
+    }
+}
+
+/// Model calls computing right now, process-wide.
+static CALLERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A model call in progress (counted while it lives): with more than one, packed matmuls run on
+/// their caller's thread instead of handing work to candle's pool, which takes one caller at a
+/// time and spins its workers while the others wait.
+pub struct Caller(());
+
+impl Caller {
+    /// Count a call until the returned value is dropped.
+    pub fn enter() -> Caller {
+        CALLERS.fetch_add(1, Ordering::Relaxed);
+        Caller(())
+    }
+
+    fn concurrent() -> bool {
+        CALLERS.load(Ordering::Relaxed) > 1
+    }
+}
+
+impl Drop for Caller {
+    fn drop(&mut self) {
+        CALLERS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

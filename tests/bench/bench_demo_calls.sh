@@ -5,7 +5,7 @@
 # compare. Prints one JSON line: wall seconds of the agent stage, calls, summed call latency,
 # prompt and generated tokens. Each run has its own stage store, cache and run folder under
 # ${DEMO20_DIR:-/tmp/demo20}/TAG (kept, to compare answers between binaries).
-#   tests/bench/bench_demo_calls.sh LUCID_BIN TAG [--model qwen2.5-coder]
+#   tests/bench/bench_demo_calls.sh LUCID_BIN TAG [--model qwen2.5-coder] [--set KEY=VALUE ...]
 set -euo pipefail
 bin=$(realpath "$1"); tag=$2; shift 2
 models=${LUCID_MODELS:-$HOME/.cache/lucid/models}
@@ -19,8 +19,9 @@ cache=$work/cache
 name="demo20"
 extra=()
 if [ "${1:-}" = "--model" ]; then
-  extra=(--set "stages.agent.config.model.model=$2")
+  extra=(--set "stages.agent.config.model.model=$2"); shift 2
 fi
+extra+=("$@")
 start=$(date +%s.%N)
 "$bin" run pipelines/demo.yaml --cache-dir "$cache" --limit 20 --set seeds=[0] --set arms=[memento,oracle] --set "stages.agent.arms=[memento]" \
   --set report=false --set "name=$name" --only agent -q "${extra[@]}" >&2

@@ -75,6 +75,15 @@ def peer(python, code, *args):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+BANDWIDTH = r"""
+import json, time, numpy as np
+a = np.ones(1 << 28, dtype=np.float32)  # 1 GiB
+a.sum()
+best = min((lambda t: (a.sum(), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(3))
+print(json.dumps({"gb_per_s": a.nbytes / best / 1e9}))
+"""
+
+
 def chat_rows(a, rows, threads):
     """Prompt reading and generation per model: lucid, lucid before (candle's kernels), the peer."""
     out = ["", "| chat model (tokens/s) | lucid | lucid before (candle's kernels) | llama-cpp-python | lucid / peer | lucid / before |",
@@ -94,12 +103,22 @@ def chat_rows(a, rows, threads):
             peer_s = f"{p:.1f}" if p else f"failed: {ll.get('error', 'n/a')}"
             ratio = f"{ours[key] / p:.2f}x" if p else "n/a"
             out.append(f"| {short} {what} | {ours[key]:.1f} | {before[key]:.1f} | {peer_s} | {ratio} | {ours[key] / before[key]:.2f}x |")
+        size = os.path.getsize(gguf) if gguf and os.path.exists(gguf) else 0
+        p = ll.get("tokens_per_s")
+        if size and p:
+            out.append(f"| {short} generation as weight bytes read per second (the whole {size / 1e6:.0f} MB file per token) | "
+                       f"{size * ours['gen_tokens_per_s'] / 1e9:.1f} GB/s | {size * before['gen_tokens_per_s'] / 1e9:.1f} GB/s | "
+                       f"{size * p / 1e9:.1f} GB/s | | |")
         q8 = by.get(f"{label} requantized to Q8_0")
         if q8:
             for what, key, pkey in [("prompt reading", "prompt_tokens_per_s", "prompt_tokens_per_s"), ("generation", "gen_tokens_per_s", "tokens_per_s")]:
                 p = ll.get(pkey)
                 ratio = f"{q8[key] / p:.2f}x" if p else "n/a"
                 out.append(f"| {short} requantized to Q8_0 at load, {what} | {q8[key]:.1f} | | {p or 0:.1f} (Q4_1) | {ratio} | |")
+    bw = peer(a.peer_python, BANDWIDTH)
+    if "gb_per_s" in bw:
+        out += ["", f"Memory read bandwidth of this machine, one thread (numpy sum over 1 GiB): {bw['gb_per_s']:.1f} GB/s. "
+                "Where lucid / peer stays under 1.0x, tests/bench/results/demo_calls.md gives the profile of what bounds it."]
     return out
 
 
