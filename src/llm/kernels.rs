@@ -3,8 +3,10 @@
 //! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each kernel returns the block's exact
 //! integer sum — the same `i32` candle's scalar loop computes — and the caller accumulates the
 //! floats in candle's order, so the model's logits are bit-identical to candle's (tested in
-//! [`super::qlinear`]). The only unsafe operations are unaligned 16- and 32-byte loads from arrays
-//! of exactly that size; every kernel is tested here against its scalar twin on random blocks.
+//! [`super::qlinear`]). The only unsafe operations are calls of the AVX2 functions under a
+//! build-wide AVX2 cfg and unaligned loads and stores of fixed-size arrays (16 or 32 bytes, 8
+//! floats or integers); the block sums are tested here against their scalar twins on random
+//! blocks, and the AVX2 row loop against the portable one.
 #![allow(unsafe_code)]
 
 /// Values per block (both formats, and their activation blocks).
@@ -38,36 +40,6 @@ pub fn isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32], ysum: i32) -> i32 {
     {
         let _ = ysum;
         scalar_isum_q5(w, qh, y)
-    }
-}
-
-/// [`isum_q4`] of 8 consecutive blocks at once (one horizontal reduction for all eight).
-#[inline]
-pub fn isums8_q4(w: &[[u8; 16]; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-    {
-        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
-        unsafe { avx2::isums8_q4(w, y) }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
-    {
-        std::array::from_fn(|b| scalar_isum_q4(&w[b], &y[b]))
-    }
-}
-
-/// [`isum_q5`] of 8 consecutive blocks at once; `ysum` holds each activation block's Σy.
-#[inline]
-pub fn isums8_q5(w: &[[u8; 16]; 8], qh: &[u32; 8], y: &[[i8; 32]; 8], ysum: &[i32; 8]) -> [i32; 8] {
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-    {
-        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
-        let s = unsafe { avx2::isums8_q5(w, qh, y) };
-        std::array::from_fn(|b| s[b] - 16 * ysum[b])
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
-    {
-        let _ = ysum;
-        std::array::from_fn(|b| scalar_isum_q5(&w[b], qh[b], &y[b]))
     }
 }
 
@@ -113,45 +85,27 @@ pub fn dot_rows(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
     }
 }
 
-/// [`dot_rows`] one activation row and one group at a time (the reference the AVX2 loop is
-/// tested against, and the path without AVX2).
+/// [`dot_rows`] one block at a time with the single-block sums (the reference the AVX2 row loop
+/// is tested against, and the path without AVX2).
 pub fn dot_rows_portable(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
     let kb = w.qs.len();
-    let q4 = !w.m.is_empty();
-    out.iter_mut().for_each(|o| *o = 0.0);
-    let mut b = 0;
-    while b + 8 <= kb {
-        let wq: &[[u8; 16]; 8] = w.qs[b..b + 8].try_into().expect("8 blocks");
-        let g = b..b + 8;
-        for (i, o) in out.iter_mut().enumerate() {
-            let a = i * kb + b;
-            let y: &[[i8; 32]; 8] = x.qs[a..a + 8].try_into().expect("8 blocks");
-            let terms = if q4 {
-                let sums = isums8_q4(wq, y);
-                std::array::from_fn::<f32, 8, _>(|l| {
-                    sums[l] as f32 * w.d[g.start + l] * x.d[a + l] + w.m[g.start + l] * x.s[a + l]
-                })
-            } else {
-                let qh: &[u32; 8] = w.qh[g.clone()].try_into().expect("8 blocks");
-                let ys: &[i32; 8] = x.sum[a..a + 8].try_into().expect("8 blocks");
-                let sums = isums8_q5(wq, qh, y, ys);
-                std::array::from_fn::<f32, 8, _>(|l| sums[l] as f32 * w.d[g.start + l] * x.d[a + l])
-            };
-            for t in terms {
-                *o += t;
-            }
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut sumf = 0f32;
+        for b in 0..kb {
+            sumf += block_term(w, b, x, i * kb + b);
         }
-        b += 8;
+        *o = sumf;
     }
-    for b in b..kb {
-        for (i, o) in out.iter_mut().enumerate() {
-            let a = i * kb + b;
-            *o += if q4 {
-                isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
-            } else {
-                isum_q5(&w.qs[b], w.qh[b], &x.qs[a], x.sum[a]) as f32 * w.d[b] * x.d[a]
-            };
-        }
+}
+
+/// One block's term of a dot product, as candle's scalar loop forms it: weight block `b` of `w`
+/// against activation block `a` of `x`.
+#[inline]
+fn block_term(w: &WeightRow<'_>, b: usize, x: &ActRows<'_>, a: usize) -> f32 {
+    if !w.m.is_empty() {
+        isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
+    } else {
+        isum_q5(&w.qs[b], w.qh[b], &x.qs[a], x.sum[a]) as f32 * w.d[b] * x.d[a]
     }
 }
 
@@ -204,17 +158,6 @@ mod avx2 {
         _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1))
     }
 
-    /// Lane b of the result = the sum of the 8 lanes of v[b].
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn reduce8(v: [__m256i; 8]) -> [i32; 8] {
-        let s = reduce8v(&v);
-        let mut out = [0i32; 8];
-        // SAFETY: `out` is exactly 32 bytes; the store is unaligned.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), s) };
-        out
-    }
-
     /// 8 f32s of `v` (a slice of at least 8).
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -236,7 +179,7 @@ mod avx2 {
     /// Lane b of the result = the sum of the 8 lanes of v[b], kept in a register.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn reduce8v(v: &[__m256i; 8]) -> __m256i {
+    fn reduce8(v: &[__m256i; 8]) -> __m256i {
         let h01 = _mm256_hadd_epi32(v[0], v[1]);
         let h23 = _mm256_hadd_epi32(v[2], v[3]);
         let h45 = _mm256_hadd_epi32(v[4], v[5]);
@@ -263,7 +206,7 @@ mod avx2 {
             for (i, o) in out.iter_mut().enumerate() {
                 let a = i * kb + g;
                 let parts: [__m256i; 8] = std::array::from_fn(|b| partial(u[b], load(&x.qs[a + b])));
-                let mut sums = reduce8v(&parts);
+                let mut sums = reduce8(&parts);
                 let terms = if q4 {
                     let f = _mm256_cvtepi32_ps(sums);
                     _mm256_add_ps(
@@ -286,25 +229,9 @@ mod avx2 {
         for b in g..kb {
             for (i, o) in out.iter_mut().enumerate() {
                 let a = i * kb + b;
-                *o += if q4 {
-                    super::isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
-                } else {
-                    super::isum_q5(&w.qs[b], w.qh[b], &x.qs[a], x.sum[a]) as f32 * w.d[b] * x.d[a]
-                };
+                *o += super::block_term(w, b, x, a);
             }
         }
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub fn isums8_q4(w: &[[u8; 16]; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
-        reduce8(std::array::from_fn(|b| partial(nibbles(&w[b]), load(&y[b]))))
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub fn isums8_q5(w: &[[u8; 16]; 8], qh: &[u32; 8], y: &[[i8; 32]; 8]) -> [i32; 8] {
-        reduce8(std::array::from_fn(|b| partial(fives(&w[b], qh[b]), load(&y[b]))))
     }
 
     /// The sum of `u` times `y` (see [`partial`]).
@@ -391,17 +318,9 @@ mod tests {
     fn kernels_equal_the_scalar_sums_on_random_and_extreme_blocks() {
         let mut rng = SplitMix64(7);
         let mut cases: Vec<([u8; 16], u32, [i8; 32])> = (0..20_000).map(|_| block(&mut rng)).collect();
-        cases.extend([([0xFF; 16], u32::MAX, [-128; 32]); 8]);
+        cases.push(([0xFF; 16], u32::MAX, [-128; 32]));
         cases.push(([0xFF; 16], u32::MAX, [127; 32]));
         cases.push(([0; 16], 0, [-128; 32]));
-        for c in cases.chunks_exact(8) {
-            let w: [[u8; 16]; 8] = std::array::from_fn(|b| c[b].0);
-            let qh: [u32; 8] = std::array::from_fn(|b| c[b].1);
-            let y: [[i8; 32]; 8] = std::array::from_fn(|b| c[b].2);
-            let ysum: [i32; 8] = std::array::from_fn(|b| y[b].iter().map(|&v| v as i32).sum());
-            assert_eq!(isums8_q4(&w, &y), std::array::from_fn(|b| scalar_isum_q4(&w[b], &y[b])));
-            assert_eq!(isums8_q5(&w, &qh, &y, &ysum), std::array::from_fn(|b| scalar_isum_q5(&w[b], qh[b], &y[b])));
-        }
         for (w, qh, y) in cases {
             assert_eq!(isum_q4(&w, &y), scalar_isum_q4(&w, &y), "{w:?} {y:?}");
             let ysum: i32 = y.iter().map(|&v| v as i32).sum();

@@ -49,7 +49,7 @@ pub fn requantize<R: std::io::Read + std::io::Seek>(
     Ok((ct, buf))
 }
 
-/// Prompts are prefilled in chunks of this many tokens (llama), and the state after every whole
+/// Prompts are prefilled in chunks of this many tokens, and the state after every whole
 /// chunk is kept, so a prompt that shares a prefix with an earlier one — the system prompt, a
 /// database's schema, the grader's instructions — starts after it. Every prompt is computed in the
 /// same chunks, hit or miss, so its logits are the same either way (and whatever ran before).

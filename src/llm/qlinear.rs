@@ -8,11 +8,10 @@
 //! per call and multiplied with every activation row while it is in cache (prompt chunks).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-
 use half::f16;
 
 use super::kernels::{ActRows, QK, WeightRow, dot_rows};

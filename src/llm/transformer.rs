@@ -146,7 +146,7 @@ impl Transformer {
             layers,
             norm,
             output,
-            eps: eps as f64 as f32,
+            eps,
             n_head,
             n_kv_head,
             head_dim,
