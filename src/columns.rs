@@ -38,6 +38,8 @@ pub enum Value<R> {
     F32(fn(&R) -> f32),
     /// Float64, not null.
     F64(fn(&R) -> f64),
+    /// Float64, nullable.
+    OptF64(fn(&R) -> Option<f64>),
     /// Boolean, not null.
     Bool(fn(&R) -> bool),
     /// Boolean, nullable.
@@ -92,7 +94,7 @@ impl<R> Column<R> {
             Value::U32(_) => DataType::UInt32,
             Value::U8(_) | Value::OptU8(_) => DataType::UInt8,
             Value::F32(_) => DataType::Float32,
-            Value::F64(_) => DataType::Float64,
+            Value::F64(_) | Value::OptF64(_) => DataType::Float64,
             Value::Bool(_) | Value::OptBool(_) => DataType::Boolean,
             Value::Str(_) | Value::OptStr(_) | Value::Text(_) | Value::OptText(_) => DataType::Utf8,
             Value::Nested { ty, .. } => ty(),
@@ -102,7 +104,12 @@ impl<R> Column<R> {
     /// Whether it may hold nulls.
     pub fn nullable(&self) -> bool {
         match &self.value {
-            Value::OptU64(_) | Value::OptU8(_) | Value::OptBool(_) | Value::OptStr(_) | Value::OptText(_) => true,
+            Value::OptU64(_)
+            | Value::OptU8(_)
+            | Value::OptF64(_)
+            | Value::OptBool(_)
+            | Value::OptStr(_)
+            | Value::OptText(_) => true,
             Value::Nested { nullable, .. } => *nullable,
             _ => false,
         }
@@ -124,6 +131,7 @@ impl<R> Column<R> {
             Value::OptU8(f) => Arc::new(rows.iter().map(f).collect::<UInt8Array>()),
             Value::F32(f) => Arc::new(Float32Array::from_iter_values(rows.iter().map(f))),
             Value::F64(f) => Arc::new(Float64Array::from_iter_values(rows.iter().map(f))),
+            Value::OptF64(f) => Arc::new(rows.iter().map(f).collect::<Float64Array>()),
             Value::Bool(f) => Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>())),
             Value::OptBool(f) => Arc::new(rows.iter().map(f).collect::<BooleanArray>()),
             Value::Str(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),

@@ -18,6 +18,8 @@ mod spiderman;
 mod study;
 mod support;
 mod tables;
+mod theorem1;
 mod toy_domain;
 mod toy_domain_loop;
 mod unchanged;
+mod verifiers;

@@ -40,6 +40,8 @@ fn schemas_are_the_column_definitions() {
         ("", lucid::stages::evaluate::evaluation_table().doc_json()),
         ("", lucid::stages::flag::flags_table().doc_json()),
         ("", lucid::stages::retrieve::retrieval_table().doc_json()),
+        ("", lucid::agent::retrieval::draws_table().doc_json()),
+        ("", lucid::stages::verifiers::verifier_table().doc_json()),
         ("", lucid::stages::permutation::order_table().doc_json()),
         ("factual", lucid::agent::episode::episodes_table::<FactualDomain>().doc_json()),
         ("factual", lucid::bench::factual::tables::tasks_table().doc_json()),

@@ -129,6 +129,11 @@ fn report(dir: &Path, tmp: &Path) -> Value {
 const ADDED: &[&str] = &[
     // The answer-free channels by name (list<struct{name, fired, detail}>); flag_* kept beside it.
     "/tables/episodes/columns/channels",
+    // The bank study (#23): how many memories each verifier scored and skipped, and the cost
+    // table of the verifier stages (empty without them).
+    "/tables/audit_eia/columns/scored",
+    "/tables/audit_eia/columns/skipped",
+    "/tables/audit_cost",
 ];
 
 /// Compare `got` with the fixture `name` (or record it), naming every differing table, column

@@ -21,7 +21,7 @@ pub enum Mode {
 }
 
 /// One arm's behaviour.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArmSpec {
     /// The mode.
@@ -29,6 +29,10 @@ pub struct ArmSpec {
     /// Channel names whose firing flags an episode for this arm (default: the domain's detector's).
     #[serde(default)]
     pub channels: Option<Vec<String>>,
+    /// Its retrieval policy (default: the stage's `retrieval:`), so one stage can compare
+    /// policies as arms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval: Option<super::retrieval::Retrieval>,
 }
 
 /// The mode of arm `name`: from `arms` when listed, else the standard name.
@@ -41,7 +45,7 @@ pub fn arm_spec(arms: &BTreeMap<String, ArmSpec>, name: &str) -> Option<ArmSpec>
             "oracle" => Mode::Oracle,
             _ => return None,
         };
-        Some(ArmSpec { mode, channels: None })
+        Some(ArmSpec { mode, channels: None, retrieval: None })
     })
 }
 

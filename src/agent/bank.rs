@@ -30,6 +30,11 @@ impl Bank {
         self.entries.iter().all(Option::is_none)
     }
 
+    /// The stored label of step `step`, once it is stored.
+    pub fn label(&self, step: usize) -> Option<u8> {
+        self.entries.get(step).and_then(Option::as_ref).map(|e| e.stored_q)
+    }
+
     /// Whether step `step` is stored.
     pub fn has(&self, step: usize) -> bool {
         self.entries.get(step).is_some_and(Option::is_some)

@@ -9,4 +9,5 @@ pub mod bank;
 pub mod episode;
 pub mod parse;
 pub mod prompts;
+pub mod retrieval;
 pub mod step;

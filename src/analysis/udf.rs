@@ -31,6 +31,9 @@ use super::stats::{self, BOOT_SEED, Histogram, RESAMPLES, Statistic, Z95};
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(scalar_udf("wilson_lo", 2, |a| stats::wilson(a[0], a[1], Z95).map(|w| w.0)));
     ctx.register_udf(scalar_udf("wilson_hi", 2, |a| stats::wilson(a[0], a[1], Z95).map(|w| w.1)));
+    ctx.register_udf(scalar_udf("a_ret", 4, |a| {
+        (a[1] > 0.0 && a[2] + a[3] > 0.0).then(|| super::theory::a_ret(a[0], a[1], a[2], a[3]))
+    }));
     ctx.register_udf(scalar_udf("attractor_p_star", 4, |a| attractor(a).map(|t| t.p_star)));
     ctx.register_udf(scalar_udf("attractor_p0", 4, |a| attractor(a).map(|t| t.p0)));
     ctx.register_udf(scalar_udf("attractor_slope", 4, |a| attractor(a).map(|t| t.slope)));

@@ -45,6 +45,27 @@ pub struct Bank {
     pub n: Option<Vec<f64>>,
     /// The arm, for the bank of an agent run.
     pub arm: Option<String>,
+    /// What each verifier stage of an agent run spent (empty for a bank file).
+    pub cost: Vec<CostRow>,
+}
+
+/// What one verifier cost over the bank (the cost table beside the EIA table).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CostRow {
+    /// The verifier.
+    pub verifier: String,
+    /// Memories it scored.
+    pub scored: usize,
+    /// Memories it left unscored (a failed call, an unparseable verdict, no evidence).
+    pub skipped: usize,
+    /// Model calls.
+    pub calls: u64,
+    /// Calls that failed after their retries.
+    pub failed_calls: u64,
+    /// Prompt and generated tokens.
+    pub tokens: u64,
+    /// Model seconds (0 for cache hits).
+    pub seconds: f64,
 }
 
 impl Bank {
@@ -59,6 +80,7 @@ impl Bank {
             sc: self.sc.as_deref().map(pick),
             n: self.n.as_deref().map(pick),
             arm: self.arm.clone(),
+            cost: self.cost.clone(),
         }
     }
 
@@ -165,6 +187,26 @@ pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Resu
             .collect()
     };
     let optional = |name: &str| batch.column_by_name(name).map(|_| column(name)).transpose();
+    // A verifier may leave memories unscored (null): NaN here, and each verifier is audited over
+    // the memories it scored.
+    let scores = |name: &str| -> Result<Vec<f64>> {
+        let present = batch.column_by_name(name).map(|c| (0..c.len()).map(|i| c.is_valid(i)).collect::<Vec<_>>());
+        let Some(present) = present else { return column(name) };
+        if present.iter().all(|p| *p) {
+            return column(name);
+        }
+        let c = batch.column_by_name(name).expect("checked");
+        let c = arrow::compute::cast(c, &DataType::Float64)
+            .map_err(|_| Error::input(path, format!("column '{name}' is not numeric ({})", c.data_type())))?;
+        let c = c.as_primitive::<Float64Type>();
+        (0..c.len())
+            .map(|i| match (c.is_valid(i), c.is_valid(i) && c.value(i).is_finite()) {
+                (false, _) => Ok(f64::NAN),
+                (true, true) => Ok(c.value(i)),
+                (true, false) => Err(Error::input(path, format!("row {i}: column '{name}' has no number"))),
+            })
+            .collect()
+    };
     let names: Vec<String> = if cols.verifiers.is_empty() {
         batch.schema().fields().iter().filter(|f| f.name().starts_with("v_")).map(|f| f.name().clone()).collect()
     } else {
@@ -174,7 +216,7 @@ pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Resu
         return Err(Error::input(path, "no verifier: name them with --verifiers, or call their columns v_<name>"));
     }
     let verifiers =
-        names.iter().map(|n| Ok((n.trim_start_matches("v_").to_string(), column(n)?))).collect::<Result<Vec<_>>>()?;
+        names.iter().map(|n| Ok((n.trim_start_matches("v_").to_string(), scores(n)?))).collect::<Result<Vec<_>>>()?;
     let u = column("u")?;
     if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0) {
         return Err(Error::input(path, format!("row {i}: column 'u' is {}, not 0 or 1", u[i])));
@@ -187,6 +229,7 @@ pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Resu
         sc: optional(&cols.sc)?,
         n: optional(&cols.n)?,
         arm: None,
+        cost: Vec::new(),
     })
 }
 
@@ -267,6 +310,10 @@ pub struct EiaRow {
     pub pass: bool,
     /// Why it fails, in words (empty when it passes).
     pub failure: String,
+    /// Memories it scored (its correlations and payoff are over these).
+    pub scored: usize,
+    /// Memories it left unscored.
+    pub skipped: usize,
 }
 
 /// The EIA row of verifier scores `v` on `bank` at thresholds `tau_dec`, `tau_tru`.
@@ -287,6 +334,8 @@ pub fn eia_row(bank: &Bank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_de
         corr_v_u: tru,
         pass: decorrelated && truthful,
         failure,
+        scored: v.len(),
+        skipped: 0,
     }
 }
 
@@ -357,10 +406,43 @@ pub struct Audit {
     pub calibration: Vec<calibration::CalibrationRow>,
     /// Leave-one-seed-out folds (empty without two seeds).
     pub leave_one_seed_out: Vec<loso::Fold>,
+    /// What each verifier stage spent.
+    pub cost: Vec<CostRow>,
 }
 
-/// Audit `bank`.
+/// Audit `bank`. A verifier that left memories unscored (NaN) gets its EIA, payoff and
+/// Proposition 2 rows over the memories it scored (the EIA row says how many it skipped); the
+/// tables that combine verifiers (ensembles, error correlations, controls, leave-one-seed-out)
+/// use the verifiers that scored every memory.
 pub fn audit(bank: &Bank, o: &Options) -> Audit {
+    let complete = |v: &[f64]| v.iter().all(|x| !x.is_nan());
+    let full =
+        Bank { verifiers: bank.verifiers.iter().filter(|(_, v)| complete(v)).cloned().collect(), ..bank.clone() };
+    let mut a = audit_complete(&full, o);
+    let at = a.eia.iter().rposition(|r| r.kind == kind::VERIFIER).map_or(0, |i| i + 1);
+    let mut payoff_at = a.payoff.iter().rposition(|r| r.kind == kind::VERIFIER).map_or(0, |i| i + 1);
+    for (j, (name, v)) in bank.verifiers.iter().filter(|(_, v)| !complete(v)).enumerate() {
+        let idx: Vec<usize> = (0..v.len()).filter(|&i| !v[i].is_nan()).collect();
+        let sub = Bank { verifiers: vec![(name.clone(), idx.iter().map(|&i| v[i]).collect())], ..bank.subset(&idx) };
+        let sv = &sub.verifiers[0].1;
+        let mut row = eia_row(&sub, &sub.bias(), name, kind::VERIFIER, sv, o.tau_dec, o.tau_tru);
+        row.skipped = v.len() - idx.len();
+        a.eia.insert(at + j, row);
+        if idx.is_empty() {
+            continue;
+        }
+        let cand: Candidate = (name.as_str(), kind::VERIFIER, sv);
+        if let Some(p) = payoff::payoff(&sub, &[cand], o.bootstrap, o.rng_seed).into_iter().next() {
+            a.payoff.insert(payoff_at, p);
+            payoff_at += 1;
+        }
+        a.proposition2.extend(controls::proposition2(&sub, &[cand]));
+    }
+    a.cost = bank.cost.clone();
+    a
+}
+
+fn audit_complete(bank: &Bank, o: &Options) -> Audit {
     let blind = ensemble::with_ensembles(bank);
     let gold = ensemble::gold_fit(bank);
     let mut rows: Vec<Candidate> = blind
@@ -395,5 +477,6 @@ pub fn audit(bank: &Bank, o: &Options) -> Audit {
         controls,
         calibration: calibration::calibration(bank),
         leave_one_seed_out: loso::loso(&blind, o.tau_dec, o.tau_tru),
+        cost: Vec::new(),
     }
 }

@@ -2,7 +2,9 @@
 //! the self-grade, U from `evaluation`, each answer-free channel of the run's domain, by name
 //! (`v_<name>` = 1 - fired), and the detector as a whole as verifiers, n = how often the memory
 //! was retrieved — so the detector lands on the EIA axes next to a user's own verifiers. The SQL
-//! is `pipelines/reports/bank.sql`.
+//! is `pipelines/reports/bank.sql`. The run's verifier stages' tables (`v_<name>`: judge,
+//! resample, panel, evidence) join as verifiers `v_<name>` (null where one left a memory
+//! unscored), the first with self-consistency values as `sc`, and their costs as the cost table.
 
 use std::path::Path;
 
@@ -50,6 +52,80 @@ pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns
     Ok(Bank { arm: Some(chosen), ..bank_from_batch(path, &rows, cols)? })
 }
 
+/// `all` (rows of [`SQL`]) with each verifier table of `verifiers` (`v_<name>`: arm, seed, step,
+/// v, sc, calls, ...) joined as a column `v_<name>` (the first with `sc` values also as `sc`).
+pub fn join_verifiers(all: &RecordBatch, verifiers: &[(String, RecordBatch)]) -> Result<RecordBatch> {
+    if verifiers.is_empty() {
+        return Ok(all.clone());
+    }
+    let mut tables = vec![("bank".to_string(), all.clone())];
+    tables.extend(verifiers.iter().cloned());
+    let has_sc = |b: &RecordBatch| b.column_by_name("sc").is_some_and(|c| c.null_count() < c.len());
+    let sc = verifiers.iter().position(|(_, b)| has_sc(b));
+    let mut select = String::from("SELECT b.*");
+    let mut joins = String::new();
+    for (i, (name, _)) in verifiers.iter().enumerate() {
+        select.push_str(&format!(", t{i}.v AS \"{name}\""));
+        if sc == Some(i) {
+            select.push_str(&format!(", t{i}.sc AS sc"));
+        }
+        joins.push_str(&format!(
+            " LEFT JOIN \"{name}\" t{i} ON CAST(t{i}.arm AS VARCHAR) = CAST(b.arm AS VARCHAR) \
+             AND CAST(t{i}.seed AS BIGINT) = b.seed AND CAST(t{i}.step AS BIGINT) = b.id"
+        ));
+    }
+    crate::query::sql_over(&tables, &format!("{select} FROM bank b{joins} ORDER BY b.arm, b.seed, b.id"))
+}
+
+/// What each verifier table of `verifiers` spent on the memories of `arm`.
+pub fn costs(verifiers: &[(String, RecordBatch)], arm: &str) -> Result<Vec<super::CostRow>> {
+    let mut out = Vec::new();
+    for (name, b) in verifiers {
+        let b = match b.column_by_name("arm") {
+            Some(a) => {
+                let a = arrow::compute::cast(a, &DataType::Utf8)?;
+                let mask = arrow::compute::kernels::cmp::eq(&a, &arrow::array::StringArray::new_scalar(arm))?;
+                arrow::compute::filter_record_batch(b, &mask)?
+            }
+            None => b.clone(),
+        };
+        let sum = |c: &str| -> u64 {
+            b.column_by_name(c)
+                .and_then(|a| arrow::compute::cast(a, &DataType::UInt64).ok())
+                .map_or(0, |a| a.as_primitive::<arrow::datatypes::UInt64Type>().iter().flatten().sum())
+        };
+        let seconds = b
+            .column_by_name("seconds")
+            .and_then(|a| a.as_primitive_opt::<arrow::datatypes::Float64Type>().map(|a| a.iter().flatten().sum()))
+            .unwrap_or(0.0);
+        let v = b.column_by_name("v").map_or(0, |c| c.len() - c.null_count());
+        out.push(super::CostRow {
+            verifier: name.trim_start_matches("v_").to_string(),
+            scored: v,
+            skipped: b.num_rows() - v,
+            calls: sum("calls"),
+            failed_calls: sum("failed_calls"),
+            tokens: sum("tokens"),
+            seconds,
+        });
+    }
+    Ok(out)
+}
+
+/// The bank of `arm` among `all` (rows of [`SQL`]) with the verifier tables `verifiers` joined
+/// and their costs on that arm (`path` names the source in errors).
+pub fn bank_with(
+    path: &Path,
+    all: &RecordBatch,
+    verifiers: &[(String, RecordBatch)],
+    arm: Option<&str>,
+    cols: &Columns,
+) -> Result<Bank> {
+    let mut bank = bank_of(path, &join_verifiers(all, verifiers)?, arm, cols)?;
+    bank.cost = costs(verifiers, bank.arm.as_deref().unwrap_or_default())?;
+    Ok(bank)
+}
+
 /// The bank of `arm` in the run folder `dir`.
 pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
     for name in ["episodes", "evaluation"] {
@@ -58,12 +134,16 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
         }
     }
     let run = (dir.display().to_string(), dir.to_path_buf());
-    let all = crate::query::block_on(async {
-        let (ctx, _) = crate::query::session_for(std::slice::from_ref(&run)).await?;
-        crate::query::collect(&ctx, SQL).await
+    let (all, verifiers) = crate::query::block_on(async {
+        let (ctx, names) = crate::query::session_for(std::slice::from_ref(&run)).await?;
+        let mut verifiers = Vec::new();
+        for n in names.iter().filter(|n| n.starts_with("v_")) {
+            verifiers.push((n.clone(), crate::query::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));
+        }
+        Ok::<_, Error>((crate::query::collect(&ctx, SQL).await?, verifiers))
     })
     .map_err(|e| Error::input(dir, e.to_string()))?;
-    bank_of(dir, &all, arm, cols)
+    bank_with(dir, &all, &verifiers, arm, cols)
 }
 
 /// `batch` with its `channels` column (list<struct{name, fired, ...}>) replaced, in place, by

@@ -27,8 +27,17 @@ pub struct Section {
 }
 
 /// Every table's name, in order.
-pub const NAMES: &[&str] =
-    &["grader", "eia", "error_correlations", "payoff", "controls", "proposition2", "calibration", "leave_one_seed_out"];
+pub const NAMES: &[&str] = &[
+    "grader",
+    "eia",
+    "error_correlations",
+    "payoff",
+    "controls",
+    "proposition2",
+    "calibration",
+    "leave_one_seed_out",
+    "cost",
+];
 
 fn rows<T: serde::Serialize>(x: &[T]) -> Vec<Value> {
     x.iter().map(|r| serde_json::to_value(r).expect("rows serialize")).collect()
@@ -88,6 +97,12 @@ pub fn sections(a: &Audit) -> Vec<Section> {
             title: "Table 6: leave-one-seed-out EIA (select on the other seeds, measure the payoff on the held-out one)",
             paper: "The verifier selected on two seeds pays on the third; PASS - FAIL gap positive on every fold.",
             rows: rows(&a.leave_one_seed_out),
+        },
+        Section {
+            name: "cost",
+            title: "What each verifier stage spent: memories scored and skipped, model calls, failures, tokens, seconds",
+            paper: "The paper's verifiers range from free (retrieval over a corpus) to one frontier-model call per memory.",
+            rows: rows(&a.cost),
         },
     ]
 }

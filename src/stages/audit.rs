@@ -66,7 +66,8 @@ impl Stage for AuditStage {
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: verifier tables as inputs; the cost table.
+        2
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
@@ -75,6 +76,11 @@ impl Stage for AuditStage {
 
     fn optional_inputs(&self) -> &'static [&'static str] {
         &["episodes", "evaluation"]
+    }
+
+    /// The run's verifier tables (`v_<name>`, from judge, resample, panel and evidence stages).
+    fn accepts_any_inputs(&self) -> bool {
+        true
     }
 
     /// Post-hoc analysis: it reads U (evaluation).
@@ -110,8 +116,14 @@ impl Stage for AuditStage {
                     .map(|n| Ok((n.to_string(), inputs.get(ctx, n)?.clone())))
                     .collect::<Result<_>>()?;
                 let all = run_bank::banks(&tables).map_err(|e| Error::stage(&ctx.stage_id, e.to_string()))?;
+                let verifiers: Vec<(String, RecordBatch)> = inputs
+                    .tables
+                    .iter()
+                    .filter(|(n, _)| n.starts_with("v_"))
+                    .map(|(n, b)| (n.clone(), b.clone()))
+                    .collect();
                 let here = std::path::PathBuf::from(format!("stage {}", ctx.stage_id));
-                run_bank::bank_of(&here, &all, self.arm.as_deref(), &cols)?
+                run_bank::bank_with(&here, &all, &verifiers, self.arm.as_deref(), &cols)?
             }
         };
         let opts = Options {

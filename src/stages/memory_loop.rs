@@ -31,6 +31,7 @@ use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
 use crate::agent::episode::{CallRecord, Episode, calls_table, episodes_table};
 use crate::agent::prompts::Prompts;
+use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
 use crate::agent::step::{Agent, OracleFn, Roles};
 use crate::domain::factual::FactualDomain;
 use crate::domain::sql::SqlDomain;
@@ -61,6 +62,11 @@ pub struct MemoryLoopStage {
     /// Decoding per role.
     #[serde(default)]
     pub roles: Roles,
+    /// How an episode's memories are picked among the most similar earlier ones (default:
+    /// similarity only, Memento's; softmax and hybrid rank by stored label too: see
+    /// [`crate::agent::retrieval`]). An arm may set its own under `arms:`.
+    #[serde(default, skip_serializing_if = "Retrieval::is_similarity")]
+    pub retrieval: Retrieval,
     /// The domain and its options (default: text-to-SQL, `{kind: sql}`).
     #[serde(default)]
     pub domain: DomainConfig,
@@ -125,7 +131,8 @@ fn default_true() -> bool {
 struct Loaded<D: Judge> {
     tasks: HashMap<i64, D::Task>,
     order: Vec<i64>,
-    /// Neighbours (step, similarity) per step, best first.
+    /// Candidates (step, similarity) per step, best first: the k most similar, or the
+    /// `candidates` most similar under a score-ranked policy.
     neighbours: Vec<Vec<(usize, f32)>>,
     gold: HashMap<i64, D::Gold>,
 }
@@ -219,7 +226,18 @@ impl MemoryLoopStage {
         self.resolved_model(ctx).files(&crate::models::models_dir(&ctx.cache_dir))
     }
 
-    fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, mode: Mode) -> Result<Loaded<D>> {
+    /// The retrieval policy of `arm`: its own, else the stage's.
+    fn policy(&self, arm: &ArmSpec) -> Retrieval {
+        arm.retrieval.unwrap_or(self.retrieval)
+    }
+
+    /// Whether any arm of the stage ranks by score (then it writes the `draws` table).
+    fn writes_draws(&self) -> bool {
+        !self.retrieval.is_similarity() || self.arms.values().any(|a| a.retrieval.is_some_and(|r| !r.is_similarity()))
+    }
+
+    fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, arm: &ArmSpec) -> Result<Loaded<D>> {
+        let (mode, width) = (arm.mode, self.policy(arm).width(self.k));
         let p = |n: &str| PathBuf::from(n);
         let tasks: HashMap<i64, D::Task> =
             domain.tasks(inputs.get(ctx, "tasks")?, &p("tasks"))?.into_iter().map(|t| (D::id(&t), t)).collect();
@@ -251,9 +269,20 @@ impl MemoryLoopStage {
                 }
                 neighbours[s].push((nstep.value(i) as usize, sim.value(i)));
             }
-            for n in &mut neighbours {
+            for (t, n) in neighbours.iter_mut().enumerate() {
                 n.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                n.truncate(self.k);
+                if n.len() < width.min(t) {
+                    return Err(Error::stage(
+                        &ctx.stage_id,
+                        format!(
+                            "step {t} has {} retrieved neighbours, the arm's retrieval needs {}: raise the retrieve \
+                             stage's k to at least {width}",
+                            n.len(),
+                            width.min(t)
+                        ),
+                    ));
+                }
+                n.truncate(width);
             }
         }
         let gold = if self.read_gold { domain.gold(inputs.get(ctx, "gold")?, &p("gold"))? } else { HashMap::new() };
@@ -300,7 +329,11 @@ impl Stage for MemoryLoopStage {
     }
 
     fn outputs(&self, _: &str) -> Vec<String> {
-        vec!["episodes".into(), "calls".into()]
+        let mut names = vec!["episodes".to_string(), "calls".into()];
+        if self.writes_draws() {
+            names.push("draws".into());
+        }
+        names
     }
 
     /// The config without its operational fields (they are never serialized), the top-level
@@ -310,14 +343,26 @@ impl Stage for MemoryLoopStage {
         if let Ok(d) = self.fold_domain() {
             keyed.domain = d;
         }
-        serde_json::to_value(keyed).expect("config serializes")
+        let mut json = serde_json::to_value(keyed).expect("config serializes");
+        // Only the knobs a policy reads enter the key (a temperature sweep under hybrid reuses).
+        if !self.retrieval.is_similarity() {
+            json["retrieval"] = self.retrieval.keyed();
+        }
+        for (name, arm) in &self.arms {
+            if let Some(r) = arm.retrieval {
+                json["arms"][name]["retrieval"] = r.keyed();
+            }
+        }
+        json
     }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         // A misconfigured domain or arm (or one naming channels its domain lacks) fails before
         // any file is read.
         self.domain_config(ctx)?;
-        if let Some(names) = self.arm(ctx)?.channels {
+        let arm = self.arm(ctx)?;
+        self.policy(&arm).check().map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        if let Some(names) = arm.channels {
             let checked = match &self.domain {
                 DomainConfig::Sql(_) => check_channels::<SqlDomain>(&names, "the arm's channels"),
                 DomainConfig::Factual(_) => check_channels::<FactualDomain>(&names, "the arm's channels"),
@@ -367,7 +412,8 @@ impl MemoryLoopStage {
     /// The loop in `domain`.
     fn run_in<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let arm = self.arm(ctx)?;
-        let data = self.load(domain, ctx, inputs, arm.mode)?;
+        let (policy, seed) = (self.policy(&arm), ctx.seed().unwrap_or(0));
+        let data = self.load(domain, ctx, inputs, &arm)?;
         let flag_channels = arm.channels.clone().unwrap_or_else(|| domain.flag_channels());
         check_channels::<D>(&flag_channels, "the arm's channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let model = self.build_model(ctx)?;
@@ -416,7 +462,8 @@ impl MemoryLoopStage {
             ctx.progress.advance(range.len() as u64);
             state.parts.push((range, part));
         }
-        // Episode t depends on the episodes it retrieves, and on nothing else.
+        // Episode t depends on the episodes it may retrieve (a score-ranked policy reads all its
+        // candidates' labels), and on nothing else.
         let deps: Vec<Vec<usize>> = data.neighbours.iter().map(|n| n.iter().map(|&(s, _)| s).collect()).collect();
         let critical = crate::pipeline::dag::depths(&deps).into_iter().max().unwrap_or(0);
         ctx.progress.note("episodes", total.into());
@@ -438,7 +485,13 @@ impl MemoryLoopStage {
             self.concurrency,
             &mut state,
             || domain.worker(),
-            |st, t| st.bank.shown::<D>(&data.tasks[&data.order[t]], &data.neighbours[t], &data.tasks),
+            |st, t| {
+                let label = |s: usize| st.bank.label(s).expect("a candidate is read only once it is stored");
+                let draws = policy.choose(seed, t, &data.neighbours[t], self.k, label);
+                let shown: Vec<(usize, f32)> =
+                    draws.iter().filter(|d| d.drawn).map(|d| (d.step, d.similarity)).collect();
+                st.bank.shown::<D>(&data.tasks[&data.order[t]], &shown, &data.tasks)
+            },
             |w, t, memories| agent.episode(w, t as u64, &data.tasks[&data.order[t]], memories, oracle),
             |st, t, (ep, calls), status| {
                 st.bank.push(&ep);
@@ -465,10 +518,36 @@ impl MemoryLoopStage {
             let batches: Vec<RecordBatch> = state.parts.iter().map(|p| p.1[i].clone()).collect();
             Ok(arrow::compute::concat_batches(&Arc::new(schema), &batches)?)
         };
-        Ok(vec![
+        let mut out = vec![
             ("episodes".into(), concat(0, episodes_table::<D>().schema())?),
             ("calls".into(), concat(1, calls_table().schema())?),
-        ])
+        ];
+        if self.writes_draws() {
+            out.push(("draws".into(), draws_table().batch(&self.draws(&policy, seed, &data, &state.bank))?));
+        }
+        Ok(out)
+    }
+
+    /// Every step's candidates as the policy saw them (the final bank holds the labels it read:
+    /// a stored label never changes).
+    fn draws<D: Judge>(&self, policy: &Retrieval, seed: u64, data: &Loaded<D>, bank: &Bank) -> Vec<DrawRow> {
+        let temperature = (policy.policy == crate::agent::retrieval::Policy::Softmax).then_some(policy.temperature);
+        let mut rows = Vec::new();
+        for (t, candidates) in data.neighbours.iter().enumerate() {
+            let label = |s: usize| bank.label(s).unwrap_or(0);
+            for (rank, draw) in policy.choose(seed, t, candidates, self.k, label).into_iter().enumerate() {
+                rows.push(DrawRow {
+                    step: t as u64,
+                    question_id: data.order[t],
+                    policy: policy.policy.name(),
+                    temperature,
+                    candidate_question_id: data.order[draw.step],
+                    rank: rank as u32,
+                    draw,
+                });
+            }
+        }
+        rows
     }
 }
 

@@ -5,13 +5,18 @@ pub mod audit;
 pub mod benchmark;
 pub mod embed;
 pub mod evaluate;
+pub mod evidence;
 pub mod flag;
+pub mod judge;
 pub mod memory_loop;
+pub mod panel;
 pub mod permutation;
 pub mod predictions;
 pub mod registry;
 pub mod report;
+pub mod resample;
 pub mod retrieve;
+pub mod verifiers;
 
 use crate::bench::Task;
 use crate::error::Result;

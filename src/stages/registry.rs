@@ -6,9 +6,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::{
-    audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, flag::FlagStage,
-    memory_loop::MemoryLoopStage, permutation::PermutationStage, predictions::PredictionsStage, report::ReportStage,
-    retrieve::RetrieveStage,
+    audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, evidence::EvidenceStage,
+    flag::FlagStage, judge::JudgeStage, memory_loop::MemoryLoopStage, panel::PanelStage, permutation::PermutationStage,
+    predictions::PredictionsStage, report::ReportStage, resample::ResampleStage, retrieve::RetrieveStage,
 };
 use crate::pipeline::registry::Registry;
 use crate::pipeline::stage::Stage;
@@ -28,6 +28,10 @@ impl Registry for Stages {
         EvaluateStage::KIND,
         ReportStage::KIND,
         AuditStage::KIND,
+        ResampleStage::KIND,
+        JudgeStage::KIND,
+        PanelStage::KIND,
+        EvidenceStage::KIND,
     ];
 
     fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) -> Result<Arc<dyn Stage>, D::Error> {
@@ -42,6 +46,10 @@ impl Registry for Stages {
             EvaluateStage::KIND => Arc::new(EvaluateStage::deserialize(d)?),
             ReportStage::KIND => Arc::new(ReportStage::deserialize(d)?),
             AuditStage::KIND => Arc::new(AuditStage::deserialize(d)?),
+            ResampleStage::KIND => Arc::new(ResampleStage::deserialize(d)?),
+            JudgeStage::KIND => Arc::new(JudgeStage::deserialize(d)?),
+            PanelStage::KIND => Arc::new(PanelStage::deserialize(d)?),
+            EvidenceStage::KIND => Arc::new(EvidenceStage::deserialize(d)?),
             other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),
         })
     }

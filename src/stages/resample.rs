@@ -1,0 +1,114 @@
+//! `kind: resample` — self-consistency (`v_<id>`, also `sc`): the answerer's own prompt without
+//! memories (the no-memory arm's request: the prompts folder's system and executor templates),
+//! sampled `samples` times with seeds 0..n at the given temperature; V = sc = the share of
+//! answers that agree with the stored one after the factual domain's normalisation (the answer
+//! line, lower case, no punctuation or articles). Failed samples are counted in `failed_calls`
+//! and left out of the share; V is null when every sample failed.
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+use super::judge::{default_answer, default_jobs, yes};
+use super::verifiers::{self, Scored, Template};
+use crate::bench::factual::normalize::normalize;
+use crate::domain::factual::channels::answer_line;
+use crate::error::{Error, Result};
+use crate::llm::{Decoding, ModelConfig};
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+
+/// Config of a resample stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResampleStage {
+    /// The answering model (default: local SmolLM2).
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// The answerer's prompts folder (its `system.txt` and `executor.txt`).
+    pub prompts: String,
+    /// Samples per memory.
+    #[serde(default = "default_samples")]
+    pub samples: u32,
+    /// Decoding of every sample (default: temperature 0.7, 8 tokens, one line); sample i gets seed i.
+    #[serde(default = "default_decoding")]
+    pub decoding: Decoding,
+    /// The episodes' column holding the stored answer.
+    #[serde(default = "default_answer")]
+    pub answer_column: String,
+    /// Memories resampled at once (operational).
+    #[serde(default = "default_jobs", skip_serializing)]
+    pub concurrency: usize,
+    /// Use the response cache (operational).
+    #[serde(default = "yes", skip_serializing)]
+    pub response_cache: bool,
+}
+
+fn default_samples() -> u32 {
+    5
+}
+fn default_decoding() -> Decoding {
+    Decoding { max_tokens: 8, temperature: 0.7, stop: vec!["\n".into()], ..Decoding::default() }
+}
+
+impl ResampleStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "resample";
+}
+
+/// The normalised answer in a sampled text (empty when there is none).
+fn answer_of(text: &str) -> String {
+    answer_line(text).map(|a| normalize(&a)).unwrap_or_default()
+}
+
+impl Stage for ResampleStage {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &["tasks", "episodes"]
+    }
+    fn outputs(&self, stage_id: &str) -> Vec<String> {
+        vec![verifiers::table_name(stage_id)]
+    }
+    fn config_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serializes")
+    }
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        let mut fp = verifiers::model_fingerprint(&self.model, ctx)?;
+        fp.extend(crate::agent::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
+        Ok(fp)
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        if self.samples == 0 {
+            return Err(Error::stage(&ctx.stage_id, "samples must be at least 1"));
+        }
+        let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
+        let dir = ctx.resolve(&self.prompts);
+        let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
+        let template = Template::load(&dir.join("executor.txt"))?;
+        let model = verifiers::model(&self.model, ctx, self.response_cache)?;
+        let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
+            let mut s = Scored::of(m);
+            let prompt = template.render(m)?;
+            let stored = m.answer.as_deref().map(answer_of).unwrap_or_default();
+            let mut answers = Vec::new();
+            for i in 0..self.samples {
+                let decoding = Decoding { seed: u64::from(i), ..self.decoding.clone() };
+                let req = verifiers::request(Some(&system), prompt.clone(), &decoding, i);
+                answers.push(s.spend(model.chat(&req)).map(|c| answer_of(&c.text)));
+            }
+            let ok: Vec<&String> = answers.iter().flatten().collect();
+            let agree = ok.iter().filter(|a| **a == &stored).count();
+            s.v = (!ok.is_empty()).then(|| agree as f64 / ok.len() as f64);
+            s.sc = s.v;
+            s.detail = serde_json::json!({"stored": stored, "samples": answers}).to_string();
+            Ok(s)
+        })?;
+        verifiers::output(ctx, &rows)
+    }
+}
