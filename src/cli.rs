@@ -253,9 +253,32 @@ pub struct DemoArgs {
     /// The local chat model: smollm2 (default) or qwen2.5-coder (fetched when absent).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
+    /// The bank study pipeline run after the SQL study.
+    #[arg(long, default_value = "pipelines/factual_bank.yaml", value_name = "YAML")]
+    pub bank: PathBuf,
+    /// Questions per topic of the bank study (11 topics; 3 seeds).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub bank_per_topic: usize,
+    /// Skip the bank study.
+    #[arg(long)]
+    pub no_bank: bool,
 }
 
 impl DemoArgs {
+    /// The `lucid run` of the bank study.
+    pub fn bank_run_args(&self) -> RunArgs {
+        RunArgs {
+            pipeline: self.bank.clone(),
+            set: vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)],
+            only: Vec::new(),
+            limit: None,
+            dry_run: false,
+            explain: false,
+            quiet: self.quiet,
+            cache_dir: self.cache_dir.clone(),
+        }
+    }
+
     /// The `lucid run` it stands for.
     pub fn run_args(&self) -> RunArgs {
         let mut set = self.set.clone();

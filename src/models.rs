@@ -77,7 +77,8 @@ pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
     }
 }
 
-fn present(models_dir: &Path, name: &str) -> bool {
+/// Whether `name` is fetched.
+pub fn present(models_dir: &Path, name: &str) -> bool {
     let p = model_path(models_dir, name);
     if name == "facts" {
         return crate::bench::factual::wheels::present(&p);

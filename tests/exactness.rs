@@ -277,17 +277,23 @@ fn a_gold_derived_table_never_reaches_an_agent_stage() {
     assert!(err.contains("p.yaml:"), "the error points into the file: {err}");
 }
 
-/// Forced-choice grading needs a backend that scores continuations: asked of an HTTP backend,
-/// the stage stops before any call with a message that says so (never a silent generation).
+/// Forced-choice grading needs a backend that scores continuations: asked of Anthropic's API
+/// (which returns no log-probabilities), the stage stops before any call with a message that says
+/// so (never a silent generation). OpenAI-compatible servers score it from their logprobs
+/// (tests/llm_http.rs).
 #[test]
 fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
     let server = FakeServer::start(vec![], Reply::func(crate::support::study::scripted));
     let dir = crate::support::study::project(&server.url);
     let yaml = dir.path().join("study.yaml");
-    let text = std::fs::read_to_string(&yaml).unwrap().replace(
-        "', concurrency: 1,",
-        "', concurrency: 1, roles: {grader: {choices: ['VERDICT: CORRECT', 'VERDICT: INCORRECT']}},",
-    );
+    let text = std::fs::read_to_string(&yaml)
+        .unwrap()
+        .replace(
+            "', concurrency: 1,",
+            "', concurrency: 1, roles: {grader: {choices: ['VERDICT: CORRECT', 'VERDICT: INCORRECT']}},",
+        )
+        // Any variable that is set: the key is never used, the stage stops first.
+        .replace("backend: openai,", "backend: anthropic, api_key_env: PATH,");
     std::fs::write(&yaml, text).unwrap();
     let o = lucid(&dir.path().join("cache"))
         .current_dir(dir.path())
@@ -296,7 +302,7 @@ fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
         .unwrap();
     assert!(!o.status.success());
     assert!(
-        stderr(&o).contains("roles.grader.choices") && stderr(&o).contains("openai backend generates"),
+        stderr(&o).contains("roles.grader.choices") && stderr(&o).contains("anthropic backend generates"),
         "{}",
         stderr(&o)
     );

@@ -212,3 +212,51 @@ fn many_caches_open_one_fresh_file_at_once() {
         });
     }
 }
+
+/// A vLLM-like server: after the assistant's start `VERDICT: `, " INCORRECT" is likelier than
+/// "CORRECT" when the question mentions "wrong".
+fn logprobs(body: &serde_json::Value) -> serde_json::Value {
+    let wrong = body.to_string().contains("wrong");
+    let (c, i) = if wrong { (-2.0, -0.2) } else { (-0.1, -2.5) };
+    serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "x"},
+        "logprobs": {"content": [{"token": "x", "logprob": -0.1, "top_logprobs": [
+            {"token": "CORRECT", "logprob": c}, {"token": " IN", "logprob": i}, {"token": "Maybe", "logprob": -4.0}]}]}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 1}})
+}
+
+#[test]
+fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
+    let server = FakeServer::start(vec![], Reply::Body(logprobs));
+    let model = config("openai", &format!("{}/v1", server.url), 2.0, 2).build(&models_dir()).unwrap();
+    assert!(model.supports_choices());
+    let choices = vec!["VERDICT: CORRECT".to_string(), "VERDICT: INCORRECT".to_string()];
+    let ask = |q: &str| {
+        let r = ChatRequest {
+            messages: vec![Message::user(q)],
+            decoding: Decoding { choices: choices.clone(), ..Decoding::default() },
+            sample_index: 0,
+        };
+        model.chat(&r)
+    };
+    let right = ask("Is 2 + 2 = 4?").unwrap();
+    assert!(right.text.starts_with("VERDICT: CORRECT\n"), "{}", right.text);
+    assert!((lucid::llm::forced_choice::margin(&right.text).unwrap() - 2.4).abs() < 1e-9, "{}", right.text);
+    let wrong = ask("Is this wrong?").unwrap();
+    assert!(wrong.text.starts_with("VERDICT: INCORRECT\n"), "{}", wrong.text);
+    // The chat template is the server's: the request continues the assistant's "VERDICT: ".
+    let sent = &server.requests()[0].body;
+    assert_eq!(sent["messages"].as_array().unwrap().last().unwrap()["content"], "VERDICT: ");
+    assert_eq!((sent["continue_final_message"].as_bool(), sent["logprobs"].as_bool()), (Some(true), Some(true)));
+    assert_eq!(sent["max_tokens"], 1);
+
+    // A server that returns no log-probabilities is refused with an error that says so.
+    let plain = FakeServer::start(vec![], Reply::Answer("VERDICT: CORRECT"));
+    let model = config("openai", &format!("{}/v1", plain.url), 2.0, 2).build(&models_dir()).unwrap();
+    let r = ChatRequest {
+        messages: vec![Message::user("Is 2 + 2 = 4?")],
+        decoding: Decoding { choices: choices.clone(), ..Decoding::default() },
+        sample_index: 0,
+    };
+    let err = model.chat(&r).unwrap_err();
+    assert!(err.message.contains("no log-probabilities"), "{}", err.message);
+}

@@ -34,6 +34,7 @@ pub fn register(ctx: &SessionContext) {
     ctx.register_udf(scalar_udf("a_ret", 4, |a| {
         (a[1] > 0.0 && a[2] + a[3] > 0.0).then(|| super::theory::a_ret(a[0], a[1], a[2], a[3]))
     }));
+    ctx.register_udf(text_udf("choice_margin", crate::llm::forced_choice::margin));
     ctx.register_udf(scalar_udf("attractor_p_star", 4, |a| attractor(a).map(|t| t.p_star)));
     ctx.register_udf(scalar_udf("attractor_p0", 4, |a| attractor(a).map(|t| t.p0)));
     ctx.register_udf(scalar_udf("attractor_slope", 4, |a| attractor(a).map(|t| t.slope)));
@@ -85,6 +86,18 @@ fn scalar_udf(name: &'static str, args: usize, f: fn(&[f64]) -> Option<f64>) -> 
         Ok(ColumnarValue::Array(Arc::new(out)))
     });
     ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, doubles(args), DataType::Float64, fun))
+}
+
+/// A scalar SQL function of one text argument; NULL text, or text `f` finds nothing in, gives NULL.
+fn text_udf(name: &'static str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
+    let fun = Arc::new(move |values: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(values)?;
+        let text = arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
+        let out: Float64Array = text.as_string::<i32>().iter().map(|t| t.and_then(f)).collect();
+        Ok(ColumnarValue::Array(Arc::new(out)))
+    });
+    let sig = Signature::uniform(1, vec![DataType::Utf8], Volatility::Immutable);
+    ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, sig, DataType::Float64, fun))
 }
 
 /// What a bootstrap function returns.

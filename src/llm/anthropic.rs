@@ -68,6 +68,6 @@ impl ChatModel for Anthropic {
         if let Some(k) = self.http.key() {
             headers.push(("x-api-key", k.expose().to_string()));
         }
-        self.http.chat_call(&url, &headers, &body(&self.model, req), req, parse)
+        self.http.chat_call(&url, &headers, &body(&self.model, req), req, &parse)
     }
 }

@@ -112,7 +112,7 @@ impl Drop for PermitGuard<'_> {
 }
 
 /// Reads (text, prompt tokens, generated tokens) out of an API's JSON response.
-pub type ParseFn = fn(&serde_json::Value) -> std::result::Result<(String, u32, u32), String>;
+pub type ParseFn<'a> = &'a dyn Fn(&serde_json::Value) -> std::result::Result<(String, u32, u32), String>;
 
 /// A JSON-over-HTTP client with retries and a concurrency bound.
 pub struct HttpClient {
@@ -184,7 +184,7 @@ impl HttpClient {
         headers: &[(&'static str, String)],
         body: &serde_json::Value,
         req: &ChatRequest,
-        parse: ParseFn,
+        parse: ParseFn<'_>,
     ) -> std::result::Result<Completion, CallFailure> {
         let start = std::time::Instant::now();
         let (result, attempts) = self.post_json(url, headers, body);

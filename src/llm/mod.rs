@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod cache;
 pub mod config;
+pub mod forced_choice;
 pub mod gguf_tokenizer;
 pub mod http;
 pub mod kernels;
@@ -88,8 +89,9 @@ pub struct Decoding {
     pub stop: Vec<String>,
     /// Forced choice: instead of generating, score each of these continuations by its
     /// log-likelihood after the prompt and answer the likeliest (as lm-evaluation-harness does for
-    /// multiple choice). Backends that can score continuations only (local; scripted and replay
-    /// answer as recorded). Part of the request key: a forced-choice answer never shares a cache
+    /// multiple choice). Backends that can score continuations only (local, and OpenAI-compatible
+    /// servers that return log-probabilities: [`forced_choice`]; scripted and replay answer as
+    /// recorded). Part of the request key: a forced-choice answer never shares a cache
     /// entry with a generated one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
@@ -186,7 +188,9 @@ pub trait ChatModel: Send + Sync {
 /// The failure of a forced-choice request sent to a backend that cannot score continuations.
 pub fn no_choices(req: &ChatRequest) -> Option<CallFailure> {
     (!req.decoding.choices.is_empty()).then(|| CallFailure {
-        message: "forced choice (`choices`) needs a backend that scores continuations: the local backend".into(),
+        message: "forced choice (`choices`) needs a backend that scores continuations: local, or an OpenAI-compatible \
+                  server that returns logprobs"
+            .into(),
         attempts: 0,
     })
 }

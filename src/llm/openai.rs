@@ -1,4 +1,5 @@
-//! Any OpenAI-compatible `/chat/completions` server (hosted APIs, vLLM, llama.cpp server, Ollama).
+//! Any OpenAI-compatible `/chat/completions` server (hosted APIs, vLLM, llama.cpp server, Ollama),
+//! with forced choice scored from the server's log-probabilities ([`super::forced_choice`]).
 
 use serde_json::json;
 
@@ -56,12 +57,23 @@ impl ChatModel for OpenAi {
     }
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
-        if let Some(f) = super::no_choices(req) {
-            return Err(f);
-        }
         let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
         let headers: Vec<(&'static str, String)> =
             self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default();
-        self.http.chat_call(&url, &headers, &body(&self.model, req), req, parse)
+        let choices = &req.decoding.choices;
+        if choices.is_empty() {
+            return self.http.chat_call(&url, &headers, &body(&self.model, req), req, &parse);
+        }
+        let scored = |v: &serde_json::Value| {
+            let text = super::forced_choice::answer(v, choices)?;
+            let tok = |k: &str| v["usage"][k].as_u64().unwrap_or(0) as u32;
+            Ok((text, tok("prompt_tokens"), tok("completion_tokens")))
+        };
+        let fc = super::forced_choice::request(body(&self.model, req), choices);
+        self.http.chat_call(&url, &headers, &fc, req, &scored)
+    }
+
+    fn supports_choices(&self) -> bool {
+        true
     }
 }

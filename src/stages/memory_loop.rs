@@ -424,7 +424,7 @@ impl MemoryLoopStage {
                 &ctx.stage_id,
                 format!(
                     "roles.{role}.choices asks for forced choice, which needs a backend that scores continuations \
-                     (local); the {} backend generates",
+                     (local, or an OpenAI-compatible server that returns logprobs); the {} backend generates",
                     model.identity().backend
                 ),
             ));

@@ -27,6 +27,9 @@ pub enum Reply {
     Scripted(fn(&str) -> String),
     /// As `Scripted`, with a closure (a model that knows a fixture, or sleeps).
     Func(Answerer),
+    /// 200 with the whole JSON body a function computes from the request's body (a server with
+    /// extensions: log-probabilities).
+    Body(fn(&serde_json::Value) -> serde_json::Value),
     /// The first attempt of each distinct request meets the next fault while faults remain; every
     /// other attempt is answered by the function: transient faults that one retry always recovers,
     /// whatever the concurrency.
@@ -187,6 +190,10 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>, answered: &d
         }
         other => other,
     };
+    let computed = match reply {
+        Reply::Body(f) => Some(f(&body).to_string()),
+        _ => None,
+    };
     log.lock().unwrap().push(Logged { path: path.clone(), headers: headers.clone(), body });
     let mut out = stream;
     let respond = |out: &mut TcpStream, status: u16, body: &str, extra: &str| {
@@ -214,6 +221,7 @@ fn serve(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Logged>>, answered: &d
         Reply::Scripted(f) => respond(&mut out, 200, &answer_body(&path, &f(&last_message)), ""),
         Reply::Func(f) => respond(&mut out, 200, &answer_body(&path, &(f.0)(&last_message)), ""),
         Reply::Flaky(_) => unreachable!("resolved above"),
+        Reply::Body(_) => respond(&mut out, 200, computed.as_deref().unwrap_or("{}"), ""),
         Reply::EchoAuth => {
             let echoed: Vec<String> = headers
                 .iter()
