@@ -265,11 +265,11 @@ pub struct DemoArgs {
 }
 
 impl DemoArgs {
-    /// The `lucid run` of the bank study.
-    pub fn bank_run_args(&self) -> RunArgs {
+    /// A `lucid run` of `pipeline` with `set`, as the demo runs it.
+    fn run_of(&self, pipeline: &std::path::Path, set: Vec<String>) -> RunArgs {
         RunArgs {
-            pipeline: self.bank.clone(),
-            set: vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)],
+            pipeline: pipeline.to_path_buf(),
+            set,
             only: Vec::new(),
             limit: None,
             dry_run: false,
@@ -277,6 +277,11 @@ impl DemoArgs {
             quiet: self.quiet,
             cache_dir: self.cache_dir.clone(),
         }
+    }
+
+    /// The `lucid run` of the bank study.
+    pub fn bank_run_args(&self) -> RunArgs {
+        self.run_of(&self.bank, vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)])
     }
 
     /// The `lucid run` it stands for.
@@ -287,16 +292,7 @@ impl DemoArgs {
                 set.push(format!("stages.{stage}.config.model.model={m}"));
             }
         }
-        RunArgs {
-            pipeline: self.pipeline.clone(),
-            set,
-            only: Vec::new(),
-            limit: None,
-            dry_run: false,
-            explain: false,
-            quiet: self.quiet,
-            cache_dir: self.cache_dir.clone(),
-        }
+        self.run_of(&self.pipeline, set)
     }
 }
 

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, RecordBatch, StringArray, UInt8Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
-use lucid::pipeline::RunOptions;
 use lucid::stages::memory_loop::register_domain;
 
 use crate::support::fake_server::{FakeServer, Reply};
@@ -66,8 +65,7 @@ stages:
   - id: benchmark
     kind: benchmark
     config: {{source: jsonl, path: sums.jsonl}}
-{front}    config: {{k: 6}}
-  - id: agent
+{front}  - id: agent
     kind: memory_loop
     matrix: [seed, arm]
     inputs: [tasks, order, retrieval]
@@ -81,23 +79,12 @@ stages:
         cool: {{mode: memento, retrieval: {{policy: softmax, temperature: 0.5, candidates: 6}}}}
         warm: {{mode: memento, retrieval: {{policy: softmax, temperature: 1.0, candidates: 6}}}}
 ",
-        front = crate::support::order_embed_retrieve(&bert),
+        front = crate::support::order_embed_retrieve_k(&bert, Some(6)),
         url = server.url,
         prompts = prompts.display()
     );
     std::fs::write(d.join("sums.yaml"), yaml).unwrap();
-    let opts = RunOptions {
-        overrides: vec![],
-        only: vec![],
-        dry_run: false,
-        explain: false,
-        quiet: true,
-        cache_dir: d.join("cache"),
-        base_dir: d.to_path_buf(),
-        limit: None,
-    };
-    let summary = lucid::pipeline::run::<lucid::stages::registry::Stages>(&d.join("sums.yaml"), &opts).unwrap();
-    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    crate::support::run_in_process(d, "sums.yaml");
 
     let mut evaluation = Vec::new();
     let mut draws = Vec::new();

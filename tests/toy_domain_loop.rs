@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use lucid::pipeline::RunOptions;
 use lucid::stages::memory_loop::register_domain;
 
 use crate::support::fake_server::{FakeServer, Reply};
@@ -64,18 +63,7 @@ stages:
         prompts = prompts.display()
     );
     std::fs::write(d.join("sums.yaml"), yaml).unwrap();
-    let opts = RunOptions {
-        overrides: vec![],
-        only: vec![],
-        dry_run: false,
-        explain: false,
-        quiet: true,
-        cache_dir: d.join("cache"),
-        base_dir: d.to_path_buf(),
-        limit: None,
-    };
-    let summary = lucid::pipeline::run::<lucid::stages::registry::Stages>(&d.join("sums.yaml"), &opts).unwrap();
-    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    crate::support::run_in_process(d, "sums.yaml");
     let file = d.join("runs/sums/episodes/seed-0_arm-lucid.parquet");
     let b = lucid::table::read_parquet(&file).unwrap();
     let rows = lucid::query::sql_over(

@@ -27,6 +27,12 @@ fn planted(prompt: &str) -> String {
     let i = land(prompt);
     let graded = i.is_multiple_of(2) || i % 4 == 1;
     let say = |yes: bool| if yes { "VERDICT: CORRECT" } else { "VERDICT: INCORRECT" }.to_string();
+    if let Some((_, rest)) = prompt.split_once("Passages:") {
+        // The evidence reader: supported when the answer is in the passages it was given.
+        let (passages, tail) = rest.split_once("Question:").unwrap();
+        let answer = tail.split("Answer:").nth(1).unwrap().trim();
+        return say(!answer.is_empty() && passages.contains(&format!(" {answer}.")));
+    }
     if prompt.contains("Contrarian judge") {
         return say(!i.is_multiple_of(3));
     }
@@ -116,14 +122,20 @@ stages:
     kind: evidence
     matrix: [seed, arm]
     inputs: [tasks, episodes]
-    config: {{evidence: corpus.jsonl, top_k: 1}}
+    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}}}
+  - id: reader
+    kind: evidence
+    matrix: [seed, arm]
+    inputs: [tasks, episodes]
+    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}, reader: {{model: {model}, prompt: '{reader}'}}}}
   - id: audit
     kind: audit
-    inputs: [episodes, evaluation, v_echo, v_contrarian, v_dead, v_pair, v_trio, v_strict, v_resample, v_evidence]
+    inputs: [episodes, evaluation, v_echo, v_contrarian, v_dead, v_pair, v_trio, v_strict, v_resample, v_evidence, v_reader]
     config: {{arm: memento, bootstrap: 200}}
 ",
-        front = crate::support::order_embed_retrieve(&bert).replace("    inputs: [order, embeddings]\n", "    inputs: [order, embeddings]\n    config: {k: 8}\n"),
+        front = crate::support::order_embed_retrieve_k(&bert, Some(8)),
         prompts = prompts.display(),
+        reader = root.join("pipelines/judges/evidence.txt").display(),
         echo = judge("echo", &model),
         contrarian = judge("contrarian", &model),
         dead = judge("dead", &dead),
@@ -150,6 +162,12 @@ stages:
     let evidence = row("evidence");
     assert_eq!(evidence["pass"], true, "{evidence}");
     assert!(evidence["corr_v_u"].as_f64().unwrap() > 0.7 && evidence["skipped"] == 0, "{evidence}");
+    // A model reading only the passages and the answer passes too; it saw the passages.
+    let reader = row("reader");
+    assert_eq!(reader["pass"], true, "{reader}");
+    assert!(
+        server.requests().iter().any(|r| r.body.to_string().contains("Land2 is a country whose capital is City2."))
+    );
     // The dead judge's every call failed: nothing scored, every memory counted as skipped.
     let dead_row = row("dead");
     assert_eq!(

@@ -2,7 +2,8 @@
 //! the stored question embeddings at k in {1, 2, 4, 8} over the recorded episodes (each episode's
 //! top-k earlier episodes by cosine similarity, ties to the earlier one, as the retrieve stage
 //! does), with the labels the arm stored and the errors it made; per k: mean retrieved corruption
-//! and the paper's kappa and e0. No model call: what changes is only which memories count.
+//! and the paper's kappa and e0. No model call: what changes is only which memories count. Arms
+//! with a score-ranked retrieval policy (the run's `draws` table) are left out.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,11 +23,20 @@ pub const KS: [usize; 4] = [1, 2, 4, 8];
 /// The sweep over a run's `episodes`, `evaluation` and `embeddings` (registered in `ctx`).
 pub async fn k_sweep(ctx: &SessionContext) -> Result<RecordBatch> {
     let p = std::path::Path::new("k_sweep");
+    // Arms that drew their memories by stored label (softmax, hybrid) are left out: at another k
+    // they would have drawn other memories, so generated other episodes; no sweep without generating.
+    let score_ranked = if ctx.table_exist("draws").unwrap_or(false) {
+        " AND e.arm NOT IN (SELECT DISTINCT arm FROM draws WHERE policy <> 'similarity')"
+    } else {
+        ""
+    };
     let eps = crate::query::collect(
         ctx,
-        "SELECT e.arm, e.seed, e.step, e.question_id, e.stored_q, v.u FROM episodes e \
-         JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step \
-         WHERE e.arm <> 'no-memory' ORDER BY e.arm, e.seed, e.step",
+        &format!(
+            "SELECT e.arm, e.seed, e.step, e.question_id, e.stored_q, v.u FROM episodes e \
+             JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step \
+             WHERE e.arm <> 'no-memory'{score_ranked} ORDER BY e.arm, e.seed, e.step"
+        ),
     )
     .await?;
     let emb = crate::query::collect(ctx, "SELECT question_id, vector FROM embeddings").await?;

@@ -180,9 +180,7 @@ impl EvaluateStage {
     /// Factual tasks: every episode's answer scored by the factual domain's judge.
     fn run_factual(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let config = self.factual.clone().unwrap_or_default();
-        let file = config.corpus_file(|p| ctx.resolve(p));
-        let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
-        let domain = FactualDomain::new(config, file.as_deref(), &facts)?;
+        let domain = FactualDomain::load(config, |p| ctx.resolve(p), &ctx.cache_dir)?;
         let tasks = domain.tasks(inputs.get(ctx, "tasks")?, Path::new("tasks"))?;
         let gold = domain.gold(inputs.get(ctx, "gold")?, Path::new("gold"))?;
         let episodes = inputs.tables.get("episodes").ok_or_else(|| {
@@ -236,10 +234,8 @@ impl Stage for EvaluateStage {
                 fp.insert(format!("judge/model/{name}"), file_fingerprint(&f)?);
             }
         }
-        match self.factual.as_ref().and_then(|c| c.corpus_file(|p| ctx.resolve(p))) {
-            Some(f) => fp.insert("evidence".into(), file_fingerprint(&f)?),
-            None => fp.insert("evidence".into(), crate::bench::factual::wheels::pinned()),
-        };
+        let corpus = self.factual.clone().unwrap_or_default().corpus_fingerprint(|p| ctx.resolve(p))?;
+        fp.insert("evidence".into(), corpus);
         Ok(fp)
     }
 

@@ -4,8 +4,11 @@
 //! content, so every seed and run shares the cache entry of an unchanged corpus) and score
 //! whether they support the stored answer: V = 1 when the normalised answer occurs as whole words
 //! in a passage and is not just words of the question, 0 when it does not (or there is no
-//! answer), null when the corpus does not speak to the question's topic. It never reads gold.
-//! Factual banks (`tasks` with `question` and `topic`).
+//! answer), null when the corpus does not speak to the question's topic. With a `reader`, a model
+//! reads only the passages, the question and the stored answer and says whether they support it
+//! (its verdict is V; the lexical rule stays in `detail`). It never reads gold.
+//! Factual banks (`tasks` with `question` and `topic`); the corpus options are the factual
+//! domain's (`factual: {evidence, evidence_topics, top_k}`, as the evaluate stage takes them).
 
 use std::collections::BTreeMap;
 
@@ -13,89 +16,94 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use super::judge::default_answer;
-use super::verifiers::{self, Scored};
+use super::verifiers::{self, Scored, Template};
 use crate::domain::factual::{FactualConfig, FactualDomain};
 use crate::error::Result;
+use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
 /// Config of an evidence stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceStage {
-    /// Evidence corpus (JSON Lines or Parquet of `{id, title, text}`); absent: the bundled one.
+    /// The corpus and retrieval, as the factual domain takes them (`evidence`: a JSON Lines or
+    /// Parquet file of `{id, title, text}`, absent: the bundled one; `evidence_topics`; `top_k`).
     #[serde(default)]
-    pub evidence: Option<String>,
-    /// Topics the corpus speaks to (absent: the bundled corpus's, or every topic of a user corpus).
-    #[serde(default)]
-    pub evidence_topics: Option<Vec<String>>,
-    /// Passages retrieved per question.
-    #[serde(default = "default_top_k")]
-    pub top_k: usize,
+    pub factual: FactualConfig,
+    /// A model that reads the passages (absent: the lexical rule decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader: Option<Reader>,
     /// The episodes' column holding the stored answer.
     #[serde(default = "default_answer")]
     pub answer_column: String,
 }
 
-fn default_top_k() -> usize {
-    3
+/// The evidence reader: a model, its prompt (variables: question, answer, the task's text columns,
+/// `passages`: the retrieved passages' "title: text"), its decoding.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reader {
+    /// The model (default: local SmolLM2).
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// Its prompt template.
+    pub prompt: String,
+    /// Decoding (default: 16 tokens, greedy; `choices` for forced choice).
+    #[serde(default = "super::judge::default_decoding")]
+    pub decoding: Decoding,
+    /// Memories read at once (operational).
+    #[serde(default = "super::judge::default_jobs", skip_serializing)]
+    pub concurrency: usize,
+    /// Use the response cache (operational).
+    #[serde(default = "super::judge::yes", skip_serializing)]
+    pub response_cache: bool,
 }
 
 impl EvidenceStage {
     /// The YAML `kind:` of this stage.
     pub const KIND: &'static str = "evidence";
-
-    fn config(&self) -> FactualConfig {
-        FactualConfig {
-            evidence: self.evidence.clone(),
-            evidence_topics: self.evidence_topics.clone(),
-            top_k: self.top_k,
-            ..FactualConfig::default()
-        }
-    }
 }
 
 impl Stage for EvidenceStage {
-    fn kind(&self) -> &'static str {
-        Self::KIND
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn required_inputs(&self) -> &'static [&'static str] {
-        &["tasks", "episodes"]
-    }
-    fn outputs(&self, stage_id: &str) -> Vec<String> {
-        vec![verifiers::table_name(stage_id)]
-    }
-    fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
-    }
+    verifiers::bank_stage!();
+
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let corpus = match self.config().corpus_file(|p| ctx.resolve(p)) {
-            Some(f) => crate::fingerprint::file_fingerprint(&f)?,
-            None => crate::bench::factual::wheels::pinned(),
-        };
-        Ok([("evidence".to_string(), corpus)].into())
+        let mut fp = BTreeMap::from([("evidence".to_string(), self.factual.corpus_fingerprint(|p| ctx.resolve(p))?)]);
+        if let Some(r) = &self.reader {
+            fp.extend(verifiers::model_fingerprint(&r.model, ctx)?);
+            fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&r.prompt))?);
+        }
+        Ok(fp)
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
-        let config = self.config();
-        let file = config.corpus_file(|p| ctx.resolve(p));
-        let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
-        let domain = FactualDomain::new(config, file.as_deref(), &facts)?;
-        let rows = verifiers::score_all(ctx, &memories, crate::par::default_jobs(), |m| {
+        let domain = FactualDomain::load(self.factual.clone(), |p| ctx.resolve(p), &ctx.cache_dir)?;
+        let reader = match &self.reader {
+            Some(r) => {
+                Some((r, Template::load(&ctx.resolve(&r.prompt))?, verifiers::model(&r.model, ctx, r.response_cache)?))
+            }
+            None => None,
+        };
+        let jobs = reader.as_ref().map_or(crate::par::default_jobs(), |r| r.0.concurrency);
+        let rows = verifiers::score_all(ctx, &memories, jobs, |m| {
             let mut s = Scored::of(m);
             let topic = m.fields.iter().find(|(k, _)| k == "topic").map_or("", |(_, v)| v.as_str());
-            let (ids, supported) = match domain.passages(&m.question, topic) {
-                None => (Vec::new(), None),
-                Some(hits) => {
-                    let yes = m.answer.as_deref().is_some_and(|a| domain.supports(&m.question, &hits, a));
-                    (domain.ids(&hits), Some(yes))
-                }
+            let Some(hits) = domain.passages(&m.question, topic) else {
+                s.detail = serde_json::json!({"passages": []}).to_string();
+                return Ok(s);
             };
-            s.v = supported.map(|y| if y { 1.0 } else { 0.0 });
-            s.detail = serde_json::json!({"passages": ids}).to_string();
+            let lexical = m.answer.as_deref().is_some_and(|a| domain.supports(&m.question, &hits, a));
+            let mut detail = serde_json::json!({"passages": domain.ids(&hits), "lexical": lexical});
+            s.v = Some(if lexical { 1.0 } else { 0.0 });
+            if let Some((r, template, model)) = &reader {
+                let passages = minijinja::Value::from(domain.texts(&hits));
+                let prompt = template.render(m, &[("passages", passages)])?;
+                let (v, said) = verifiers::verdict(model.as_ref(), prompt, &r.decoding, &mut s);
+                s.v = v;
+                detail["reader"] = said;
+            }
+            s.detail = detail.to_string();
             Ok(s)
         })?;
         verifiers::output(ctx, &rows)

@@ -12,7 +12,6 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use super::verifiers::{self, Scored, Template};
-use crate::agent::parse::parse_verdict;
 use crate::error::Result;
 use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
@@ -49,7 +48,7 @@ pub(crate) fn default_jobs() -> usize {
 pub(crate) fn yes() -> bool {
     true
 }
-fn default_decoding() -> Decoding {
+pub(crate) fn default_decoding() -> Decoding {
     Decoding { max_tokens: 16, ..Decoding::default() }
 }
 
@@ -59,21 +58,8 @@ impl JudgeStage {
 }
 
 impl Stage for JudgeStage {
-    fn kind(&self) -> &'static str {
-        Self::KIND
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn required_inputs(&self) -> &'static [&'static str] {
-        &["tasks", "episodes"]
-    }
-    fn outputs(&self, stage_id: &str) -> Vec<String> {
-        vec![verifiers::table_name(stage_id)]
-    }
-    fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
-    }
+    verifiers::bank_stage!();
+
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         let mut fp = verifiers::model_fingerprint(&self.model, ctx)?;
         let p = ctx.resolve(&self.prompt);
@@ -87,17 +73,8 @@ impl Stage for JudgeStage {
         let model = verifiers::model(&self.model, ctx, self.response_cache)?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
-            let req = verifiers::request(None, template.render(m)?, &self.decoding, 0);
-            let (verdict, text) = match s.spend(model.chat(&req)) {
-                Some(c) => (parse_verdict(&c.text).as_str(), Some(c.text)),
-                None => ("failed", None),
-            };
-            s.v = match verdict {
-                "correct" => Some(1.0),
-                "incorrect" => Some(0.0),
-                _ => None,
-            };
-            s.detail = serde_json::json!({"verdict": verdict, "text": text}).to_string();
+            let (v, detail) = verifiers::verdict(model.as_ref(), template.render(m, &[])?, &self.decoding, &mut s);
+            (s.v, s.detail) = (v, detail.to_string());
             Ok(s)
         })?;
         verifiers::output(ctx, &rows)

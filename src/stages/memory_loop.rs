@@ -372,10 +372,7 @@ impl Stage for MemoryLoopStage {
         }
         let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
         if let DomainConfig::Factual(c) = &self.domain {
-            match c.corpus_file(|p| ctx.resolve(p)) {
-                Some(f) => fp.insert("evidence".into(), file_fingerprint(&f)?),
-                None => fp.insert("evidence".into(), crate::bench::factual::wheels::pinned()),
-            };
+            fp.insert("evidence".into(), c.corpus_fingerprint(|p| ctx.resolve(p))?);
         }
         for f in self.model_files(ctx)? {
             fp.insert(format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy()), file_fingerprint(&f)?);
@@ -389,9 +386,7 @@ impl Stage for MemoryLoopStage {
         match self.domain_config(ctx)? {
             DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
             DomainConfig::Factual(c) => {
-                let file = c.corpus_file(|p| ctx.resolve(p));
-                let facts = crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts");
-                self.run_in(&FactualDomain::new(c, file.as_deref(), &facts)?, ctx, inputs)
+                self.run_in(&FactualDomain::load(c, |p| ctx.resolve(p), &ctx.cache_dir)?, ctx, inputs)
             }
             DomainConfig::Other { kind, options } => {
                 let runner = registered(&kind).ok_or_else(|| {

@@ -62,21 +62,8 @@ fn answer_of(text: &str) -> String {
 }
 
 impl Stage for ResampleStage {
-    fn kind(&self) -> &'static str {
-        Self::KIND
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn required_inputs(&self) -> &'static [&'static str] {
-        &["tasks", "episodes"]
-    }
-    fn outputs(&self, stage_id: &str) -> Vec<String> {
-        vec![verifiers::table_name(stage_id)]
-    }
-    fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
-    }
+    verifiers::bank_stage!();
+
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         let mut fp = verifiers::model_fingerprint(&self.model, ctx)?;
         fp.extend(crate::agent::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
@@ -94,7 +81,7 @@ impl Stage for ResampleStage {
         let model = verifiers::model(&self.model, ctx, self.response_cache)?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
-            let prompt = template.render(m)?;
+            let prompt = template.render(m, &[])?;
             let stored = m.answer.as_deref().map(answer_of).unwrap_or_default();
             let mut answers = Vec::new();
             for i in 0..self.samples {

@@ -21,6 +21,30 @@ use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ChatRequest, Completion, ModelConfig};
 use crate::pipeline::stage::{Inputs, StageContext};
 
+/// The parts of [`crate::pipeline::stage::Stage`] the bank verifiers share (inside the impl): the
+/// stage's `KIND`, version 1, inputs `tasks` and `episodes`, the output `v_<stage id>`, and the
+/// config (operational fields are never serialized) as its cache key.
+macro_rules! bank_stage {
+    () => {
+        fn kind(&self) -> &'static str {
+            Self::KIND
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn required_inputs(&self) -> &'static [&'static str] {
+            &["tasks", "episodes"]
+        }
+        fn outputs(&self, stage_id: &str) -> Vec<String> {
+            vec![$crate::stages::verifiers::table_name(stage_id)]
+        }
+        fn config_json(&self) -> serde_json::Value {
+            serde_json::to_value(self).expect("config serializes")
+        }
+    };
+}
+pub(crate) use bank_stage;
+
 /// One memory of the bank, as a verifier reads it.
 #[derive(Clone, Debug)]
 pub struct Memory {
@@ -214,14 +238,17 @@ impl Template {
         Ok(Template { env, path: path.to_path_buf() })
     }
 
-    /// The prompt for memory `m`.
-    pub fn render(&self, m: &Memory) -> Result<String> {
+    /// The prompt for memory `m`, with `extra` variables.
+    pub fn render(&self, m: &Memory, extra: &[(&str, minijinja::Value)]) -> Result<String> {
         let mut vars: std::collections::BTreeMap<String, minijinja::Value> =
             m.fields.iter().map(|(k, v)| (k.clone(), minijinja::Value::from(v.as_str()))).collect();
         vars.insert("question".into(), m.question.as_str().into());
         vars.insert("answer".into(), m.answer.as_deref().unwrap_or("").into());
         vars.insert("plan".into(), "".into());
         vars.insert("memories".into(), minijinja::Value::from(Vec::<minijinja::Value>::new()));
+        for (k, v) in extra {
+            vars.insert(k.to_string(), v.clone());
+        }
         let t = self.env.get_template("t").map_err(|e| Error::input(&self.path, e.to_string()))?;
         Ok(t.render(vars).map_err(|e| Error::input(&self.path, e.to_string()))?.trim().to_string())
     }
@@ -232,6 +259,27 @@ pub fn request(system: Option<&str>, prompt: String, decoding: &crate::llm::Deco
     let mut messages: Vec<crate::llm::Message> = system.map(crate::llm::Message::system).into_iter().collect();
     messages.push(crate::llm::Message::user(prompt));
     ChatRequest { messages, decoding: decoding.clone(), sample_index: i }
+}
+
+/// Ask `model` for a verdict on `prompt` (its `VERDICT:` line; forced choice with
+/// `decoding.choices`), counting the call on `s`: V (1 CORRECT, 0 INCORRECT, None when the call
+/// failed or the verdict does not parse) and the verdict and text as JSON for `detail`.
+pub fn verdict(
+    model: &dyn ChatModel,
+    prompt: String,
+    decoding: &crate::llm::Decoding,
+    s: &mut Scored,
+) -> (Option<f64>, serde_json::Value) {
+    let (verdict, text) = match s.spend(model.chat(&request(None, prompt, decoding, 0))) {
+        Some(c) => (crate::agent::parse::parse_verdict(&c.text).as_str(), Some(c.text)),
+        None => ("failed", None),
+    };
+    let v = match verdict {
+        "correct" => Some(1.0),
+        "incorrect" => Some(0.0),
+        _ => None,
+    };
+    (v, serde_json::json!({"verdict": verdict, "text": text}))
 }
 
 /// Score every memory with `f` on up to `jobs` threads, in bank order, advancing the progress.

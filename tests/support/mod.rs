@@ -89,6 +89,28 @@ pub fn spiderman() -> Option<PathBuf> {
 /// The YAML stages every memory study shares after its benchmark: the seed's order, embeddings
 /// with the BERT folder `bert`, and retrieval.
 pub fn order_embed_retrieve(bert: &Path) -> String {
+    order_embed_retrieve_k(bert, None)
+}
+
+/// Run the pipeline `dir/file` in this process (so domains registered by the test run), with
+/// `dir` as the base folder and `dir/cache` as the cache; fails the test on any failed instance.
+pub fn run_in_process(dir: &Path, file: &str) {
+    let opts = lucid::pipeline::RunOptions {
+        overrides: vec![],
+        only: vec![],
+        dry_run: false,
+        explain: false,
+        quiet: true,
+        cache_dir: dir.join("cache"),
+        base_dir: dir.to_path_buf(),
+        limit: None,
+    };
+    let summary = lucid::pipeline::run::<lucid::stages::registry::Stages>(&dir.join(file), &opts).unwrap();
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+}
+
+/// [`order_embed_retrieve`] with the retrieve stage's `k` (its default when None).
+pub fn order_embed_retrieve_k(bert: &Path, k: Option<usize>) -> String {
     let stages = "  - id: order
     kind: permutation
     matrix: [seed]
@@ -102,7 +124,8 @@ pub fn order_embed_retrieve(bert: &Path) -> String {
     matrix: [seed]
     inputs: [order, embeddings]
 ";
-    stages.replace("BERT", &bert.display().to_string())
+    let k = k.map(|k| format!("    config: {{k: {k}}}\n")).unwrap_or_default();
+    stages.replace("BERT", &bert.display().to_string()) + &k
 }
 
 /// blake3 of every file under `dir`, by path.

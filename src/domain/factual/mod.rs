@@ -69,6 +69,15 @@ impl FactualConfig {
     pub fn corpus_file(&self, resolve: impl Fn(&str) -> PathBuf) -> Option<PathBuf> {
         self.evidence.as_deref().map(resolve)
     }
+
+    /// The corpus's content hash, for cache keys: the user file's, else the pinned bundled
+    /// packages'.
+    pub fn corpus_fingerprint(&self, resolve: impl Fn(&str) -> PathBuf) -> Result<String> {
+        match self.corpus_file(resolve) {
+            Some(f) => crate::fingerprint::file_fingerprint(&f),
+            None => Ok(crate::bench::factual::wheels::pinned()),
+        }
+    }
 }
 
 /// The factual domain, with its corpus loaded.
@@ -79,6 +88,14 @@ pub struct FactualDomain {
 }
 
 impl FactualDomain {
+    /// The domain with `config`, its corpus file resolved by `resolve`, the bundled corpus read
+    /// from the fetched packages under `cache_dir`.
+    pub fn load(config: FactualConfig, resolve: impl Fn(&str) -> PathBuf, cache_dir: &Path) -> Result<FactualDomain> {
+        let file = config.corpus_file(resolve);
+        let facts = crate::models::model_path(&crate::models::models_dir(cache_dir), "facts");
+        FactualDomain::new(config, file.as_deref(), &facts)
+    }
+
     /// The domain with `config`: the corpus from `corpus_file`, else the bundled one under `facts`.
     pub fn new(config: FactualConfig, corpus_file: Option<&Path>, facts: &Path) -> Result<FactualDomain> {
         config.check().map_err(crate::error::Error::Usage)?;
@@ -107,6 +124,11 @@ impl FactualDomain {
     pub fn passages(&self, question: &str, topic: &str) -> Option<Vec<usize>> {
         let hits = if self.covers(topic) { self.corpus.retrieve(question, self.config.top_k) } else { Vec::new() };
         (!hits.is_empty()).then_some(hits)
+    }
+
+    /// The passages `hits` as "title: text".
+    pub fn texts(&self, hits: &[usize]) -> Vec<String> {
+        hits.iter().map(|&d| format!("{}: {}", self.corpus.passages[d].title, self.corpus.passages[d].text)).collect()
     }
 
     /// The ids of passages `hits`.
