@@ -270,3 +270,31 @@ fn bad_banks_name_the_file_and_the_column() {
         assert!(stderr(&o).contains(want) && stderr(&o).contains(file), "{file}: {}", stderr(&o));
     }
 }
+
+/// A verifier that left memories unscored (empty cells) is audited over the memories it scored,
+/// with the count it skipped; a self-consistency column with gaps is read, not refused.
+#[test]
+fn unscored_memories_are_skipped_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("r,u,v_truthful,v_partial,sc\n");
+    for i in 0..40 {
+        let u = i % 2;
+        let r = u8::from(u == 1 || i % 4 == 0);
+        let partial = if i % 5 == 0 { String::new() } else { u.to_string() };
+        let sc = if i % 7 == 0 { String::new() } else { format!("0.{}", i % 10) };
+        csv.push_str(&format!("{r},{u},{u},{partial},{sc}\n"));
+    }
+    let path = dir.path().join("gaps.csv");
+    std::fs::write(&path, csv).unwrap();
+    let o = lucid(&dir.path().join("cache"))
+        .args(["audit", path.to_str().unwrap(), "--format", "json", "--bootstrap", "100"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let row =
+        |name: &str| v["tables"]["eia"].as_array().unwrap().iter().find(|r| r["verifier"] == name).unwrap().clone();
+    assert_eq!((row("partial")["scored"].as_u64(), row("partial")["skipped"].as_u64()), (Some(32), Some(8)));
+    assert_eq!((row("truthful")["scored"].as_u64(), row("truthful")["skipped"].as_u64()), (Some(40), Some(0)));
+    assert!(v["tables"]["payoff"].as_array().unwrap().iter().any(|r| r["verifier"] == "partial"));
+}

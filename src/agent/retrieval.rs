@@ -105,6 +105,9 @@ pub struct Draw {
     pub p_first: f64,
     /// Whether it was shown.
     pub drawn: bool,
+    /// When it was chosen (0 = first; softmax: the draw, others: the rank of the choice); None
+    /// when not shown.
+    pub order: Option<u32>,
 }
 
 impl Retrieval {
@@ -119,16 +122,21 @@ impl Retrieval {
         if self.is_similarity() { k } else { self.candidates.max(k) }
     }
 
-    /// What is wrong with the knobs, if anything.
-    pub fn check(&self) -> Result<(), String> {
+    /// What is wrong with the knobs for a loop showing `k` memories, if anything.
+    pub fn check(&self, k: usize) -> Result<(), String> {
         if self.policy == Policy::Softmax && !(self.temperature > 0.0 && self.temperature.is_finite()) {
             return Err(format!("retrieval.temperature must be > 0, got {}", self.temperature));
         }
         if self.policy == Policy::Hybrid && !self.lambda.is_finite() {
             return Err(format!("retrieval.lambda must be a number, got {}", self.lambda));
         }
-        if !self.is_similarity() && self.candidates == 0 {
-            return Err("retrieval.candidates must be at least 1".into());
+        if !self.is_similarity() && self.candidates <= k {
+            return Err(format!(
+                "retrieval.candidates ({}) must exceed k ({k}): with no more candidates than memories shown, every \
+                 candidate is shown and the {} policy ranks nothing",
+                self.candidates,
+                self.policy.name()
+            ));
         }
         Ok(())
     }
@@ -156,12 +164,21 @@ impl Retrieval {
     ) -> Vec<Draw> {
         let mut draws: Vec<Draw> = candidates
             .iter()
-            .map(|&(s, similarity)| Draw { step: s, similarity, label: label(s), p_first: 0.0, drawn: false })
+            .map(|&(s, similarity)| Draw {
+                step: s,
+                similarity,
+                label: label(s),
+                p_first: 0.0,
+                drawn: false,
+                order: None,
+            })
             .collect();
         let k = k.min(draws.len());
         match self.policy {
             Policy::Similarity => {
-                draws.iter_mut().take(k).for_each(|d| d.drawn = true);
+                for (i, d) in draws.iter_mut().take(k).enumerate() {
+                    (d.drawn, d.order) = (true, Some(i as u32));
+                }
                 if let Some(first) = draws.first_mut().filter(|d| d.drawn) {
                     first.p_first = 1.0;
                 }
@@ -176,19 +193,21 @@ impl Retrieval {
                         .then(draws[a].step.cmp(&draws[b].step))
                 });
                 for (rank, &i) in by.iter().take(k).enumerate() {
-                    draws[i].drawn = true;
+                    (draws[i].drawn, draws[i].order) = (true, Some(rank as u32));
                     draws[i].p_first = if rank == 0 { 1.0 } else { 0.0 };
                 }
             }
             Policy::Softmax => {
+                // exp((Q - max Q) / T): the largest weight is 1, so no temperature underflows them all.
+                let top = draws.iter().map(|d| d.label).max().unwrap_or(0) as f64;
                 let weights: Vec<f64> =
-                    draws.iter().map(|d| ((d.label as f64 - 1.0) / self.temperature).exp()).collect();
+                    draws.iter().map(|d| ((d.label as f64 - top) / self.temperature).exp()).collect();
                 let total: f64 = weights.iter().sum();
                 for (d, w) in draws.iter_mut().zip(&weights) {
                     d.p_first = w / total;
                 }
                 let mut rng = SplitMix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ (step as u64));
-                for _ in 0..k {
+                for n in 0..k {
                     let left: f64 = draws.iter().zip(&weights).filter(|(d, _)| !d.drawn).map(|(_, w)| w).sum();
                     let mut x = uniform(&mut rng) * left;
                     // The last undrawn candidate takes what rounding leaves.
@@ -203,7 +222,7 @@ impl Retrieval {
                         }
                         x -= w;
                     }
-                    draws[pick].drawn = true;
+                    (draws[pick].drawn, draws[pick].order) = (true, Some(n as u32));
                 }
             }
         }
@@ -260,6 +279,11 @@ pub fn draws_table() -> Table<DrawRow> {
                 "Probability it is chosen first under the labels shown (softmax: exp(Q/T) over the candidates' sum; others: 1 for the top choice). With k = 1, its inclusion probability.",
             ),
             Column::new("drawn", V::Bool(|r| r.draw.drawn), "Whether the episode was shown it."),
+            Column::new(
+                "draw_order",
+                V::OptU64(|r| r.draw.order.map(u64::from)),
+                "When it was chosen: 0 = first (softmax: the first draw, whose probability is p_first; others: the top choice), null when not shown.",
+            ),
         ],
     }
 }

@@ -226,7 +226,8 @@ pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Resu
         u,
         verifiers,
         seed: optional(&cols.seed)?.map(|s| s.into_iter().map(|s| s as i64).collect()),
-        sc: optional(&cols.sc)?,
+        // A memory a resample left unscored has no sc (NaN): never pruned by the sc control.
+        sc: batch.column_by_name(&cols.sc).map(|_| scores(&cols.sc)).transpose()?,
         n: optional(&cols.n)?,
         arm: None,
         cost: Vec::new(),

@@ -3,12 +3,15 @@
 //!
 //! The choices' common prefix (`VERDICT: ` of `VERDICT: CORRECT` / `VERDICT: INCORRECT`) is sent
 //! as the start of the assistant's turn (`continue_final_message: true`,
-//! `add_generation_prompt: false`: vLLM's and SGLang's chat extension; a server without it
-//! scores the first token of the answer instead, which differs per choice only when the choices
-//! differ from their first character), and one token is asked for with `logprobs: true,
-//! top_logprobs: 20`. A choice's score is the log-probability of the likeliest top token its
-//! remaining text starts with (the first token differs per choice after the common prefix);
-//! a choice with no such token scores -inf. The answer is the best choice, in the local
+//! `add_generation_prompt: false`: vLLM's and SGLang's chat extension, which continue it with the
+//! server's own chat template). Servers without that extension (OpenAI's API, llama.cpp server,
+//! Ollama) close the prefix as a finished turn, so choices with a common prefix need vLLM or
+//! SGLang; choices that differ from their first character send no prefix and work with any server
+//! that returns logprobs. One token is asked for with `logprobs: true, top_logprobs: 20`. A
+//! choice's score is the log-probability of the likeliest top token its remaining text starts
+//! with; a choice with no such token scores -inf. Choice sets this cannot tell apart are refused:
+//! a choice that is all prefix (`Yes` / `Yes, but`), a top token that starts two choices' rest
+//! (`1` / `10`), or two best choices with equal scores. The answer is the best choice, in the local
 //! backend's format (`CHOICE\n(forced choice by log-likelihood: A = -0.105; B = -2.303)`), so
 //! the margin between the two is kept in the calls table and the response cache. A server that
 //! returns no log-probabilities, or none that starts any choice, is refused with an error that
@@ -58,24 +61,28 @@ pub fn request(mut body: Value, choices: &[String]) -> Value {
 pub fn answer(response: &Value, choices: &[String]) -> Result<String, String> {
     let top = response["choices"][0]["logprobs"]["content"][0]["top_logprobs"].as_array().ok_or_else(|| {
         "the server returned no log-probabilities (choices[0].logprobs.content[0].top_logprobs): forced choice \
-         over HTTP needs a server that returns logprobs (vLLM, SGLang, llama.cpp server, OpenAI); generate instead \
-         (drop `choices`)"
+         over HTTP needs a server that returns logprobs (vLLM, SGLang); generate instead (drop `choices`)"
             .to_string()
     })?;
     let prefix = common_prefix(choices).len();
-    let scores: Vec<f64> = choices
+    let rests: Vec<&str> = choices.iter().map(|c| &c[prefix..]).collect();
+    if let Some(c) = choices.iter().zip(&rests).find(|(_, r)| r.trim().is_empty()) {
+        return Err(format!("choice '{}' is all common prefix: nothing to score it by", c.0));
+    }
+    let tokens: Vec<(&str, f64)> =
+        top.iter().filter_map(|t| Some((t["token"].as_str()?, t["logprob"].as_f64()?))).collect();
+    let starts = |rest: &str, tok: &str| {
+        let tok = if rest.starts_with(char::is_whitespace) { tok } else { tok.trim_start() };
+        !tok.is_empty() && rest.starts_with(tok)
+    };
+    if let Some((tok, _)) = tokens.iter().find(|(tok, _)| rests.iter().filter(|r| starts(r, tok)).count() > 1) {
+        return Err(format!(
+            "token '{tok}' starts more than one choice: these choices cannot be told apart by one token"
+        ));
+    }
+    let scores: Vec<f64> = rests
         .iter()
-        .map(|c| {
-            let rest = &c[prefix..];
-            top.iter()
-                .filter_map(|t| Some((t["token"].as_str()?, t["logprob"].as_f64()?)))
-                .filter(|(tok, _)| {
-                    let tok = if rest.starts_with(char::is_whitespace) { tok } else { tok.trim_start() };
-                    !tok.is_empty() && rest.starts_with(tok)
-                })
-                .map(|(_, lp)| lp)
-                .fold(f64::NEG_INFINITY, f64::max)
-        })
+        .map(|rest| tokens.iter().filter(|(tok, _)| starts(rest, tok)).map(|t| t.1).fold(f64::NEG_INFINITY, f64::max))
         .collect();
     if scores.iter().all(|s| s.is_infinite()) {
         let seen: Vec<&str> = top.iter().filter_map(|t| t["token"].as_str()).collect();
@@ -86,6 +93,9 @@ pub fn answer(response: &Value, choices: &[String]) -> Result<String, String> {
         ));
     }
     let best = (0..choices.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    if (0..choices.len()).any(|i| i != best && scores[i] == scores[best]) {
+        return Err(format!("two choices score {:.3}: a tie is not decided by list order", scores[best]));
+    }
     let listed: Vec<String> = choices.iter().zip(&scores).map(|(c, s)| format!("{c} = {s:.3}")).collect();
     Ok(format!("{}\n(forced choice by log-likelihood: {})", choices[best], listed.join("; ")))
 }
@@ -133,5 +143,14 @@ mod tests {
         let off =
             json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "Maybe", "logprob": -0.1}]}]}}]});
         assert!(answer(&off, &choices()).unwrap_err().contains("starts a choice"));
+        // "1" / "10": after the common "1" one choice is empty; " A" starts both " A" and "A".
+        let one =
+            json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "1", "logprob": -0.1}]}]}}]});
+        let numbers = vec!["1".to_string(), "10".to_string()];
+        assert!(answer(&one, &numbers).unwrap_err().contains("all common prefix"));
+        let spaced =
+            json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": " A", "logprob": -0.1}]}]}}]});
+        let both = vec!["x A".to_string(), "xA".to_string()];
+        assert!(answer(&spaced, &both).unwrap_err().contains("more than one choice"));
     }
 }

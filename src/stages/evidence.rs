@@ -85,6 +85,9 @@ impl Stage for EvidenceStage {
             }
             None => None,
         };
+        if let Some((r, _, model)) = &reader {
+            verifiers::check_choices(ctx, model.as_ref(), &r.decoding)?;
+        }
         let jobs = reader.as_ref().map_or(crate::par::default_jobs(), |r| r.0.concurrency);
         let rows = verifiers::score_all(ctx, &memories, jobs, |m| {
             let mut s = Scored::of(m);

@@ -71,6 +71,7 @@ impl Stage for JudgeStage {
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
         let template = Template::load(&ctx.resolve(&self.prompt))?;
         let model = verifiers::model(&self.model, ctx, self.response_cache)?;
+        verifiers::check_choices(ctx, model.as_ref(), &self.decoding)?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let (v, detail) = verifiers::verdict(model.as_ref(), template.render(m, &[])?, &self.decoding, &mut s);

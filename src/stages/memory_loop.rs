@@ -271,7 +271,8 @@ impl MemoryLoopStage {
             }
             for (t, n) in neighbours.iter_mut().enumerate() {
                 n.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                if n.len() < width.min(t) {
+                // Score-ranked policies need their candidates; similarity shows what there is.
+                if !self.policy(arm).is_similarity() && n.len() < width.min(t) {
                     return Err(Error::stage(
                         &ctx.stage_id,
                         format!(
@@ -313,7 +314,8 @@ impl Stage for MemoryLoopStage {
     fn version(&self) -> u32 {
         // 2: SQL extraction keeps quoted identifiers whole; a verdict's first word decides.
         // 3: domains; episodes gain `channels`.
-        3
+        // 4 (score-ranked policies only, so similarity loops keep their keys): `draws.draw_order`.
+        if self.writes_draws() { 4 } else { 3 }
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
@@ -361,7 +363,7 @@ impl Stage for MemoryLoopStage {
         // any file is read.
         self.domain_config(ctx)?;
         let arm = self.arm(ctx)?;
-        self.policy(&arm).check().map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        self.policy(&arm).check(self.k).map_err(|e| Error::stage(&ctx.stage_id, e))?;
         if let Some(names) = arm.channels {
             let checked = match &self.domain {
                 DomainConfig::Sql(_) => check_channels::<SqlDomain>(&names, "the arm's channels"),

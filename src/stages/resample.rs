@@ -2,8 +2,9 @@
 //! memories (the no-memory arm's request: the prompts folder's system and executor templates),
 //! sampled `samples` times with seeds 0..n at the given temperature; V = sc = the share of
 //! answers that agree with the stored one after the factual domain's normalisation (the answer
-//! line, lower case, no punctuation or articles). Failed samples are counted in `failed_calls`
-//! and left out of the share; V is null when every sample failed.
+//! line, lower case, no punctuation or articles; an empty answer agrees with nothing, so a memory
+//! without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
+//! share; V is null when every sample failed.
 
 use std::collections::BTreeMap;
 
@@ -79,6 +80,7 @@ impl Stage for ResampleStage {
         let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;
         let model = verifiers::model(&self.model, ctx, self.response_cache)?;
+        verifiers::check_choices(ctx, model.as_ref(), &self.decoding)?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let prompt = template.render(m, &[])?;
@@ -90,7 +92,8 @@ impl Stage for ResampleStage {
                 answers.push(s.spend(model.chat(&req)).map(|c| answer_of(&c.text)));
             }
             let ok: Vec<&String> = answers.iter().flatten().collect();
-            let agree = ok.iter().filter(|a| **a == &stored).count();
+            // An empty answer agrees with nothing: a memory with no answer gets V = 0.
+            let agree = ok.iter().filter(|a| !stored.is_empty() && **a == &stored).count();
             s.v = (!ok.is_empty()).then(|| agree as f64 / ok.len() as f64);
             s.sc = s.v;
             s.detail = serde_json::json!({"stored": stored, "samples": answers}).to_string();

@@ -261,6 +261,22 @@ pub fn request(system: Option<&str>, prompt: String, decoding: &crate::llm::Deco
     ChatRequest { messages, decoding: decoding.clone(), sample_index: i }
 }
 
+/// An error naming the stage when `decoding` asks for forced choice of a model that cannot score
+/// continuations (before any call: never a silent generation, never a column of failures).
+pub fn check_choices(ctx: &StageContext, model: &dyn ChatModel, decoding: &crate::llm::Decoding) -> Result<()> {
+    if decoding.choices.is_empty() || model.supports_choices() {
+        return Ok(());
+    }
+    Err(Error::stage(
+        &ctx.stage_id,
+        format!(
+            "decoding.choices asks for forced choice, which needs a backend that scores continuations (local, or an \
+             OpenAI-compatible server that returns logprobs); the {} backend generates",
+            model.identity().backend
+        ),
+    ))
+}
+
 /// Ask `model` for a verdict on `prompt` (its `VERDICT:` line; forced choice with
 /// `decoding.choices`), counting the call on `s`: V (1 CORRECT, 0 INCORRECT, None when the call
 /// failed or the verdict does not parse) and the verdict and text as JSON for `detail`.

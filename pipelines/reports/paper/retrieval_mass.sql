@@ -1,17 +1,17 @@
 -- Theorem 1's retrieval channel measured on the loop (memory arms with a softmax policy; reads
 -- `draws` and `evaluation`). Per step, the policy drew among its candidates with probability
 -- proportional to exp(Q/T), Q the labels the run had stored. The measured wrong mass is how many
--- draws landed on a wrong memory (U = 0): counted from the draws, not computed. The honest mass
--- is what the same candidate sets give when every label is the truth (Q = U): W / (W + R e^{1/T})
--- per step, exact. measured_a = wrong draws / honest mass is the amplification the run showed;
+-- first draws (draw_order = 0; with k = 1 the only one) landed on a wrong memory (U = 0): counted
+-- from the draws, not computed. The honest mass is the first draw's probability of a wrong memory
+-- when every label is the truth (Q = U): W / (W + R e^{1/T}) per step, exact. measured_a = wrong
+-- first draws / honest mass is the amplification the run showed;
 -- exact_a uses the run's own draw probabilities instead of the draws (no sampling error);
 -- closed_form is Theorem 1's A_ret(b, T, W, R) per step, weighted by the honest mass, with b the
 -- mean stored label of the step's wrong candidates (exact when the right ones are stored at 1
--- and the wrong ones at one common b, as under a grader that passes everything). With k > 1 the
--- shares are per draw and the probabilities those of the first draw. Per arm x seed and pooled
--- (seed NULL); `lucid theory amplification` gives the closed form for any W, R, b, T.
+-- and the wrong ones at one common b, as under a grader that passes everything). Per arm x seed
+-- and pooled (seed NULL); `lucid theory amplification` gives the closed form for any W, R, b, T.
 WITH c AS (
-  SELECT d.arm, d.seed, d.step, d.temperature AS t, d.drawn, d.p_first, CAST(d.label AS DOUBLE) AS q,
+  SELECT d.arm, d.seed, d.step, d.temperature AS t, coalesce(d.draw_order = 0, false) AS drawn, d.p_first, CAST(d.label AS DOUBLE) AS q,
          CAST(v.u AS DOUBLE) AS u, exp((CAST(v.u AS DOUBLE) - 1.0) / d.temperature) AS w_honest
   FROM draws d
   JOIN evaluation v ON v.arm = d.arm AND v.seed = d.seed AND v.step = d.candidate_step
