@@ -209,7 +209,7 @@ impl Retrieval {
                 let mut rng = SplitMix64(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ (step as u64));
                 for n in 0..k {
                     let left: f64 = draws.iter().zip(&weights).filter(|(d, _)| !d.drawn).map(|(_, w)| w).sum();
-                    let mut x = uniform(&mut rng) * left;
+                    let mut x = rng.uniform() * left;
                     // The last undrawn candidate takes what rounding leaves.
                     let mut pick = draws.iter().rposition(|d| !d.drawn).expect("k <= candidates");
                     for (i, (d, w)) in draws.iter().zip(&weights).enumerate() {
@@ -286,11 +286,6 @@ pub fn draws_table() -> Table<DrawRow> {
             ),
         ],
     }
-}
-
-/// A uniform number in [0, 1) from 53 random bits.
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

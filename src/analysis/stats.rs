@@ -291,15 +291,10 @@ impl Histogram {
     }
 }
 
-/// A uniform draw in [0, 1).
-fn uniform(rng: &mut SplitMix64) -> f64 {
-    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// A standard normal draw (Box–Muller).
 fn normal(rng: &mut SplitMix64) -> f64 {
-    let u1 = uniform(rng).max(f64::MIN_POSITIVE);
-    let u2 = uniform(rng);
+    let u1 = rng.uniform().max(f64::MIN_POSITIVE);
+    let u2 = rng.uniform();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
@@ -322,7 +317,7 @@ fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
         let ratio = p / q;
         let mut pmf = q.powf(nf);
         let mut cdf = pmf;
-        let u = uniform(rng);
+        let u = rng.uniform();
         let mut k = 0u64;
         while u > cdf && k < n {
             pmf *= ratio * (nf - k as f64) / (k as f64 + 1.0);

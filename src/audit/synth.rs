@@ -68,7 +68,7 @@ pub fn verifier_name(j: usize) -> String {
 /// A bank: columns `id`, `seed`, `r`, `u`, `v_<name>` per verifier, `sc`, `n`.
 pub fn generate(spec: &Spec) -> RecordBatch {
     let mut rng = SplitMix64(spec.seed);
-    let mut unif = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut unif = move || rng.uniform();
     let nv = spec.verifiers.max(3);
     let n = spec.memories;
     let (mut seed, mut r, mut u, mut sc, mut reuse) = (vec![], vec![], vec![], vec![], vec![]);
