@@ -70,7 +70,7 @@ impl Stage for EvidenceStage {
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         let mut fp = BTreeMap::from([("evidence".to_string(), self.factual.corpus_fingerprint(|p| ctx.resolve(p))?)]);
         if let Some(r) = &self.reader {
-            fp.extend(verifiers::model_fingerprint(&r.model, ctx)?);
+            fp.extend(super::model_fingerprint(&r.model, ctx)?);
             fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&r.prompt))?);
         }
         Ok(fp)
@@ -81,12 +81,12 @@ impl Stage for EvidenceStage {
         let domain = FactualDomain::load(self.factual.clone(), |p| ctx.resolve(p), &ctx.cache_dir)?;
         let reader = match &self.reader {
             Some(r) => {
-                Some((r, Template::load(&ctx.resolve(&r.prompt))?, verifiers::model(&r.model, ctx, r.response_cache)?))
+                Some((r, Template::load(&ctx.resolve(&r.prompt))?, super::chat_model(&r.model, ctx, r.response_cache)?))
             }
             None => None,
         };
         if let Some((r, _, model)) = &reader {
-            verifiers::check_choices(ctx, model.as_ref(), &r.decoding)?;
+            super::check_choices(ctx, model.as_ref(), &r.decoding, "reader.decoding.choices")?;
         }
         let jobs = reader.as_ref().map_or(crate::par::default_jobs(), |r| r.0.concurrency);
         let rows = verifiers::score_all(ctx, &memories, jobs, |m| {

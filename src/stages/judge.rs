@@ -61,7 +61,7 @@ impl Stage for JudgeStage {
     verifiers::bank_stage!();
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = verifiers::model_fingerprint(&self.model, ctx)?;
+        let mut fp = super::model_fingerprint(&self.model, ctx)?;
         let p = ctx.resolve(&self.prompt);
         fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&p)?);
         Ok(fp)
@@ -70,8 +70,8 @@ impl Stage for JudgeStage {
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
         let template = Template::load(&ctx.resolve(&self.prompt))?;
-        let model = verifiers::model(&self.model, ctx, self.response_cache)?;
-        verifiers::check_choices(ctx, model.as_ref(), &self.decoding)?;
+        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
+        super::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let (v, detail) = verifiers::verdict(model.as_ref(), template.render(m, &[])?, &self.decoding, &mut s);

@@ -39,9 +39,7 @@ use crate::domain::sql::detector::DetectorConfig;
 use crate::domain::sql::schema::SchemaStyle;
 use crate::domain::{DomainConfig, Judge, check_channels};
 use crate::error::{Error, Result};
-use crate::fingerprint::file_fingerprint;
-use crate::llm::cache::CachedModel;
-use crate::llm::{ChatModel, ModelConfig};
+use crate::llm::ModelConfig;
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 use crate::table::column;
@@ -216,16 +214,6 @@ impl MemoryLoopStage {
         }
     }
 
-    /// The model config with its file paths resolved against the run's base folder.
-    fn resolved_model(&self, ctx: &StageContext) -> ModelConfig {
-        self.model.resolved(|p| ctx.resolve(p))
-    }
-
-    /// Files whose content decides the model's answers (for the cache key).
-    fn model_files(&self, ctx: &StageContext) -> Result<Vec<PathBuf>> {
-        self.resolved_model(ctx).files(&crate::models::models_dir(&ctx.cache_dir))
-    }
-
     /// The retrieval policy of `arm`: its own, else the stage's.
     fn policy(&self, arm: &ArmSpec) -> Retrieval {
         arm.retrieval.unwrap_or(self.retrieval)
@@ -237,7 +225,8 @@ impl MemoryLoopStage {
     }
 
     fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, arm: &ArmSpec) -> Result<Loaded<D>> {
-        let (mode, width) = (arm.mode, self.policy(arm).width(self.k));
+        let policy = self.policy(arm);
+        let (mode, width) = (arm.mode, policy.width(self.k));
         let p = |n: &str| PathBuf::from(n);
         let tasks: HashMap<i64, D::Task> =
             domain.tasks(inputs.get(ctx, "tasks")?, &p("tasks"))?.into_iter().map(|t| (D::id(&t), t)).collect();
@@ -272,7 +261,7 @@ impl MemoryLoopStage {
             for (t, n) in neighbours.iter_mut().enumerate() {
                 n.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
                 // Score-ranked policies need their candidates; similarity shows what there is.
-                if !self.policy(arm).is_similarity() && n.len() < width.min(t) {
+                if !policy.is_similarity() && n.len() < width.min(t) {
                     return Err(Error::stage(
                         &ctx.stage_id,
                         format!(
@@ -288,16 +277,6 @@ impl MemoryLoopStage {
         }
         let gold = if self.read_gold { domain.gold(inputs.get(ctx, "gold")?, &p("gold"))? } else { HashMap::new() };
         Ok(Loaded { tasks, order, neighbours, gold })
-    }
-
-    fn build_model(&self, ctx: &StageContext) -> Result<Arc<dyn ChatModel>> {
-        let model = self.resolved_model(ctx);
-        let inner = model.build(&crate::models::models_dir(&ctx.cache_dir))?;
-        Ok(if self.response_cache {
-            Arc::new(CachedModel::new(inner, &responses_path(&ctx.cache_dir))?)
-        } else {
-            inner
-        })
     }
 }
 
@@ -376,9 +355,7 @@ impl Stage for MemoryLoopStage {
         if let DomainConfig::Factual(c) = &self.domain {
             fp.insert("evidence".into(), c.corpus_fingerprint(|p| ctx.resolve(p))?);
         }
-        for f in self.model_files(ctx)? {
-            fp.insert(format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy()), file_fingerprint(&f)?);
-        }
+        fp.extend(super::model_fingerprint(&self.model, ctx)?);
         Ok(fp)
     }
 
@@ -413,18 +390,11 @@ impl MemoryLoopStage {
         let data = self.load(domain, ctx, inputs, &arm)?;
         let flag_channels = arm.channels.clone().unwrap_or_else(|| domain.flag_channels());
         check_channels::<D>(&flag_channels, "the arm's channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
-        let model = self.build_model(ctx)?;
+        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
         let roles =
             [("planner", &self.roles.planner), ("executor", &self.roles.executor), ("grader", &self.roles.grader)];
-        if let Some((role, _)) = roles.iter().find(|(_, d)| !d.choices.is_empty() && !model.supports_choices()) {
-            return Err(Error::stage(
-                &ctx.stage_id,
-                format!(
-                    "roles.{role}.choices asks for forced choice, which needs a backend that scores continuations \
-                     (local, or an OpenAI-compatible server that returns logprobs); the {} backend generates",
-                    model.identity().backend
-                ),
-            ));
+        for (role, decoding) in roles {
+            super::check_choices(ctx, model.as_ref(), decoding, &format!("roles.{role}.choices"))?;
         }
         let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
         if !D::PLANNER_OPTIONAL && !prompts.has_planner() {

@@ -66,7 +66,7 @@ impl Stage for ResampleStage {
     verifiers::bank_stage!();
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = verifiers::model_fingerprint(&self.model, ctx)?;
+        let mut fp = super::model_fingerprint(&self.model, ctx)?;
         fp.extend(crate::agent::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
         Ok(fp)
     }
@@ -79,8 +79,8 @@ impl Stage for ResampleStage {
         let dir = ctx.resolve(&self.prompts);
         let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;
-        let model = verifiers::model(&self.model, ctx, self.response_cache)?;
-        verifiers::check_choices(ctx, model.as_ref(), &self.decoding)?;
+        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
+        super::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let prompt = template.render(m, &[])?;

@@ -10,15 +10,13 @@
 //! the stored answer and, for `evidence`, passages of a corpus from another source.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::DataType;
 
 use crate::columns::{ARM, Column, SEED, Table, Value};
 use crate::error::{Error, Result};
-use crate::llm::cache::CachedModel;
-use crate::llm::{ChatModel, ChatRequest, Completion, ModelConfig};
+use crate::llm::{ChatModel, ChatRequest, Completion};
 use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The parts of [`crate::pipeline::stage::Stage`] the bank verifiers share (inside the impl): the
@@ -194,32 +192,6 @@ pub fn verifier_table() -> Table<Scored> {
     }
 }
 
-/// The chat model of `config` (paths resolved against the run), behind the response cache when
-/// `cached`.
-pub fn model(config: &ModelConfig, ctx: &StageContext, cached: bool) -> Result<Arc<dyn ChatModel>> {
-    let inner = config.resolved(|p| ctx.resolve(p)).build(&crate::models::models_dir(&ctx.cache_dir))?;
-    Ok(if cached {
-        Arc::new(CachedModel::new(inner, &super::memory_loop::responses_path(&ctx.cache_dir))?)
-    } else {
-        inner
-    })
-}
-
-/// Files whose content decides a model's answers (for a cache key).
-pub fn model_fingerprint(
-    config: &ModelConfig,
-    ctx: &StageContext,
-) -> Result<std::collections::BTreeMap<String, String>> {
-    let files = config.resolved(|p| ctx.resolve(p)).files(&crate::models::models_dir(&ctx.cache_dir))?;
-    files
-        .iter()
-        .map(|f| {
-            let name = format!("model/{}", f.file_name().unwrap_or_default().to_string_lossy());
-            Ok((name, crate::fingerprint::file_fingerprint(f)?))
-        })
-        .collect()
-}
-
 /// A prompt template file (Jinja), parsed once. Variables: `question`, `answer` (empty when the
 /// memory has none), every text column of the task (`topic`, `answer_type`, ...), `plan` (empty)
 /// and `memories` (none), so an answerer's template renders as the no-memory arm's prompt.
@@ -259,22 +231,6 @@ pub fn request(system: Option<&str>, prompt: String, decoding: &crate::llm::Deco
     let mut messages: Vec<crate::llm::Message> = system.map(crate::llm::Message::system).into_iter().collect();
     messages.push(crate::llm::Message::user(prompt));
     ChatRequest { messages, decoding: decoding.clone(), sample_index: i }
-}
-
-/// An error naming the stage when `decoding` asks for forced choice of a model that cannot score
-/// continuations (before any call: never a silent generation, never a column of failures).
-pub fn check_choices(ctx: &StageContext, model: &dyn ChatModel, decoding: &crate::llm::Decoding) -> Result<()> {
-    if decoding.choices.is_empty() || model.supports_choices() {
-        return Ok(());
-    }
-    Err(Error::stage(
-        &ctx.stage_id,
-        format!(
-            "decoding.choices asks for forced choice, which needs a backend that scores continuations (local, or an \
-             OpenAI-compatible server that returns logprobs); the {} backend generates",
-            model.identity().backend
-        ),
-    ))
 }
 
 /// Ask `model` for a verdict on `prompt` (its `VERDICT:` line; forced choice with
