@@ -276,6 +276,9 @@ impl DemoArgs {
             explain: false,
             quiet: self.quiet,
             cache_dir: self.cache_dir.clone(),
+            store: None,
+            shard: None,
+            lease: None,
         }
     }
 
@@ -322,6 +325,16 @@ pub struct RunArgs {
     /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Share the pipeline with other workers through this store: `s3://bucket/prefix` (endpoint
+    /// and keys from AWS_* environment variables) or `file:///shared/folder` (NFS, Lustre).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Compute only instance i, i + n, ... of each stage (and what they read): array jobs.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Seconds a claim holder may stay silent before another worker takes its instance over.
+    #[arg(long, value_name = "SECONDS")]
+    pub lease: Option<f64>,
 }
 
 /// Output formats of `lucid query`.

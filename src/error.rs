@@ -60,6 +60,17 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// An object of the shared run store that could not be read or written.
+    #[error("store {url}: {key}: {source}")]
+    Store {
+        /// The store's URL (never holds credentials: they come from the environment).
+        url: String,
+        /// The object's key under the store's prefix.
+        key: String,
+        /// What the object store said.
+        #[source]
+        source: object_store::Error,
+    },
     /// A model that could not be loaded, reached or run (HTTP client, tokenizer, encoder).
     #[error("model: {0}")]
     Model(String),

@@ -13,7 +13,8 @@
 //!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
-//!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions)
+//!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions),
+//!    `remote` (the shared run store on object storage: create-only objects, claims and leases)
 //! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
 //!    bank, one episode of any domain), `domain` (what is specific to text-to-SQL, factual QA:
 //!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
@@ -41,6 +42,7 @@ pub mod models;
 pub mod par;
 pub mod pipeline;
 pub mod query;
+pub mod remote;
 pub mod report;
 pub mod rng;
 mod run;

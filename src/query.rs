@@ -139,6 +139,10 @@ pub fn run_tables(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
 pub fn expand_runs(paths: &[PathBuf]) -> Result<Vec<(String, PathBuf)>> {
     let mut runs = Vec::new();
     for p in paths {
+        if let Some((_, name)) = p.to_str().and_then(crate::remote::listing::split_run_url) {
+            runs.push((name, p.clone()));
+            continue;
+        }
         if !p.exists() {
             return Err(Error::input(p, "no such run or folder"));
         }
@@ -197,6 +201,58 @@ async fn upgrade_episodes(ctx: &SessionContext, name: &str) -> datafusion::error
     Ok(())
 }
 
+/// Register the tables of run `name` in the shared store `url` where they lie (its newest
+/// listing's objects, read through DataFusion's object store registry); returns the table names.
+async fn register_remote(
+    ctx: &SessionContext,
+    url: &str,
+    name: &str,
+    registered: impl Fn(&str) -> String,
+) -> Result<Vec<String>> {
+    use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+    type Found = (Option<crate::remote::listing::RunListing>, String, Arc<dyn object_store::ObjectStore>, String);
+    let (listing, base, store, root) = {
+        let (store_url, name) = (url.to_string(), name.to_string());
+        // The store client blocks on its own runtime: keep it off DataFusion's async threads.
+        // A second client, never used here, is the one DataFusion reads through.
+        tokio::task::spawn_blocking(move || -> Result<Found> {
+            let listing = crate::remote::listing::newest(&crate::remote::Remote::open(&store_url)?, &name)?;
+            let reader = crate::remote::Remote::open(&store_url)?;
+            let (base, store) = reader.for_datafusion();
+            Ok((listing, base, store, reader.object_url("")))
+        })
+        .await
+        .map_err(|e| Error::Environment(format!("store {url}: {e}")))??
+    };
+    let listing =
+        listing.ok_or_else(|| Error::Usage(format!("{url}/runs/{name}: no such run in the store (no listing)")))?;
+    let base_url = url::Url::parse(&base).map_err(|e| Error::Usage(format!("{url}: {e}")))?;
+    ctx.register_object_store(&base_url, store);
+    let mut names = Vec::new();
+    for (table, objects) in &listing.tables {
+        let urls = objects
+            .values()
+            .map(|h| ListingTableUrl::parse(format!("{root}{}", crate::remote::listing::object_key(h))))
+            .collect::<datafusion::error::Result<Vec<_>>>()
+            .map_err(|e| df_err(table, e))?;
+        let options =
+            ListingOptions::new(Arc::new(datafusion::datasource::file_format::parquet::ParquetFormat::default()))
+                .with_file_extension(".parquet");
+        let config = ListingTableConfig::new_with_multi_paths(urls)
+            .with_listing_options(options)
+            .infer_schema(&ctx.state())
+            .await
+            .map_err(|e| df_err(table, e))?;
+        let provider = ListingTable::try_new(config).map_err(|e| df_err(table, e))?;
+        ctx.register_table(registered(table), Arc::new(provider)).map_err(|e| df_err(table, e))?;
+        if table == "episodes" {
+            upgrade_episodes(ctx, &registered(table)).await.map_err(|e| df_err(table, e))?;
+        }
+        names.push(table.clone());
+    }
+    Ok(names)
+}
+
 /// A session with every table of `runs` registered; with several runs each table is the union
 /// of theirs with a leading `run` column; over one run, its [`VIEWS`] too. Returns the names.
 pub async fn session_for(runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
@@ -213,6 +269,21 @@ async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(Ses
     let mut names: Vec<String> = Vec::new();
     let mut parts: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
     for (i, (run, dir)) in runs.iter().enumerate() {
+        if let Some((url, run_name)) = dir.to_str().and_then(crate::remote::listing::split_run_url) {
+            for name in
+                register_remote(
+                    &ctx,
+                    &url,
+                    &run_name,
+                    |t| if runs.len() == 1 { t.into() } else { format!("__run{i}_{t}") },
+                )
+                .await?
+            {
+                let registered = if runs.len() == 1 { name.clone() } else { format!("__run{i}_{name}") };
+                parts.entry(name).or_default().push((run.clone(), registered));
+            }
+            continue;
+        }
         let tables =
             if dir.is_file() { vec![(label(dir).replace(".parquet", ""), dir.clone())] } else { run_tables(dir)? };
         for (name, path) in tables {

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("models", 1),
     ("analysis", 1),
     ("query", 1),
+    ("remote", 1),
     ("agent", 2),
     ("domain", 2),
     ("eval", 2),

@@ -14,6 +14,7 @@ mod llm_http;
 mod models;
 mod pipeline;
 mod reports;
+mod shared_store;
 mod spiderman;
 mod study;
 mod support;

@@ -8,6 +8,17 @@ use crate::error::{Error, Result};
 use crate::pipeline::RunOptions;
 use crate::stages::registry::Stages;
 
+/// `i/n` with i < n.
+fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let bad = || Error::Usage(format!("--shard {s}: expected i/n with 0 <= i < n (e.g. 0/4)"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
 /// `lucid run`; false when an instance failed.
 pub fn run(a: &RunArgs) -> Result<bool> {
     let opts = RunOptions {
@@ -19,6 +30,11 @@ pub fn run(a: &RunArgs) -> Result<bool> {
         quiet: a.quiet,
         cache_dir: a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir),
         base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
+        sharing: crate::pipeline::runner::Sharing {
+            store: a.store.clone(),
+            shard: a.shard.as_deref().map(parse_shard).transpose()?,
+            lease_s: a.lease,
+        },
     };
     let summary = crate::pipeline::run::<Stages>(&a.pipeline, &opts)?;
     let mut out = std::io::stdout().lock();
@@ -39,6 +55,11 @@ pub fn run(a: &RunArgs) -> Result<bool> {
         summary.run_dir.display()
     )
     .map_err(werr)?;
+    let (hits, dups) = (crate::remote::responses::hits(), crate::remote::responses::duplicates());
+    if a.store.is_some() && hits + dups > 0 {
+        writeln!(out, "shared response cache: {hits} answers from other workers, {dups} paid twice by workers racing")
+            .map_err(werr)?;
+    }
     for f in &summary.failed {
         eprintln!("failed: {f}");
     }

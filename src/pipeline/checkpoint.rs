@@ -81,8 +81,9 @@ pub fn save_part(ctx: &StageContext, range: Range<usize>, names: &[&str], part: 
     assert_eq!(part.len(), names.len(), "one batch per named table");
     for (n, b) in names.iter().zip(part) {
         let p = ctx.work_dir.join(part_name(range.start, range.end, n));
-        if let Err(e) = write_parquet(&p, b).or_else(|_| write_parquet(&p, b)) {
-            eprintln!("warning: checkpoint not saved ({e}); a kill now would redo these items");
+        match write_parquet(&p, b).or_else(|_| write_parquet(&p, b)) {
+            Ok(()) => super::shared::part_saved(&ctx.work_dir, &p),
+            Err(e) => eprintln!("warning: checkpoint not saved ({e}); a kill now would redo these items"),
         }
     }
     kill_point();

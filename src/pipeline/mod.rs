@@ -11,6 +11,7 @@ pub mod progress;
 pub mod registry;
 pub mod runner;
 pub mod schedule;
+pub mod shared;
 pub mod spec;
 pub mod stage;
 pub mod store;

@@ -13,6 +13,7 @@ use super::manifest::{InstanceRecord, Manifest, State, now};
 use super::plan::{self, Plan};
 use super::progress::Display;
 use super::schedule::{Scheduler, Slot};
+use super::shared::Shared;
 use super::store::Store;
 use crate::error::{Error, Result};
 
@@ -35,6 +36,19 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// `--limit N`: every stage that takes a limit ([`Stage::limited`]) keeps its first N tasks.
     pub limit: Option<usize>,
+    /// Sharing the pipeline with other workers (`--store`, `--shard`, `--lease`).
+    pub sharing: Sharing,
+}
+
+/// How a run shares its pipeline with other workers.
+#[derive(Clone, Debug, Default)]
+pub struct Sharing {
+    /// `--store URL`: the shared store (none: this machine's runs folder only).
+    pub store: Option<String>,
+    /// `--shard i/n`: compute only instance i, i + n, ... of each stage (and what they read).
+    pub shard: Option<(usize, usize)>,
+    /// `--lease S`: seconds a silent claim holder keeps its instances (default 30).
+    pub lease_s: Option<f64>,
 }
 
 /// What a run did.
@@ -73,7 +87,11 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     let runs_dir = opts.base_dir.join(&plan.spec.runs_dir);
     let run_dir = runs_dir.join(name);
     let store = Store::in_runs_dir(&runs_dir);
-    let needed = needed_instances(&plan, &opts.only)?;
+    let needed = needed_instances(&plan, &opts.only, opts.sharing.shard)?;
+    let shared = match &opts.sharing.store {
+        Some(url) => Some(Shared::open(url, opts.sharing.lease_s.unwrap_or(super::shared::DEFAULT_LEASE_S))?),
+        None => None,
+    };
 
     std::fs::create_dir_all(&run_dir).map_err(|source| Error::Write { path: run_dir.clone(), source })?;
     let _lock = lock_run(&run_dir)?;
@@ -125,6 +143,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
         plan: &plan,
         opts,
         store: &store,
+        shared: shared.as_ref(),
         display: &display,
         manifest: &manifest,
         previous: previous.as_ref(),
@@ -145,6 +164,9 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     };
     lay_out_run(&run_dir, &store, &m, previous.as_ref())?;
     m.write(&run_dir)?;
+    if let Some(sh) = &shared {
+        publish_listing(sh, &m, &slots, &display)?;
+    }
     let mut reports = Vec::new();
     for (i, inst) in plan.instances.iter().enumerate() {
         let s = &plan.spec.stages[inst.stage];
@@ -159,10 +181,31 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     Ok(RunSummary { run_dir, computed, cached, failed, reports, wants_report: plan.spec.report })
 }
 
-/// Which instances to process: all, or the `--only` stages and everything they read.
-fn needed_instances(plan: &Plan, only: &[String]) -> Result<Vec<bool>> {
+/// A complete run through a shared store publishes its tables as the run's newest listing
+/// (a partial one, `--only` or `--shard`, leaves the listing to the run that completes it).
+fn publish_listing(sh: &Shared, m: &Manifest, slots: &[Slot], display: &Display) -> Result<()> {
+    if slots.iter().any(|s| !matches!(s, Slot::Ready(_))) {
+        display.println("  listing not published: the run is partial (--only, --shard or a failure)");
+        return Ok(());
+    }
+    let mut tables: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for r in &m.instances {
+        for (table, hash) in &r.outputs {
+            tables.entry(table.clone()).or_default().insert(r.label.clone(), hash.clone());
+        }
+    }
+    let epoch = crate::remote::listing::publish(&sh.remote, &m.name, &sh.holder, tables)?;
+    display.println(&format!("  listed  {}/runs/{} (epoch {epoch})", sh.remote.url(), m.name));
+    Ok(())
+}
+
+/// Which instances to process: all, or the `--only` stages and everything they read. With
+/// `--shard i/n`, of those only instance i, i + n, ... of each stage that has several (a seed, an
+/// arm) and what they read; a stage with one instance (a report over all seeds) is left to the
+/// plain run that completes the shards, unless a shard's instance reads it.
+fn needed_instances(plan: &Plan, only: &[String], shard: Option<(usize, usize)>) -> Result<Vec<bool>> {
     let n = plan.instances.len();
-    if only.is_empty() {
+    if only.is_empty() && shard.is_none() {
         return Ok(vec![true; n]);
     }
     let ids: Vec<&str> = plan.spec.stages.iter().map(|s| s.id.as_str()).collect();
@@ -172,8 +215,18 @@ fn needed_instances(plan: &Plan, only: &[String]) -> Result<Vec<bool>> {
         }
     }
     let mut needed = vec![false; n];
-    let mut stack: Vec<usize> =
-        (0..n).filter(|&i| only.iter().any(|o| *o == plan.spec.stages[plan.instances[i].stage].id)).collect();
+    let stage_of = |i: usize| &plan.spec.stages[plan.instances[i].stage].id;
+    let mut rank = vec![0; n];
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, r) in rank.iter_mut().enumerate() {
+        let c = seen.entry(stage_of(i)).or_default();
+        *r = *c;
+        *c += 1;
+    }
+    let mut stack: Vec<usize> = (0..n)
+        .filter(|&i| only.is_empty() || only.iter().any(|o| o == stage_of(i)))
+        .filter(|&i| shard.is_none_or(|(k, of)| seen[stage_of(i).as_str()] > 1 && rank[i] % of == k))
+        .collect();
     while let Some(i) = stack.pop() {
         if !needed[i] {
             needed[i] = true;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -18,6 +18,7 @@ use super::manifest::{InstanceRecord, Manifest, State};
 use super::plan::Plan;
 use super::progress::Display;
 use super::runner::RunOptions;
+use super::shared::Shared;
 use super::stage::{AxisValue, Inputs, StageContext};
 use super::store::{Entry, Store};
 use crate::error::{Error, Result};
@@ -31,6 +32,8 @@ pub enum Slot {
     Pending,
     /// Missed the store: queued for, or on, a worker.
     Running,
+    /// Claimed by another worker sharing the store: polled until it publishes or its lease lapses.
+    Held,
     /// Finished, from the store or computed: its output tables' object hashes.
     Ready(BTreeMap<String, String>),
     /// A dry run would compute it, so its outputs (and what reads them) are unknown.
@@ -48,6 +51,19 @@ struct Job {
     key: CacheKey,
     digest: String,
     inputs: InputHashes,
+    claim: Option<crate::remote::claims::Claim>,
+    /// Why it must run (printed when it starts).
+    why: String,
+}
+
+/// How a job ended.
+enum Outcome {
+    /// Computed (or adopted from another worker that published first): output hashes.
+    Done(BTreeMap<String, String>),
+    /// Failed with this error.
+    Failed(String),
+    /// Another worker took the instance over while this one worked: wait for its result.
+    Lost(String),
 }
 
 /// Drives every instance of a plan to a final slot.
@@ -58,6 +74,8 @@ pub struct Scheduler<'a> {
     pub opts: &'a RunOptions,
     /// The stage store.
     pub store: &'a Store,
+    /// The shared store, when workers share the pipeline (`--store`).
+    pub shared: Option<&'a Shared>,
     /// Progress output.
     pub display: &'a Display,
     /// The run's manifest, written as states change.
@@ -77,23 +95,31 @@ pub struct Scheduler<'a> {
 impl Scheduler<'_> {
     /// Run until no instance can move, with at most `jobs` executing at once.
     pub fn drive(&mut self, jobs: usize) {
-        let (tx, rx) = mpsc::channel::<(usize, std::result::Result<BTreeMap<String, String>, String>)>();
+        let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
         let mut queue: VecDeque<Job> = VecDeque::new();
         let mut running = 0;
+        let poll = self
+            .shared
+            .map_or(Duration::from_secs(1), |s| Duration::from_millis((s.lease_ms / 4).clamp(100, 5000) as u64));
+        let mut poll_held = false;
         std::thread::scope(|scope| {
             loop {
-                self.advance(&mut queue);
+                self.advance(&mut queue, std::mem::take(&mut poll_held));
                 while running < jobs {
-                    let Some(job) = queue.pop_front() else { break };
+                    let Some(mut job) = queue.pop_front() else { break };
+                    if !self.start(&mut job) {
+                        continue;
+                    }
                     running += 1;
                     let tx = tx.clone();
                     let this = &*self;
-                    let (plan, opts, store, display, manifest) =
-                        (this.plan, this.opts, this.store, this.display, this.manifest);
+                    let (plan, opts, store, shared, display, manifest) =
+                        (this.plan, this.opts, this.store, this.shared, this.display, this.manifest);
+                    let i = job.i;
                     scope.spawn(move || {
                         // A panicking stage is a failed instance, never a run that waits forever.
                         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            run_job(plan, opts, store, display, manifest, &job)
+                            run_job(plan, opts, store, shared, display, manifest, job)
                         }))
                         .unwrap_or_else(|p| {
                             let why = p
@@ -101,22 +127,42 @@ impl Scheduler<'_> {
                                 .cloned()
                                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                                 .unwrap_or_default();
-                            Err(format!("the stage panicked: {why}"))
+                            Outcome::Failed(format!("the stage panicked: {why}"))
                         });
-                        let _ = tx.send((job.i, out));
+                        let _ = tx.send((i, out));
                     });
                 }
+                let held = self.slots.contains(&Slot::Held);
                 if running == 0 {
-                    break;
+                    if !held {
+                        break;
+                    }
+                    std::thread::sleep(poll);
+                    poll_held = true;
+                    continue;
                 }
-                let (i, out) = rx.recv().expect("a worker reports");
+                let (i, out) = if held {
+                    match rx.recv_timeout(poll) {
+                        Ok(got) => got,
+                        Err(_) => {
+                            poll_held = true;
+                            continue;
+                        }
+                    }
+                } else {
+                    rx.recv().expect("a worker reports")
+                };
                 running -= 1;
                 match out {
-                    Ok(outs) => {
+                    Outcome::Done(outs) => {
                         self.computed += 1;
                         self.slots[i] = Slot::Ready(outs);
                     }
-                    Err(e) => self.fail(i, &e),
+                    Outcome::Failed(e) => self.fail(i, &e),
+                    Outcome::Lost(e) => {
+                        self.display.println(&format!("  lost    {}  ({e})", self.label(i)));
+                        self.slots[i] = Slot::Held;
+                    }
                 }
             }
         });
@@ -124,7 +170,15 @@ impl Scheduler<'_> {
 
     /// Move every pending instance whose inputs are settled: skip, mark unknown, serve from the
     /// store, or queue for a worker. Repeats until nothing moves (a hit may settle another).
-    fn advance(&mut self, queue: &mut VecDeque<Job>) {
+    /// With `poll_held`, instances another worker holds are looked at again first.
+    fn advance(&mut self, queue: &mut VecDeque<Job>, poll_held: bool) {
+        if poll_held {
+            for i in 0..self.slots.len() {
+                if self.slots[i] == Slot::Held {
+                    self.key_and_serve(i, queue);
+                }
+            }
+        }
         loop {
             let mut moved = false;
             for i in 0..self.slots.len() {
@@ -133,7 +187,7 @@ impl Scheduler<'_> {
                 }
                 let deps: Vec<&Slot> =
                     self.plan.instances[i].inputs.values().flatten().map(|&d| &self.slots[d]).collect();
-                if deps.iter().any(|s| matches!(s, Slot::Pending | Slot::Running)) {
+                if deps.iter().any(|s| matches!(s, Slot::Pending | Slot::Running | Slot::Held)) {
                     continue;
                 }
                 moved = true;
@@ -177,9 +231,18 @@ impl Scheduler<'_> {
             Err(e) => return self.fail(i, &e.to_string()),
         };
         let digest = key.digest();
+        let was_held = self.slots[i] == Slot::Held;
         let entry = self.store.entry(&digest);
         let entry_exists = entry.is_some();
-        let hit = entry.filter(|e| e.outputs.values().all(|h| self.store.verify(h)));
+        let mut hit = entry.filter(|e| e.outputs.values().all(|h| self.store.verify(h)));
+        if hit.is_none()
+            && let Some(shared) = self.shared
+        {
+            match shared.fetch(self.store, &digest) {
+                Ok(found) => hit = found,
+                Err(e) => return self.fail(i, &e.to_string()),
+            }
+        }
         let stage = &self.plan.spec.stages[inst.stage];
         let old = self.previous.and_then(|m| m.find(&stage.id, &inst.label));
         {
@@ -199,18 +262,57 @@ impl Scheduler<'_> {
             self.slots[i] = Slot::Ready(entry.outputs);
             return;
         }
+        if was_held {
+            // Still another worker's: queued again, its claim is retried when a worker is free.
+            self.slots[i] = Slot::Running;
+            queue.push_back(Job { i, key, digest, inputs, claim: None, why: String::new() });
+            return;
+        }
         let why = miss_reasons(&key, old, entry_exists);
         let shown = if self.opts.explain { why.join("; ") } else { why[0].clone() };
-        self.display.println(&format!("  run     {}  ({shown})", self.label(i)));
         if self.opts.explain {
             self.display.println(&format!("          key {digest}"));
         }
         if self.opts.dry_run {
+            self.display.println(&format!("  run     {}  ({shown})", self.label(i)));
             self.slots[i] = Slot::Unknown;
         } else {
             self.slots[i] = Slot::Running;
-            queue.push_back(Job { i, key, digest, inputs });
+            queue.push_back(Job { i, key, digest, inputs, claim: None, why: shown });
         }
+    }
+
+    /// A job about to start: with a shared store, claim it first (one worker computes each
+    /// instance); false when another worker holds it (the slot waits as `Held`) or it failed.
+    fn start(&mut self, job: &mut Job) -> bool {
+        let i = job.i;
+        if let Some(shared) = self.shared {
+            match shared.claim(&job.digest) {
+                Ok(crate::remote::claims::Attempt::Won(c)) => {
+                    if let Some(prev) = &c.took_over {
+                        job.why = format!("took over from {} (epoch {}), whose lease lapsed", prev.holder, prev.epoch);
+                    }
+                    job.claim = Some(c);
+                }
+                Ok(crate::remote::claims::Attempt::Held { record, .. }) => {
+                    if !job.why.is_empty() {
+                        let msg =
+                            format!("  held    {}  (by {}, epoch {})", self.label(i), record.holder, record.epoch);
+                        self.display.println(&msg);
+                    }
+                    self.slots[i] = Slot::Held;
+                    return false;
+                }
+                Err(e) => {
+                    self.fail(i, &e.to_string());
+                    return false;
+                }
+            }
+        }
+        if !job.why.is_empty() {
+            self.display.println(&format!("  run     {}  ({})", self.label(i), job.why));
+        }
+        true
     }
 
     fn label(&self, i: usize) -> String {
@@ -240,10 +342,11 @@ fn run_job(
     plan: &Plan,
     opts: &RunOptions,
     store: &Store,
+    shared: Option<&Shared>,
     display: &Display,
     manifest: &Mutex<Manifest>,
-    job: &Job,
-) -> std::result::Result<BTreeMap<String, String>, String> {
+    job: Job,
+) -> Outcome {
     let save = |m: &Manifest| if opts.dry_run { Ok(()) } else { m.write(&run_dir(plan, opts)) };
     {
         let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -252,6 +355,13 @@ fn run_job(
         let _ = save(&m);
     }
     let ctx = context(plan, job.i, opts, store, &job.digest, display);
+    let holding = match (shared, job.claim.clone()) {
+        (Some(sh), Some(claim)) => match sh.hold(claim, &ctx.work_dir) {
+            Ok(h) => Some(h),
+            Err(e) => return Outcome::Failed(e.to_string()),
+        },
+        _ => None,
+    };
     let start = Instant::now();
     let result = execute(plan, job.i, &ctx, store, &job.inputs).and_then(|out| {
         // The files the key was computed from (prompts, models, SQL) must be the ones the stage
@@ -281,20 +391,39 @@ fn run_job(
     r.pid = None;
     r.seconds = seconds;
     r.notes = ctx.progress.notes();
+    let mut lost = None;
     let out = result.and_then(|(outs, rows)| {
-        let entry = Entry { key: job.key.clone(), outputs: outs.clone(), rows: rows.clone(), seconds };
+        let mut entry = Entry { key: job.key.clone(), outputs: outs, rows, seconds };
+        if let (Some(sh), Some(h)) = (shared, &holding) {
+            match sh.publish(store, &job.digest, &entry, h) {
+                Ok(published) => entry = published,
+                Err(e) if h.check(&sh.remote).is_err() => {
+                    lost = Some(e.to_string());
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
         store.put_entry(&job.digest, &entry)?;
         let _ = std::fs::remove_dir_all(store.work_dir(&job.digest));
         r.state = State::Done;
-        r.outputs = outs.clone();
-        r.rows = rows;
-        Ok(outs)
+        r.outputs = entry.outputs.clone();
+        r.rows = entry.rows;
+        Ok(entry.outputs)
     });
-    let out = out.map_err(|e| e.to_string());
-    if let Err(e) = &out {
-        r.state = State::Failed;
-        r.error = Some(e.clone());
-    }
+    drop(holding);
+    let out = match (out, lost) {
+        (Ok(outs), _) => Outcome::Done(outs),
+        (Err(_), Some(why)) => {
+            r.state = State::Pending;
+            Outcome::Lost(why)
+        }
+        (Err(e), None) => {
+            r.state = State::Failed;
+            r.error = Some(e.to_string());
+            Outcome::Failed(e.to_string())
+        }
+    };
     let _ = save(&m);
     out
 }

@@ -99,6 +99,19 @@ impl Store {
         Ok(hash)
     }
 
+    /// Store object bytes fetched from elsewhere (the shared store), refusing bytes whose
+    /// content hash is not `hash`.
+    pub fn put_object_bytes(&self, hash: &str, bytes: &[u8]) -> Result<()> {
+        let got = blake3::hash(bytes).to_hex();
+        if got.as_str() != hash {
+            return Err(Error::input(
+                self.object_path(hash),
+                format!("fetched object has content hash {got}, not {hash}"),
+            ));
+        }
+        write_atomic(&self.object_path(hash), bytes)
+    }
+
     /// Whether object `hash` exists with exactly that content.
     pub fn verify(&self, hash: &str) -> bool {
         crate::fingerprint::hash_file(&self.object_path(hash)).is_ok_and(|h| h.to_hex().as_str() == hash)

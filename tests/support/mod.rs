@@ -7,6 +7,7 @@ pub mod fake_server;
 pub mod probes;
 pub mod project;
 pub mod schemas;
+pub mod seaweed;
 pub mod study;
 pub mod tiny_models;
 
@@ -104,6 +105,7 @@ pub fn run_in_process(dir: &Path, file: &str) {
         cache_dir: dir.join("cache"),
         base_dir: dir.to_path_buf(),
         limit: None,
+        sharing: Default::default(),
     };
     let summary = lucid::pipeline::run::<lucid::stages::registry::Stages>(&dir.join(file), &opts).unwrap();
     assert!(summary.failed.is_empty(), "{:?}", summary.failed);

