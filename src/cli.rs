@@ -370,6 +370,9 @@ pub struct QueryArgs {
 pub struct StatusArgs {
     /// The run folder (`runs/<name>`).
     pub run: PathBuf,
+    /// Also show the claims of every worker sharing this store (`s3://…`, `file:///…`).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 /// `lucid cache`.
@@ -381,6 +384,9 @@ pub struct CacheArgs {
     /// The runs folder holding `.store/`.
     #[arg(long, default_value = "runs", value_name = "DIR")]
     pub runs_dir: PathBuf,
+    /// The store shared with other workers: gc refuses while any of them holds a live claim.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 /// `lucid cache` actions.

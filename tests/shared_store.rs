@@ -226,3 +226,88 @@ fn shards_then_a_plain_run_and_remote_queries() {
     assert!(local.lines().count() == 3, "{local}");
     assert_eq!(query(&format!("{url}/runs/k")), local, "the run read where it lies equals the local run");
 }
+
+/// `lucid status --store` shows every worker's claims; `lucid cache gc --store` refuses while a
+/// live claim may still read what it would delete, and goes ahead once the instance is done.
+#[test]
+fn status_shows_claims_and_gc_waits_for_live_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().join("store").display());
+    let remote = Remote::open(&url).unwrap();
+    assert!(matches!(try_claim(&remote, "k0000000000001", "worker-elsewhere", 600_000).unwrap(), Attempt::Won(_)));
+    let p = Project::new(
+        "k",
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini/sample_predictions.json"),
+        16,
+    );
+    p.run(&[]);
+    let o = p.cmd().args(["status", "runs/k", "--store", &url]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("held") && stdout(&o).contains("worker-elsewhere"), "{}", stdout(&o));
+    let gc = p.cmd().args(["cache", "gc", "--store", &url]).output().unwrap();
+    assert!(!gc.status.success() && stderr(&gc).contains("gc refused"), "{}", stderr(&gc));
+    assert!(remote.create("stages/k0000000000001.json", b"{}".to_vec()).unwrap());
+    let o = p.cmd().args(["status", "runs/k", "--store", &url]).output().unwrap();
+    assert!(stdout(&o).contains("done"), "{}", stdout(&o));
+    let gc = p.cmd().args(["cache", "gc", "--store", &url]).output().unwrap();
+    assert!(gc.status.success(), "{}", stderr(&gc));
+}
+
+/// A model that counts its calls.
+#[derive(Default)]
+struct Counting {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl lucid::llm::ChatModel for Counting {
+    fn identity(&self) -> lucid::llm::ModelIdentity {
+        lucid::llm::ModelIdentity::new("openai", "counting")
+    }
+
+    fn chat(&self, req: &lucid::llm::ChatRequest) -> Result<lucid::llm::Completion, lucid::llm::CallFailure> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let text = format!("answer to {}", req.messages.last().map(|m| m.content.as_str()).unwrap_or_default());
+        Ok(lucid::llm::Completion {
+            text,
+            tokens_in: 3,
+            tokens_out: 4,
+            latency: Duration::ZERO,
+            attempts: 1,
+            cache_hit: false,
+        })
+    }
+}
+
+/// Two machines (two local caches) behind one store: an answer paid for on one is not paid for
+/// on the other. Two workers that paid for the same answer at the same moment: the second write
+/// finds it there and is counted as a duplicate.
+#[test]
+fn the_shared_response_tier_pays_once_across_machines_and_counts_races() {
+    use lucid::llm::{ChatModel, ChatRequest, Message};
+    let dir = tempfile::tempdir().unwrap();
+    let tier = Arc::new(Remote::open(&format!("file://{}", dir.path().join("store").display())).unwrap());
+    let machine = |name: &str| {
+        let inner = Arc::new(Counting::default());
+        let cached = lucid::llm::cache::CachedModel::new(inner.clone(), &dir.path().join(format!("{name}.sqlite")))
+            .unwrap()
+            .with_shared_tier(Some(tier.clone()));
+        (inner, cached)
+    };
+    let ask = |q: &str| ChatRequest { messages: vec![Message::user(q)], decoding: Default::default(), sample_index: 0 };
+    let load = std::sync::atomic::Ordering::SeqCst;
+
+    let (a_model, a) = machine("a");
+    let (b_model, b) = machine("b");
+    let first = a.chat(&ask("q1")).unwrap();
+    let second = b.chat(&ask("q1")).unwrap();
+    assert_eq!((second.text, second.tokens_out), (first.text, first.tokens_out));
+    assert_eq!((a_model.calls.load(load), b_model.calls.load(load)), (1, 0), "b took a's answer from the store");
+    assert_eq!((b.shared_hits.load(load), b.duplicates.load(load)), (1, 0));
+    // b asks again: its own SQLite answers now.
+    b.chat(&ask("q1")).unwrap();
+    assert_eq!(b.shared_hits.load(load), 1);
+
+    let answer = lucid::remote::responses::SharedAnswer { text: "x".into(), tokens_in: 1, tokens_out: 1 };
+    assert!(lucid::remote::responses::offer(&tier, "race-key", &answer).unwrap(), "the first payer stores it");
+    assert!(!lucid::remote::responses::offer(&tier, "race-key", &answer).unwrap(), "the second is a duplicate");
+}

@@ -35,6 +35,21 @@ pub fn run(a: &CacheArgs) -> Result<()> {
             .map_err(werr)?;
         }
         CacheAction::Gc => {
+            if let Some(url) = &a.store {
+                let remote = crate::remote::Remote::open(url)?;
+                let live: Vec<String> = crate::remote::claims::standings(&remote)?
+                    .into_iter()
+                    .filter(|s| s.state() == "held")
+                    .map(|s| format!("{} (by {})", s.key, s.record.holder))
+                    .collect();
+                if !live.is_empty() {
+                    return Err(Error::Usage(format!(
+                        "gc refused: {} instance(s) claimed by live workers of {url} may still read what it would delete: {}",
+                        live.len(),
+                        live.join(", ")
+                    )));
+                }
+            }
             let (mut keep_keys, mut keep_objects) = (HashSet::new(), HashSet::new());
             let runs =
                 std::fs::read_dir(&a.runs_dir).map_err(|source| Error::Read { path: a.runs_dir.clone(), source })?;

@@ -40,6 +40,27 @@ pub fn run(a: &StatusArgs) -> Result<()> {
     }
     let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     writeln!(out, "{}", summary.join(", ")).map_err(werr)?;
+    if let Some(url) = &a.store {
+        let names: std::collections::HashMap<&str, String> =
+            m.instances.iter().filter_map(|r| Some((r.key.as_deref()?, format!("{}[{}]", r.stage, r.label)))).collect();
+        let remote = crate::remote::Remote::open(url)?;
+        let standings = crate::remote::claims::standings(&remote)?;
+        writeln!(out, "claims in {url} ({}):", standings.len()).map_err(werr)?;
+        for s in standings {
+            let what =
+                names.get(s.key.as_str()).cloned().unwrap_or_else(|| format!("{}…", &s.key[..12.min(s.key.len())]));
+            writeln!(
+                out,
+                "  {:<7} {what:<28} epoch {}  {}  renewed {:.1}s ago (lease {:.0}s)",
+                s.state(),
+                s.record.epoch,
+                s.record.holder,
+                s.idle_ms as f64 / 1e3,
+                s.record.lease_ms as f64 / 1e3
+            )
+            .map_err(werr)?;
+        }
+    }
     Ok(())
 }
 

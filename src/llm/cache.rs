@@ -27,6 +27,12 @@ pub struct CachedModel {
     pub hits: AtomicU64,
     /// Calls that went to the model.
     pub misses: AtomicU64,
+    /// The shared store's second tier (`lucid run --store`), when workers share a pipeline.
+    tier: Option<Arc<crate::remote::Remote>>,
+    /// Calls answered from the shared tier (counted in `hits` too).
+    pub shared_hits: AtomicU64,
+    /// Paid calls whose answer another worker had stored first (both paid).
+    pub duplicates: AtomicU64,
 }
 
 impl CachedModel {
@@ -44,7 +50,16 @@ impl CachedModel {
             path: path.into(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            tier: None,
+            shared_hits: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
         })
+    }
+
+    /// This cache with `tier` as its second tier (answers other workers paid for).
+    pub fn with_shared_tier(mut self, tier: Option<Arc<crate::remote::Remote>>) -> CachedModel {
+        self.tier = tier;
+        self
     }
 
     fn lookup(&self, key: &str) -> Option<Completion> {
@@ -131,7 +146,7 @@ impl CachedModel {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(hit);
         }
-        if let Some(shared) = crate::remote::responses::lookup(key) {
+        if let Some(shared) = self.tier.as_ref().and_then(|t| crate::remote::responses::lookup(t, key)) {
             let c = Completion {
                 text: shared.text,
                 tokens_in: shared.tokens_in,
@@ -141,6 +156,7 @@ impl CachedModel {
                 cache_hit: true,
             };
             self.hits.fetch_add(1, Ordering::Relaxed);
+            self.shared_hits.fetch_add(1, Ordering::Relaxed);
             if let Err(e) = self.store(key, req, &c) {
                 eprintln!("warning: response cache: {e}");
             }
@@ -148,13 +164,19 @@ impl CachedModel {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let c = self.inner.chat(req)?;
-        let shared = crate::remote::responses::SharedAnswer {
-            text: c.text.clone(),
-            tokens_in: c.tokens_in,
-            tokens_out: c.tokens_out,
-        };
-        if let Err(e) = crate::remote::responses::offer(key, &shared) {
-            eprintln!("warning: shared response cache: {e}");
+        if let Some(tier) = &self.tier {
+            let shared = crate::remote::responses::SharedAnswer {
+                text: c.text.clone(),
+                tokens_in: c.tokens_in,
+                tokens_out: c.tokens_out,
+            };
+            match crate::remote::responses::offer(tier, key, &shared) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.duplicates.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => eprintln!("warning: shared response cache: {e}"),
+            }
         }
         // A cache write failure must not lose the answer: report it and return the answer.
         if let Err(e) = self.store(key, req, &c) {

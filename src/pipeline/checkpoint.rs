@@ -172,6 +172,7 @@ mod tests {
             cache_dir: dir.into(),
             base_dir: dir.into(),
             progress: Progress::hidden(),
+            shared_responses: None,
         }
     }
 

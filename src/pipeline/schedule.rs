@@ -225,7 +225,7 @@ impl Scheduler<'_> {
                 (table.clone(), hashes)
             })
             .collect();
-        let ctx = context(self.plan, i, self.opts, self.store, "", self.display);
+        let ctx = context(self.plan, i, self.opts, (self.store, self.shared), "", self.display);
         let key = match instance_key(self.plan, i, inputs.clone(), &ctx) {
             Ok(k) => k,
             Err(e) => return self.fail(i, &e.to_string()),
@@ -354,7 +354,7 @@ fn run_job(
         m.instances[job.i].pid = Some(std::process::id());
         let _ = save(&m);
     }
-    let ctx = context(plan, job.i, opts, store, &job.digest, display);
+    let ctx = context(plan, job.i, opts, (store, shared), &job.digest, display);
     let holding = match (shared, job.claim.clone()) {
         (Some(sh), Some(claim)) => match sh.hold(claim, &ctx.work_dir) {
             Ok(h) => Some(h),
@@ -447,7 +447,14 @@ fn miss_reasons(key: &CacheKey, old: Option<&InstanceRecord>, entry_exists: bool
     }
 }
 
-fn context(plan: &Plan, i: usize, opts: &RunOptions, store: &Store, digest: &str, display: &Display) -> StageContext {
+fn context(
+    plan: &Plan,
+    i: usize,
+    opts: &RunOptions,
+    (store, shared): (&Store, Option<&Shared>),
+    digest: &str,
+    display: &Display,
+) -> StageContext {
     let inst = &plan.instances[i];
     let id = &plan.spec.stages[inst.stage].id;
     StageContext {
@@ -462,6 +469,7 @@ fn context(plan: &Plan, i: usize, opts: &RunOptions, store: &Store, digest: &str
         } else {
             display.start(&format!("{id}[{}]", inst.label))
         },
+        shared_responses: shared.map(|s| s.remote.clone()),
     }
 }
 

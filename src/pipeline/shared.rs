@@ -47,7 +47,6 @@ impl Shared {
     /// Open `url` for this worker with a lease of `lease_s` seconds.
     pub fn open(url: &str, lease_s: f64) -> Result<Shared> {
         let remote = Arc::new(Remote::open(url)?);
-        crate::remote::responses::set_tier(Some(remote.clone()));
         Ok(Shared { remote, holder: unique_name(), lease_ms: (lease_s * 1e3) as i64 })
     }
 

@@ -93,6 +93,8 @@ pub struct StageContext {
     pub base_dir: PathBuf,
     /// Progress reporting.
     pub progress: Progress,
+    /// The shared store's response-cache tier, when workers share the pipeline (`--store`).
+    pub shared_responses: Option<std::sync::Arc<crate::remote::Remote>>,
 }
 
 impl StageContext {

@@ -99,6 +99,49 @@ pub fn state(remote: &Remote, key: &str) -> Result<Option<ClaimState>> {
     Ok(Some(ClaimState { record, last_ms, claimed_ms }))
 }
 
+/// How a claim stands now, by the store's clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Standing {
+    /// The instance key.
+    pub key: String,
+    /// Its newest claim.
+    pub record: ClaimRecord,
+    /// Store time since the holder's last renewal, ms.
+    pub idle_ms: i64,
+    /// Whether the instance's result is published (`stages/<key>.json`).
+    pub done: bool,
+}
+
+impl Standing {
+    /// `done`, `held` (lease live) or `lapsed`.
+    pub fn state(&self) -> &'static str {
+        if self.done {
+            "done"
+        } else if self.idle_ms <= self.record.lease_ms {
+            "held"
+        } else {
+            "lapsed"
+        }
+    }
+}
+
+/// Every claim in the store and how it stands (one listing of `claims/`, one of `stages/`).
+pub fn standings(remote: &Remote) -> Result<Vec<Standing>> {
+    let done: std::collections::HashSet<String> =
+        remote.list("stages")?.into_iter().filter_map(|l| l.name.strip_suffix(".json").map(String::from)).collect();
+    let mut keys: Vec<String> =
+        remote.list("claims")?.into_iter().filter_map(|l| l.name.split_once('/').map(|(k, _)| k.to_string())).collect();
+    keys.dedup();
+    let now = remote.now_ms()?;
+    let mut out = Vec::new();
+    for key in keys {
+        if let Some(s) = state(remote, &key)? {
+            out.push(Standing { done: done.contains(&key), idle_ms: now - s.last_ms, record: s.record, key });
+        }
+    }
+    Ok(out)
+}
+
 /// Claim `key` for `holder`: win a first claim, take over a lapsed one, or learn who holds it.
 pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Result<Attempt> {
     for _ in 0..3 {

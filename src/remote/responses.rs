@@ -1,11 +1,10 @@
 //! The shared response-cache tier: a model answer paid for on one machine is not paid for again
 //! on another. Each answer is the create-once object `responses/<hh>/<key>.json`, keyed exactly as
 //! the local SQLite cache (backend, model, server, messages, decoding, sample), which stays the
-//! first tier. Two workers asking the same new question at the same moment may both pay: the
-//! second write finds the object there, and the duplicate is counted ([`duplicates`]).
+//! first tier (`llm::cache::CachedModel`). Two workers asking the same new question at the same
+//! moment may both pay: the second write finds the object there and counts a duplicate.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -23,39 +22,29 @@ pub struct SharedAnswer {
     pub tokens_out: u32,
 }
 
-static TIER: RwLock<Option<Arc<Remote>>> = RwLock::new(None);
 static HITS: AtomicU64 = AtomicU64::new(0);
 static DUPLICATES: AtomicU64 = AtomicU64::new(0);
-
-/// Use `remote` as this process's second tier (`lucid run --store`), or none.
-pub fn set_tier(remote: Option<Arc<Remote>>) {
-    *TIER.write().unwrap_or_else(std::sync::PoisonError::into_inner) = remote;
-}
-
-fn tier() -> Option<Arc<Remote>> {
-    TIER.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-}
 
 fn key_of(key: &str) -> String {
     format!("responses/{}/{key}.json", &key[..2.min(key.len())])
 }
 
-/// The shared answer for request `key`, when a tier is set and holds one.
-pub fn lookup(key: &str) -> Option<SharedAnswer> {
-    let remote = tier()?;
+/// The shared answer for request `key`, if another worker stored one.
+pub fn lookup(remote: &Remote, key: &str) -> Option<SharedAnswer> {
     let bytes = remote.get(&key_of(key)).ok()??;
     let answer = serde_json::from_slice(&bytes).ok()?;
     HITS.fetch_add(1, Ordering::Relaxed);
     Some(answer)
 }
 
-/// Offer a paid answer to the tier; counts a duplicate when another worker stored it first.
-pub fn offer(key: &str, answer: &SharedAnswer) -> Result<()> {
-    let Some(remote) = tier() else { return Ok(()) };
-    if !remote.create(&key_of(key), serde_json::to_vec(answer).expect("answer serializes"))? {
+/// Offer a paid answer: true when stored, false when another worker had stored it first (both
+/// paid: a duplicate, counted).
+pub fn offer(remote: &Remote, key: &str, answer: &SharedAnswer) -> Result<bool> {
+    let created = remote.create(&key_of(key), serde_json::to_vec(answer).expect("answer serializes"))?;
+    if !created {
         DUPLICATES.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(())
+    Ok(created)
 }
 
 /// Answers this process took from the shared tier.

@@ -46,7 +46,12 @@ pub fn questions(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(i64, String
 /// (`memory_loop::responses_path`) when `cached`: what every stage that calls a model uses.
 pub fn chat_model(config: &ModelConfig, ctx: &StageContext, cached: bool) -> Result<Arc<dyn ChatModel>> {
     let inner = config.resolved(|p| ctx.resolve(p)).build(&crate::models::models_dir(&ctx.cache_dir))?;
-    Ok(if cached { Arc::new(CachedModel::new(inner, &memory_loop::responses_path(&ctx.cache_dir))?) } else { inner })
+    Ok(if cached {
+        let model = CachedModel::new(inner, &memory_loop::responses_path(&ctx.cache_dir))?;
+        Arc::new(model.with_shared_tier(ctx.shared_responses.clone()))
+    } else {
+        inner
+    })
 }
 
 /// The content hashes of the files that decide the answers of `config`'s model, keyed
