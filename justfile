@@ -8,6 +8,13 @@ demo:
 test:
     cargo test
 
+# Ballista (cargo feature `ballista`, off by default): its own target folder, since the feature
+# rebuilds DataFusion with default features plus tonic, prost, arrow-flight and axum (~25 min cold
+# on 2 cores). Runs the test that compares Ballista (standalone, and `lucid ballista
+# scheduler|executor` processes) with DataFusion on lucid's SQL functions.
+test-ballista:
+    CARGO_TARGET_DIR=target/ballista cargo test --features ballista --test integration ballista
+
 # What CI runs.
 ci:
     cargo fmt --check
@@ -20,7 +27,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill
+bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill bench-workers
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -64,3 +71,8 @@ bench-dag:
 # The kill tests 20 times in a row while a second build loads both cores; pass count in tests/bench/results/kill.md.
 bench-kill:
     tests/bench/bench_kill.sh 20
+
+# 1 worker vs 2 workers sharing tests/bench/workers.yaml through an S3 store (SeaweedFS on
+# loopback), calls answered after 0.2 s by a loopback server; tests/bench/results/workers.md.
+bench-workers:
+    tests/bench/bench_workers.sh

@@ -41,6 +41,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Audit a memory bank: which verifier may de-inflate it (EIA) and what demotion pays.
     Audit(AuditArgs),
+    /// Ballista's scheduler or executor with lucid's SQL functions (cargo feature `ballista`).
+    Ballista(BallistaArgs),
 }
 
 /// `lucid audit`'s defaults, shared with the `audit` stage.
@@ -363,6 +365,63 @@ pub struct QueryArgs {
     /// Write here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The query engine: DataFusion in this process, or a Ballista cluster (cargo feature
+    /// `ballista`).
+    #[arg(long, value_enum, default_value_t = Engine::Datafusion)]
+    pub engine: Engine,
+    /// With `--engine ballista`: the scheduler (`df://host:port`); none starts a standalone
+    /// scheduler and executor in this process.
+    #[arg(long, value_name = "URL")]
+    pub ballista: Option<String>,
+}
+
+/// Where `lucid query` runs its SQL.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// DataFusion in this process.
+    Datafusion,
+    /// A Ballista cluster.
+    Ballista,
+}
+
+/// `lucid ballista`.
+#[derive(Args, Debug)]
+pub struct BallistaArgs {
+    /// Which process.
+    #[command(subcommand)]
+    pub role: BallistaRole,
+}
+
+/// A Ballista process with lucid's SQL functions.
+#[derive(Subcommand, Debug)]
+pub enum BallistaRole {
+    /// The scheduler (plans queries).
+    Scheduler {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+    },
+    /// An executor (runs query stages).
+    Executor {
+        /// The scheduler's address.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: std::net::SocketAddr,
+        /// Host to bind and advertise.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Arrow Flight port.
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// gRPC port.
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Folder for shuffle files (default: a temp folder).
+        #[arg(long)]
+        work_dir: Option<String>,
+        /// Concurrent tasks.
+        #[arg(long, default_value_t = 2)]
+        vcores: usize,
+    },
 }
 
 /// `lucid status`.

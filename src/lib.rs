@@ -14,7 +14,8 @@
 //! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
 //!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
 //!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions),
-//!    `remote` (the shared run store on object storage: create-only objects, claims and leases)
+//!    `remote` (the shared run store on object storage: create-only objects, claims and leases),
+//!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
 //! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
 //!    bank, one episode of any domain), `domain` (what is specific to text-to-SQL, factual QA:
 //!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
@@ -27,6 +28,8 @@
 pub mod agent;
 pub mod analysis;
 pub mod audit;
+#[cfg(feature = "ballista")]
+pub mod ballista;
 pub mod bench;
 pub mod cache_dir;
 pub mod cli;

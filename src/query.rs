@@ -264,8 +264,20 @@ pub async fn materialized_session(run: &(String, PathBuf)) -> Result<(SessionCon
     open_runs(std::slice::from_ref(run), true).await
 }
 
+/// [`session_for`] in a session made elsewhere (a Ballista client, `crate::ballista::context`).
+pub async fn session_in(ctx: SessionContext, runs: &[(String, PathBuf)]) -> Result<(SessionContext, Vec<String>)> {
+    open_runs_in(ctx, runs, false).await
+}
+
 async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(SessionContext, Vec<String>)> {
-    let ctx = session();
+    open_runs_in(session(), runs, materialize).await
+}
+
+async fn open_runs_in(
+    ctx: SessionContext,
+    runs: &[(String, PathBuf)],
+    materialize: bool,
+) -> Result<(SessionContext, Vec<String>)> {
     let mut names: Vec<String> = Vec::new();
     let mut parts: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
     for (i, (run, dir)) in runs.iter().enumerate() {

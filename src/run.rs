@@ -39,6 +39,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Theory(a) => commands::theory::run(&a),
         Command::Report(a) => commands::report::run(&a),
         Command::Audit(a) => commands::audit::run(&a),
+        Command::Ballista(a) => commands::ballista::run(&a),
     };
     match result {
         Ok(()) => 0,

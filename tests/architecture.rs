@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("analysis", 1),
     ("query", 1),
     ("remote", 1),
+    ("ballista", 1),
     ("agent", 2),
     ("domain", 2),
     ("eval", 2),

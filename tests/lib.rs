@@ -3,6 +3,8 @@
 mod agent_rules;
 mod architecture;
 mod audit;
+#[cfg(feature = "ballista")]
+mod ballista;
 mod dag_loop;
 mod eval_cli;
 mod eval_rule;

@@ -74,7 +74,11 @@ struct Worker<'a> {
 
 impl Worker<'_> {
     fn new<'a>(s3: &Seaweed, url: &str, project: &'a Project, name: &str) -> Worker<'a> {
-        Worker { project, runs: format!("runs-{name}"), env: s3.env(), url: url.into() }
+        Worker::with_env(s3.env(), url, project, name)
+    }
+
+    fn with_env<'a>(env: Vec<(&'static str, String)>, url: &str, project: &'a Project, name: &str) -> Worker<'a> {
+        Worker { project, runs: format!("runs-{name}"), env, url: url.into() }
     }
 
     fn cmd(&self, extra: &[&str]) -> Command {
@@ -138,17 +142,29 @@ fn checkout(preds: &Path) -> (Project, Vec<(String, String)>) {
 #[test]
 fn two_workers_share_a_pipeline_and_take_over_a_killed_one() {
     let Some(s3) = seaweed::server() else { return };
+    let url = s3.url("takeover");
+    takeover(&url, &s3.open(&url).unwrap(), s3.env());
+}
+
+/// The same on a `file://` store (a folder on NFS or Lustre): the same create-only protocol.
+#[test]
+fn a_killed_worker_is_taken_over_on_a_file_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().join("store").display());
+    takeover(&url, &Remote::open(&url).unwrap(), Vec::new());
+}
+
+fn takeover(url: &str, remote: &Remote, env: Vec<(&'static str, String)>) {
     let work = tempfile::tempdir().unwrap();
     let preds = slow_predictions(work.path());
     let (project, want) = checkout(&preds);
-    let url = s3.url("takeover");
-    let remote = s3.open(&url).unwrap();
-    let (a, b) = (Worker::new(s3, &url, &project, "a"), Worker::new(s3, &url, &project, "b"));
+    let a = Worker::with_env(env.clone(), url, &project, "a");
+    let b = Worker::with_env(env, url, &project, "b");
 
     let killed = std::thread::scope(|s| {
         let a_run = s.spawn(|| run_killed(&mut a.cmd(&["--quiet"]), 7));
         // B starts once A is inside the evaluation (its first part is in the store).
-        wait_for("A's first checkpoint part", || !parts_by_epoch(&remote).is_empty());
+        wait_for("A's first checkpoint part", || !parts_by_epoch(remote).is_empty());
         let b_out = b.run(&[]);
         (a_run.join().unwrap(), b_out)
     });
@@ -156,7 +172,7 @@ fn two_workers_share_a_pipeline_and_take_over_a_killed_one() {
     assert!(landed, "A was killed after 7 parts");
     assert!(b_out.contains("took over from"), "B took over A's instances:\n{b_out}");
     assert_eq!(b.tables(), want, "B's tables equal a run on one machine");
-    let parts = parts_by_epoch(&remote);
+    let parts = parts_by_epoch(remote);
     let (first, second) = (parts.get("e000001").copied().unwrap_or(0), parts.get("e000002").copied().unwrap_or(0));
     assert!(first >= 7, "A's parts are in the store: {parts:?}");
     assert!(second < 62, "B resumed from A's parts instead of redoing all 62: {parts:?}");

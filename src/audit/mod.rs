@@ -135,7 +135,8 @@ impl Default for Columns {
 /// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
 /// (see [`run_bank`]). Errors name the file, the column and the row.
 pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Bank> {
-    if path.is_dir() {
+    let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
+    if path.is_dir() || remote_run {
         return run_bank::read(path, arm, cols);
     }
     let batch = crate::query::block_on(async {

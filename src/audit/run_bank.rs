@@ -126,10 +126,11 @@ pub fn bank_with(
     Ok(bank)
 }
 
-/// The bank of `arm` in the run folder `dir`.
+/// The bank of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
 pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
+    let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     for name in ["episodes", "evaluation"] {
-        if !dir.join(name).exists() {
+        if !remote && !dir.join(name).exists() {
             return Err(Error::input(dir, format!("not a run folder with a bank: no '{name}' table")));
         }
     }

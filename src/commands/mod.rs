@@ -3,6 +3,7 @@
 //! exit codes.
 
 pub mod audit;
+pub mod ballista;
 pub mod cache;
 pub mod demo;
 pub mod eval;

@@ -28,7 +28,10 @@ pub fn run(a: &QueryArgs) -> Result<()> {
     };
     let runs = crate::query::expand_runs(&paths)?;
     crate::query::block_on(async {
-        let (ctx, names) = crate::query::session_for(&runs).await?;
+        let (ctx, names) = match a.engine {
+            crate::cli::Engine::Datafusion => crate::query::session_for(&runs).await?,
+            crate::cli::Engine::Ballista => crate::query::session_in(ballista_context(a).await?, &runs).await?,
+        };
         let Some(sql) = sql else {
             let mut out = std::io::stdout().lock();
             for n in names {
@@ -65,4 +68,17 @@ fn emit(batch: &RecordBatch, format: Format, out: Option<&Path>) -> Result<()> {
         Some(p) => std::fs::write(p, buf).map_err(|source| Error::Write { path: p.into(), source }),
         None => std::io::stdout().lock().write_all(&buf).map_err(werr),
     }
+}
+
+/// The Ballista client of `--engine ballista`.
+#[cfg(feature = "ballista")]
+async fn ballista_context(a: &QueryArgs) -> Result<datafusion::prelude::SessionContext> {
+    crate::ballista::context(a.ballista.as_deref()).await
+}
+
+/// `--engine ballista` in a build without the feature.
+#[cfg(not(feature = "ballista"))]
+async fn ballista_context(a: &QueryArgs) -> Result<datafusion::prelude::SessionContext> {
+    let _ = &a.ballista;
+    Err(super::ballista::not_built())
 }

@@ -100,7 +100,7 @@ impl Scheduler<'_> {
         let mut running = 0;
         let poll = self
             .shared
-            .map_or(Duration::from_secs(1), |s| Duration::from_millis((s.lease_ms / 4).clamp(100, 5000) as u64));
+            .map_or(Duration::from_secs(1), |s| Duration::from_millis((s.lease_ms / 4).clamp(100, 1000) as u64));
         let mut poll_held = false;
         std::thread::scope(|scope| {
             loop {
