@@ -46,6 +46,16 @@ fn ballista_answers_as_datafusion_does_with_lucids_functions() {
     assert!(standalone.status.success(), "{}", stderr(&standalone));
     assert_eq!(stdout(&standalone), want, "standalone Ballista");
 
+    // A report file as shipped, through standalone Ballista.
+    let report =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/ex.sql").display().to_string();
+    let file_query =
+        |extra: &[&str]| p.cmd().args(["query", &run, &report, "--format", "csv"]).args(extra).output().unwrap();
+    let (df, ba) = (file_query(&[]), file_query(&["--engine", "ballista"]));
+    assert!(df.status.success() && ba.status.success(), "{}{}", stderr(&df), stderr(&ba));
+    assert!(stdout(&df).lines().count() > 2);
+    assert_eq!(stdout(&ba), stdout(&df), "pipelines/reports/ex.sql through standalone Ballista");
+
     let (sched, flight, grpc) = (free_port(), free_port(), free_port());
     let spawn = |args: &[String]| {
         Killed(p.cmd().arg("ballista").args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap())

@@ -241,6 +241,16 @@ fn shards_then_a_plain_run_and_remote_queries() {
     let local = query("runs-2/k");
     assert!(local.lines().count() == 3, "{local}");
     assert_eq!(query(&format!("{url}/runs/k")), local, "the run read where it lies equals the local run");
+
+    let report = |run: &str, out: &str| {
+        let mut c = workers[2].project.cmd();
+        c.envs(workers[2].env.iter().map(|(k, v)| (k, v)));
+        let o = c.args(["report", run, "--out", out]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(workers[2].project.path().join(out).join("report.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    assert_eq!(report(&format!("{url}/runs/k"), "remote-report"), report("runs-2/k", "local-report"), "report.json");
 }
 
 /// `lucid status --store` shows every worker's claims; `lucid cache gc --store` refuses while a
@@ -326,4 +336,92 @@ fn the_shared_response_tier_pays_once_across_machines_and_counts_races() {
     let answer = lucid::remote::responses::SharedAnswer { text: "x".into(), tokens_in: 1, tokens_out: 1 };
     assert!(lucid::remote::responses::offer(&tier, "race-key", &answer).unwrap(), "the first payer stores it");
     assert!(!lucid::remote::responses::offer(&tier, "race-key", &answer).unwrap(), "the second is a duplicate");
+}
+
+/// How the first study worker is disturbed.
+#[derive(Clone, Copy, PartialEq)]
+enum Disturb {
+    /// Killed (as by kill -9) after 2 checkpoint parts.
+    Kill,
+    /// Stopped (SIGSTOP) once it saved a part, continued after the other finished.
+    Stop,
+}
+
+/// The scripted study (4 arms x 2 seeds over the loopback model server) run by two workers
+/// through the store, the first disturbed: the second finishes with every deterministic column of
+/// episodes, calls and evaluation equal to a one-process run's, and the two together paid for
+/// at most the requests of that one process plus the duplicates the store counted.
+fn study_workers(disturb: Disturb) {
+    use crate::support::fake_server::{FakeServer, Reply};
+    use crate::support::study::{project, scripted, stable_tables_of};
+    let Some(s3) = seaweed::server() else { return };
+    let server = FakeServer::start(vec![], Reply::Scripted(scripted));
+    let reference = {
+        let dir = project(&server.url);
+        let cache = dir.path().join("cache");
+        let o = crate::support::lucid(&cache)
+            .current_dir(dir.path())
+            .args(["run", "study.yaml", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stable_tables_of(&cache, dir.path(), "runs/study")
+    };
+    let one_process = server.requests().len();
+
+    // The workers: one checkout, each its own runs folder and cache (another machine's disk).
+    let dir = project(&server.url);
+    let url = s3.url("study");
+    let remote = s3.open(&url).unwrap();
+    let worker = |name: &str| {
+        let mut c = crate::support::lucid(&dir.path().join(format!("cache-{name}")));
+        c.current_dir(dir.path()).envs(s3.env());
+        c.args(["run", "study.yaml", "--store", &url, "--lease", "2", "--set", &format!("runs_dir=runs-{name}")]);
+        c
+    };
+    let b_out = match disturb {
+        Disturb::Kill => std::thread::scope(|s| {
+            let a = s.spawn(|| run_killed(worker("a").arg("--quiet"), 2));
+            wait_for("A's first checkpoint part", || !parts_by_epoch(&remote).is_empty());
+            let o = worker("b").output().unwrap();
+            assert!(a.join().unwrap(), "A was killed after 2 parts");
+            o
+        }),
+        Disturb::Stop => {
+            let a = worker("a").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+            wait_for("A's first checkpoint part", || !parts_by_epoch(&remote).is_empty());
+            let signal =
+                |sig: &str| assert!(Command::new("kill").args([sig, &a.id().to_string()]).status().unwrap().success());
+            signal("-STOP");
+            let o = worker("b").output().unwrap();
+            let published = remote.list("stages").unwrap();
+            signal("-CONT");
+            let a_out = a.wait_with_output().unwrap();
+            assert!(a_out.status.success(), "{}", stderr(&a_out));
+            assert!(format!("{}{}", stdout(&a_out), stderr(&a_out)).contains("lost"), "A says it lost its claim");
+            assert_eq!(remote.list("stages").unwrap(), published, "the stalled worker published nothing");
+            let a_tables = stable_tables_of(&dir.path().join("cache-a"), dir.path(), "runs-a/study");
+            assert!(a_tables == reference, "the stalled worker ends with the same tables");
+            o
+        }
+    };
+    assert!(b_out.status.success(), "{}", stderr(&b_out));
+    let b_tables = stable_tables_of(&dir.path().join("cache-b"), dir.path(), "runs-b/study");
+    for (table, rows) in &reference {
+        assert_eq!(b_tables[table].len(), rows.len(), "{table}: rows lost or duplicated");
+        assert!(b_tables[table] == *rows, "{table}: the same deterministic columns as one process");
+    }
+    let paid = server.requests().len() - one_process;
+    let duplicates = lucid::remote::responses::duplicates_in(&remote).unwrap();
+    assert!(paid <= one_process + duplicates, "paid {paid}: one process pays {one_process}, {duplicates} duplicates");
+}
+
+#[test]
+fn study_workers_survive_a_killed_one_and_pay_once() {
+    study_workers(Disturb::Kill);
+}
+
+#[test]
+fn study_workers_fence_a_stalled_one() {
+    study_workers(Disturb::Stop);
 }

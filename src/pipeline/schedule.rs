@@ -235,12 +235,13 @@ impl Scheduler<'_> {
         let entry = self.store.entry(&digest);
         let entry_exists = entry.is_some();
         let mut hit = entry.filter(|e| e.outputs.values().all(|h| self.store.verify(h)));
-        if hit.is_none()
-            && let Some(shared) = self.shared
-        {
-            match shared.fetch(self.store, &digest) {
-                Ok(found) => hit = found,
-                Err(e) => return self.fail(i, &e.to_string()),
+        if let Some(shared) = self.shared {
+            let shared_result = match &hit {
+                Some(local) => shared.share_hit(self.store, &digest, local),
+                None => shared.fetch(self.store, &digest).map(|found| hit = found),
+            };
+            if let Err(e) = shared_result {
+                return self.fail(i, &e.to_string());
             }
         }
         let stage = &self.plan.spec.stages[inst.stage];

@@ -69,6 +69,22 @@ impl Shared {
         Ok(Some(entry))
     }
 
+    /// Make a result this worker had in its local store (computed before it shared the pipeline)
+    /// available to the others: its objects and entry, create-only, when the store lacks it.
+    pub fn share_hit(&self, store: &Store, digest: &str, entry: &Entry) -> Result<()> {
+        if self.remote.get(&format!("stages/{digest}.json"))?.is_some() {
+            return Ok(());
+        }
+        for hash in entry.outputs.values() {
+            let bytes = std::fs::read(store.object_path(hash))
+                .map_err(|source| Error::Read { path: store.object_path(hash), source })?;
+            self.remote.create(&object_key(hash), bytes)?;
+        }
+        self.remote
+            .create(&format!("stages/{digest}.json"), serde_json::to_vec_pretty(entry).expect("entry serializes"))?;
+        Ok(())
+    }
+
     /// Claim `digest` for this worker.
     pub fn claim(&self, digest: &str) -> Result<Attempt> {
         claims::try_claim(&self.remote, digest, &self.holder, self.lease_ms)

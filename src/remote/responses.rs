@@ -2,7 +2,9 @@
 //! on another. Each answer is the create-once object `responses/<hh>/<key>.json`, keyed exactly as
 //! the local SQLite cache (backend, model, server, messages, decoding, sample), which stays the
 //! first tier (`llm::cache::CachedModel`). Two workers asking the same new question at the same
-//! moment may both pay: the second write finds the object there and counts a duplicate.
+//! moment may both pay: the second write finds the object there and counts a duplicate, in this
+//! process and in the store (`responses-duplicates/`, one object each), so the count survives the
+//! worker ([`duplicates_in`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -43,8 +45,14 @@ pub fn offer(remote: &Remote, key: &str, answer: &SharedAnswer) -> Result<bool> 
     let created = remote.create(&key_of(key), serde_json::to_vec(answer).expect("answer serializes"))?;
     if !created {
         DUPLICATES.fetch_add(1, Ordering::Relaxed);
+        remote.create(&format!("responses-duplicates/{key}.{}", super::unique_name()), Vec::new())?;
     }
     Ok(created)
+}
+
+/// Answers paid twice by racing workers, over every worker of the store.
+pub fn duplicates_in(remote: &Remote) -> Result<usize> {
+    Ok(remote.list("responses-duplicates")?.len())
 }
 
 /// Answers this process took from the shared tier.

