@@ -86,9 +86,9 @@ mkdir -p tests/bench/results
   echo
   echo "tests/bench/workers.yaml: 4 seeds x 2 memory arms (8 memory-loop instances) over the bundled"
   echo "62-question benchmark, every call answered by a loopback server after ${latency} s, no response"
-  echo "cache; each worker its own runs folder and cache and at most 8 requests in flight (a per-key"
-  echo "rate limit). Both configurations go through the same SeaweedFS store on loopback (fresh prefix"
-  echo "per run), rounds alternating 1, 2, 1, 2, ..."
+  echo "cache; each worker its own runs folder and cache, at most 8 requests in flight (a per-key rate"
+  echo "limit), 2 instances at a time at concurrency 4. Both configurations go through the same SeaweedFS"
+  echo "store on loopback (fresh prefix per run), rounds alternating 1, 2, 1, 2, ..."
   echo
   echo "| workers | wall, s (each round) | median, s |"
   echo "|---|---|---|"
