@@ -6,6 +6,7 @@
 //! function registry, and `lucid query --engine ballista` plans against them (`--ballista
 //! df://host:port`) or against an in-process standalone cluster.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -24,21 +25,15 @@ fn err(what: &str) -> impl FnOnce(String) -> Error + '_ {
 
 /// lucid's own SQL functions: those [`crate::analysis::udf::register`] adds to a plain session.
 fn lucid_functions() -> (Vec<Arc<ScalarUDF>>, Vec<Arc<AggregateUDF>>) {
+    fn added<T>(ours: &HashMap<String, Arc<T>>, plain: &HashMap<String, Arc<T>>) -> Vec<Arc<T>> {
+        ours.iter().filter(|(n, _)| !plain.contains_key(*n)).map(|(_, f)| f.clone()).collect()
+    }
     let plain = SessionContext::new().state();
     let ours = crate::query::session().state();
-    let scalar = ours
-        .scalar_functions()
-        .iter()
-        .filter(|(n, _)| !plain.scalar_functions().contains_key(*n))
-        .map(|(_, f)| f.clone())
-        .collect();
-    let aggregate = ours
-        .aggregate_functions()
-        .iter()
-        .filter(|(n, _)| !plain.aggregate_functions().contains_key(*n))
-        .map(|(_, f)| f.clone())
-        .collect();
-    (scalar, aggregate)
+    (
+        added(ours.scalar_functions(), plain.scalar_functions()),
+        added(ours.aggregate_functions(), plain.aggregate_functions()),
+    )
 }
 
 /// Add lucid's functions to `state` (appending: Ballista's own stay).

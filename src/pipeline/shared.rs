@@ -75,13 +75,19 @@ impl Shared {
         if self.remote.get(&format!("stages/{digest}.json"))?.is_some() {
             return Ok(());
         }
-        for hash in entry.outputs.values() {
-            let bytes = std::fs::read(store.object_path(hash))
-                .map_err(|source| Error::Read { path: store.object_path(hash), source })?;
-            self.remote.create(&object_key(hash), bytes)?;
-        }
+        self.upload_objects(store, entry)?;
         self.remote
             .create(&format!("stages/{digest}.json"), serde_json::to_vec_pretty(entry).expect("entry serializes"))?;
+        Ok(())
+    }
+
+    /// Upload the output objects of `entry` from `store` (create-only: present ones are kept).
+    fn upload_objects(&self, store: &Store, entry: &Entry) -> Result<()> {
+        for hash in entry.outputs.values() {
+            let path = store.object_path(hash);
+            let bytes = std::fs::read(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
+            self.remote.create(&object_key(hash), bytes)?;
+        }
         Ok(())
     }
 
@@ -117,11 +123,7 @@ impl Shared {
     /// result (copied into `store`) and is returned instead.
     pub fn publish(&self, store: &Store, digest: &str, entry: &Entry, holding: &Holding) -> Result<Entry> {
         holding.check(&self.remote)?;
-        for hash in entry.outputs.values() {
-            let bytes = std::fs::read(store.object_path(hash))
-                .map_err(|source| Error::Read { path: store.object_path(hash), source })?;
-            self.remote.create(&object_key(hash), bytes)?;
-        }
+        self.upload_objects(store, entry)?;
         holding.check(&self.remote)?;
         let bytes = serde_json::to_vec_pretty(entry).expect("entry serializes");
         if self.remote.create(&format!("stages/{digest}.json"), bytes)? {
