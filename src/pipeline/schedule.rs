@@ -387,13 +387,10 @@ fn run_job(
     });
     ctx.progress.finish();
     let seconds = start.elapsed().as_secs_f64();
-    let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let r: &mut InstanceRecord = &mut m.instances[job.i];
-    r.pid = None;
-    r.seconds = seconds;
-    r.notes = ctx.progress.notes();
+    // Publishing to a shared store is network I/O: done before the manifest is locked, so other
+    // instances' progress is never held up behind an upload.
     let mut lost = None;
-    let out = result.and_then(|(outs, rows)| {
+    let stored = result.and_then(|(outs, rows)| {
         let mut entry = Entry { key: job.key.clone(), outputs: outs, rows, seconds };
         if let (Some(sh), Some(h)) = (shared, &holding) {
             match sh.publish(store, &job.digest, &entry, h) {
@@ -407,14 +404,21 @@ fn run_job(
         }
         store.put_entry(&job.digest, &entry)?;
         let _ = std::fs::remove_dir_all(store.work_dir(&job.digest));
-        r.state = State::Done;
-        r.outputs = entry.outputs.clone();
-        r.rows = entry.rows;
-        Ok(entry.outputs)
+        Ok(entry)
     });
     drop(holding);
-    let out = match (out, lost) {
-        (Ok(outs), _) => Outcome::Done(outs),
+    let mut m = manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let r: &mut InstanceRecord = &mut m.instances[job.i];
+    r.pid = None;
+    r.seconds = seconds;
+    r.notes = ctx.progress.notes();
+    let out = match (stored, lost) {
+        (Ok(entry), _) => {
+            r.state = State::Done;
+            r.outputs = entry.outputs.clone();
+            r.rows = entry.rows;
+            Outcome::Done(entry.outputs)
+        }
         (Err(_), Some(why)) => {
             r.state = State::Pending;
             Outcome::Lost(why)
