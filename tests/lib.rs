@@ -17,6 +17,7 @@ mod models;
 mod pipeline;
 mod reports;
 mod shared_store;
+mod slt;
 mod spiderman;
 mod study;
 mod support;

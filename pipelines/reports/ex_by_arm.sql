@@ -3,4 +3,4 @@
 SELECT arm, seed, count(*) AS n, round(100.0 * avg(u), 2) AS ex
 FROM evaluation
 GROUP BY arm, seed
-ORDER BY CASE arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 ELSE 3 END, arm, seed
+ORDER BY arm_order(arm), arm, seed

@@ -11,4 +11,4 @@ SELECT coalesce(arm, 'all') AS arm, count(*) AS n,
 FROM evaluation
 WHERE judge_u IS NOT NULL
 GROUP BY GROUPING SETS ((arm), ())
-ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END
+ORDER BY arm_order(arm)

@@ -10,4 +10,4 @@ SELECT e.arm, e.topic, count(*) AS n,
        round(avg(CASE WHEN v.gold_in_evidence IS NOT NULL THEN CAST(v.gold_in_evidence AS DOUBLE) END), 4) AS evidence_agrees
 FROM episodes e JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step
 GROUP BY e.arm, e.topic
-ORDER BY CASE e.arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 ELSE 3 END, e.arm, e.topic
+ORDER BY arm_order(e.arm), e.arm, e.topic

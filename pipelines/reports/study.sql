@@ -22,4 +22,4 @@ SELECT e.arm, e.seed, count(*) AS n,
        sum(e.cache_hits) AS cache_hits
 FROM episodes e JOIN evaluation v ON e.seed = v.seed AND e.arm = v.arm AND e.step = v.step
 GROUP BY e.arm, e.seed
-ORDER BY CASE e.arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 ELSE 3 END, e.arm, e.seed
+ORDER BY arm_order(e.arm), e.arm, e.seed

@@ -10,13 +10,16 @@
 //! | `boot_icept_lo(y, x)`, `boot_icept_hi(y, x)` | the same for the intercept |
 //! | `ols2_e0(y, x1, x2)`, `ols2_b1(…)`, `ols2_b2(…)` | least squares of y on two regressors: intercept and slopes |
 //! | `attractor_p_star(kappa, l, s, e0)`, `attractor_p0(…)`, `attractor_slope(…)` | Theorem 2: the corrupted fixed point p*, the one-shot value p0, and q'(p*) (NULL for inputs outside the theorem) |
+//! | `a_ret(b, t, W, R)` | Theorem 1's retrieval amplification (NULL unless t > 0 and W + R > 0) |
+//! | `choice_margin(text)` | the forced-choice margin a call's text records (NULL when it records none) |
+//! | `arm_order(arm)` | the reports' row order of arms: no-memory 0, memento 1, lucid 2, any other arm 3, oracle 4, NULL or `all` (a pooled row) 5 |
 //!
 //! Every bootstrap draws [`stats::RESAMPLES`] resamples with seed [`stats::BOOT_SEED`], so a report
 //! is a function of its tables; arguments are cast to DOUBLE, NULLs are skipped.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Float64Array, ListArray, UInt64Array};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, ListArray, UInt64Array};
 use arrow::datatypes::{DataType, Field, Float64Type, UInt64Type};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
@@ -35,6 +38,7 @@ pub fn register(ctx: &SessionContext) {
         (a[1] > 0.0 && a[2] + a[3] > 0.0).then(|| super::theory::a_ret(a[0], a[1], a[2], a[3]))
     }));
     ctx.register_udf(text_udf("choice_margin", crate::llm::forced_choice::margin));
+    ctx.register_udf(arm_order_udf());
     ctx.register_udf(scalar_udf("attractor_p_star", 4, |a| attractor(a).map(|t| t.p_star)));
     ctx.register_udf(scalar_udf("attractor_p0", 4, |a| attractor(a).map(|t| t.p0)));
     ctx.register_udf(scalar_udf("attractor_slope", 4, |a| attractor(a).map(|t| t.slope)));
@@ -98,6 +102,31 @@ fn text_udf(name: &'static str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
     });
     let sig = Signature::uniform(1, vec![DataType::Utf8], Volatility::Immutable);
     ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, sig, DataType::Float64, fun))
+}
+
+/// The reports' order of arms: the standard arms first (baseline, then the methods), any other
+/// arm after them, the oracle ceiling last, then the pooled row (`all`, or a NULL arm of a
+/// grouping set). One definition for every report's `ORDER BY arm_order(arm), arm`.
+pub fn arm_order(arm: Option<&str>) -> i64 {
+    match arm {
+        Some("no-memory") => 0,
+        Some("memento") => 1,
+        Some("lucid") => 2,
+        Some("oracle") => 4,
+        None | Some("all") => 5,
+        Some(_) => 3,
+    }
+}
+
+fn arm_order_udf() -> ScalarUDF {
+    let fun = Arc::new(move |values: &[ColumnarValue]| -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(values)?;
+        let text = arrow::compute::cast(&arrays[0], &DataType::Utf8)?;
+        let out: Int64Array = text.as_string::<i32>().iter().map(|t| Some(arm_order(t))).collect();
+        Ok(ColumnarValue::Array(Arc::new(out)))
+    });
+    let sig = Signature::uniform(1, vec![DataType::Utf8], Volatility::Immutable);
+    ScalarUDF::from(SimpleScalarUDF::new_with_signature("arm_order", sig, DataType::Int64, fun))
 }
 
 /// What a bootstrap function returns.

@@ -25,5 +25,4 @@ SELECT coalesce(arm, 'all') AS arm, channel, count(*) AS n,
        0.5 AS rho_star
 FROM ch
 GROUP BY GROUPING SETS ((arm, channel, ord), (channel, ord))
-ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END,
-         arm, ord
+ORDER BY arm_order(arm), arm, ord

@@ -10,6 +10,6 @@ SELECT arm, seed, coalesce(difficulty, 'all') AS difficulty,
        round(100 * wilson_hi(sum(u), count(*)), 2) AS hi
 FROM (SELECT arm, seed, difficulty, CAST(u AS DOUBLE) AS u FROM evaluation)
 GROUP BY GROUPING SETS ((arm, seed, difficulty), (arm, seed), (arm, difficulty), (arm))
-ORDER BY CASE arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 ELSE 3 END, arm,
+ORDER BY arm_order(arm), arm,
          seed NULLS LAST,
          CASE coalesce(difficulty, 'all') WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END

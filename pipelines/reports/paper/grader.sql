@@ -19,5 +19,4 @@ SELECT coalesce(arm, 'all') AS arm, seed, count(*) AS n,
        round(wilson_hi(sum(CASE WHEN r = 1 AND u = 1 THEN 1.0 ELSE 0.0 END), sum(CASE WHEN r IS NOT NULL AND u = 1 THEN 1.0 ELSE 0.0 END)), 4) AS sensitivity_hi
 FROM episode_outcomes
 GROUP BY GROUPING SETS ((arm, seed), (arm), ())
-ORDER BY CASE coalesce(arm, 'all') WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 WHEN 'all' THEN 5 ELSE 3 END,
-         arm, seed NULLS LAST
+ORDER BY arm_order(arm), arm, seed NULLS LAST

@@ -44,4 +44,4 @@ SELECT p.arm, CAST(p.n AS BIGINT) AS episodes,
        round(wilson_hi(p.flags_wrong, p.flags), 3) AS detector_hi,
        round(c.kappa, 3) AS kappa, round(c.kappa_lo, 3) AS kappa_lo, round(c.kappa_hi, 3) AS kappa_hi
 FROM per_arm p LEFT JOIN coupling c ON c.arm = p.arm
-ORDER BY CASE p.arm WHEN 'no-memory' THEN 0 WHEN 'memento' THEN 1 WHEN 'lucid' THEN 2 WHEN 'oracle' THEN 4 ELSE 3 END, p.arm
+ORDER BY arm_order(p.arm), p.arm
