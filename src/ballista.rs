@@ -29,7 +29,7 @@ fn lucid_functions() -> (Vec<Arc<ScalarUDF>>, Vec<Arc<AggregateUDF>>) {
         ours.iter().filter(|(n, _)| !plain.contains_key(*n)).map(|(_, f)| f.clone()).collect()
     }
     let plain = SessionContext::new().state();
-    let ours = crate::query::session().state();
+    let ours = crate::session::new().state();
     (
         added(ours.scalar_functions(), plain.scalar_functions()),
         added(ours.aggregate_functions(), plain.aggregate_functions()),

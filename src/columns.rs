@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 pub const DETERMINISTIC: &str = "Columns marked deterministic hold the same values after an uninterrupted run, a run killed and resumed any number of times (with chunk_size, concurrency, max_concurrency or the retry policy changed in between), a run whose model calls met transient faults that a retry recovered, and a run at any concurrency, given the same inputs and the same model answers. Others say what they vary with.";
 
 /// How a column's value is read from a row of type `R`.
-pub enum Value<R> {
+pub enum Getter<R> {
     /// UInt64, not null.
     U64(fn(&R) -> u64),
     /// UInt64, nullable.
@@ -68,7 +68,7 @@ pub struct Column<R> {
     /// Its name.
     pub name: &'static str,
     /// How a row's value is read.
-    pub value: Value<R>,
+    pub value: Getter<R>,
     /// What its values vary with across reruns of the same inputs (None: deterministic).
     pub varies_with: Option<&'static str>,
     /// What it holds.
@@ -77,40 +77,40 @@ pub struct Column<R> {
 
 impl<R> Column<R> {
     /// A deterministic column.
-    pub fn new(name: &'static str, value: Value<R>, doc: &'static str) -> Column<R> {
+    pub fn new(name: &'static str, value: Getter<R>, doc: &'static str) -> Column<R> {
         Column { name, value, varies_with: None, doc }
     }
 
     /// A column whose values vary with `what` (wall-clock time, the cache's contents, ...).
-    pub fn varying(name: &'static str, value: Value<R>, what: &'static str, doc: &'static str) -> Column<R> {
+    pub fn varying(name: &'static str, value: Getter<R>, what: &'static str, doc: &'static str) -> Column<R> {
         Column { name, value, varies_with: Some(what), doc }
     }
 
     /// Its Arrow type.
     pub fn data_type(&self) -> DataType {
         match &self.value {
-            Value::U64(_) | Value::OptU64(_) => DataType::UInt64,
-            Value::I64(_) => DataType::Int64,
-            Value::U32(_) => DataType::UInt32,
-            Value::U8(_) | Value::OptU8(_) => DataType::UInt8,
-            Value::F32(_) => DataType::Float32,
-            Value::F64(_) | Value::OptF64(_) => DataType::Float64,
-            Value::Bool(_) | Value::OptBool(_) => DataType::Boolean,
-            Value::Str(_) | Value::OptStr(_) | Value::Text(_) | Value::OptText(_) => DataType::Utf8,
-            Value::Nested { ty, .. } => ty(),
+            Getter::U64(_) | Getter::OptU64(_) => DataType::UInt64,
+            Getter::I64(_) => DataType::Int64,
+            Getter::U32(_) => DataType::UInt32,
+            Getter::U8(_) | Getter::OptU8(_) => DataType::UInt8,
+            Getter::F32(_) => DataType::Float32,
+            Getter::F64(_) | Getter::OptF64(_) => DataType::Float64,
+            Getter::Bool(_) | Getter::OptBool(_) => DataType::Boolean,
+            Getter::Str(_) | Getter::OptStr(_) | Getter::Text(_) | Getter::OptText(_) => DataType::Utf8,
+            Getter::Nested { ty, .. } => ty(),
         }
     }
 
     /// Whether it may hold nulls.
     pub fn nullable(&self) -> bool {
         match &self.value {
-            Value::OptU64(_)
-            | Value::OptU8(_)
-            | Value::OptF64(_)
-            | Value::OptBool(_)
-            | Value::OptStr(_)
-            | Value::OptText(_) => true,
-            Value::Nested { nullable, .. } => *nullable,
+            Getter::OptU64(_)
+            | Getter::OptU8(_)
+            | Getter::OptF64(_)
+            | Getter::OptBool(_)
+            | Getter::OptStr(_)
+            | Getter::OptText(_) => true,
+            Getter::Nested { nullable, .. } => *nullable,
             _ => false,
         }
     }
@@ -123,22 +123,22 @@ impl<R> Column<R> {
     /// Its values for `rows`.
     pub fn array(&self, rows: &[R]) -> Result<ArrayRef> {
         Ok(match &self.value {
-            Value::U64(f) => Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))),
-            Value::OptU64(f) => Arc::new(rows.iter().map(f).collect::<UInt64Array>()),
-            Value::I64(f) => Arc::new(Int64Array::from_iter_values(rows.iter().map(f))),
-            Value::U32(f) => Arc::new(UInt32Array::from_iter_values(rows.iter().map(f))),
-            Value::U8(f) => Arc::new(UInt8Array::from_iter_values(rows.iter().map(f))),
-            Value::OptU8(f) => Arc::new(rows.iter().map(f).collect::<UInt8Array>()),
-            Value::F32(f) => Arc::new(Float32Array::from_iter_values(rows.iter().map(f))),
-            Value::F64(f) => Arc::new(Float64Array::from_iter_values(rows.iter().map(f))),
-            Value::OptF64(f) => Arc::new(rows.iter().map(f).collect::<Float64Array>()),
-            Value::Bool(f) => Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>())),
-            Value::OptBool(f) => Arc::new(rows.iter().map(f).collect::<BooleanArray>()),
-            Value::Str(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
-            Value::OptStr(f) => Arc::new(rows.iter().map(f).collect::<StringArray>()),
-            Value::Text(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
-            Value::OptText(f) => Arc::new(rows.iter().map(f).collect::<StringArray>()),
-            Value::Nested { build, .. } => build(rows)?,
+            Getter::U64(f) => Arc::new(UInt64Array::from_iter_values(rows.iter().map(f))),
+            Getter::OptU64(f) => Arc::new(rows.iter().map(f).collect::<UInt64Array>()),
+            Getter::I64(f) => Arc::new(Int64Array::from_iter_values(rows.iter().map(f))),
+            Getter::U32(f) => Arc::new(UInt32Array::from_iter_values(rows.iter().map(f))),
+            Getter::U8(f) => Arc::new(UInt8Array::from_iter_values(rows.iter().map(f))),
+            Getter::OptU8(f) => Arc::new(rows.iter().map(f).collect::<UInt8Array>()),
+            Getter::F32(f) => Arc::new(Float32Array::from_iter_values(rows.iter().map(f))),
+            Getter::F64(f) => Arc::new(Float64Array::from_iter_values(rows.iter().map(f))),
+            Getter::OptF64(f) => Arc::new(rows.iter().map(f).collect::<Float64Array>()),
+            Getter::Bool(f) => Arc::new(BooleanArray::from(rows.iter().map(f).collect::<Vec<_>>())),
+            Getter::OptBool(f) => Arc::new(rows.iter().map(f).collect::<BooleanArray>()),
+            Getter::Str(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
+            Getter::OptStr(f) => Arc::new(rows.iter().map(f).collect::<StringArray>()),
+            Getter::Text(f) => Arc::new(StringArray::from_iter_values(rows.iter().map(f))),
+            Getter::OptText(f) => Arc::new(rows.iter().map(f).collect::<StringArray>()),
+            Getter::Nested { build, .. } => build(rows)?,
         })
     }
 

@@ -11,13 +11,14 @@
 //!
 //! 0. foundations — `error`, `table`, `columns` (one definition per table column),
 //!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
-//! 1. engines — `sql` (sandbox), `bench` (benchmarks), `embed` (encoder, retrieval), `llm`
-//!    (chat backends), `models` (offline model files), `analysis` (statistics, closed-form
-//!    theory, their SQL functions), `query` (DataFusion over run tables, with those functions),
+//! 1. engines — `sql` (sandbox), `datasets` (benchmark loaders: BIRD, Spider, factual QA),
+//!    `embed` (encoder, retrieval), `llm` (chat backends), `model_files` (offline model files:
+//!    where they are, fetching them), `analysis` (statistics, closed-form theory, their SQL
+//!    functions), `session` (DataFusion sessions over run tables, with those functions),
 //!    `remote` (the shared run store on object storage: create-only objects, claims and leases),
 //!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
 //! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
-//!    bank, one episode of any domain), `domain` (what is specific to text-to-SQL, factual QA:
+//!    bank, one episode of any domain, the episodes and calls tables), `domain` (what is specific to text-to-SQL, factual QA:
 //!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
 //!    plots of runs), `audit` (EIA and de-inflation payoff of any memory bank)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
@@ -30,25 +31,25 @@ pub mod analysis;
 pub mod audit;
 #[cfg(feature = "ballista")]
 pub mod ballista;
-pub mod bench;
 pub mod cache_dir;
 pub mod cli;
 pub mod columns;
 mod commands;
+pub mod datasets;
 pub mod domain;
 pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod fingerprint;
 pub mod llm;
-pub mod models;
+pub mod model_files;
 pub mod par;
 pub mod pipeline;
-pub mod query;
 pub mod remote;
 pub mod report;
 pub mod rng;
 mod run;
+pub mod session;
 pub mod sql;
 pub mod sqlite;
 pub mod stages;

@@ -106,7 +106,7 @@ fn sql_is_taken_from_the_first_fence_or_the_first_select() {
 }
 
 fn bundled_db(cache: &std::path::Path, db: &str) -> PathBuf {
-    let b = lucid::bench::bundled::load(&lucid::bench::bundled::default_dir(), cache).unwrap();
+    let b = lucid::datasets::bundled::load(&lucid::datasets::bundled::default_dir(), cache).unwrap();
     b.tasks.iter().find(|t| t.db_id == db).unwrap().db_path.clone()
 }
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::{lucid, stderr, stdout};
-use lucid::audit::synth::{Spec, generate};
+use lucid::audit::synth::{Planted, generate};
 
-fn write_bank(dir: &Path, spec: &Spec) -> PathBuf {
+fn write_bank(dir: &Path, spec: &Planted) -> PathBuf {
     let p = dir.join("bank.csv");
     let f = std::fs::File::create(&p).unwrap();
     arrow::csv::Writer::new(f).write(&generate(spec)).unwrap();
@@ -37,7 +37,7 @@ fn f(v: &Value, k: &str) -> f64 {
 #[test]
 fn audit_recovers_the_planted_verifiers() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = Spec { memories: 3000, verifiers: 4, ..Spec::default() };
+    let spec = Planted { memories: 3000, verifiers: 4, ..Planted::default() };
     let bank = write_bank(dir.path(), &spec);
     let v = audit_json(dir.path(), &bank, &["--bootstrap", "300"]);
     assert_eq!(v["memories"], 3000);
@@ -115,7 +115,7 @@ fn continuous_scores_rank_only_by_what_separates() {
     // Scores spread within their side of 0.5: a confidence threshold now demotes the least
     // confident trusted memories, and the label-blind maps still leave every rank statistic as is.
     let dir = tempfile::tempdir().unwrap();
-    let bank = write_bank(dir.path(), &Spec { memories: 2000, continuous: true, ..Spec::default() });
+    let bank = write_bank(dir.path(), &Planted { memories: 2000, continuous: true, ..Planted::default() });
     let v = audit_json(dir.path(), &bank, &["--bootstrap", "200"]);
     let conf = row(&v, "controls", "control", "confidence threshold on r");
     let t = row(&v, "payoff", "verifier", "truthful");
@@ -133,8 +133,8 @@ fn audit_agrees_with_numpy() {
     }
     let dir = tempfile::tempdir().unwrap();
     for (i, spec) in [
-        Spec { memories: 1200, verifiers: 5, ..Spec::default() },
-        Spec { memories: 900, verifiers: 3, continuous: true, seed: 3, ..Spec::default() },
+        Planted { memories: 1200, verifiers: 5, ..Planted::default() },
+        Planted { memories: 900, verifiers: 3, continuous: true, seed: 3, ..Planted::default() },
     ]
     .iter()
     .enumerate()
@@ -153,7 +153,7 @@ fn audit_agrees_with_numpy() {
 #[test]
 fn audit_writes_markdown_json_and_html() {
     let dir = tempfile::tempdir().unwrap();
-    let bank = write_bank(dir.path(), &Spec { memories: 600, ..Spec::default() });
+    let bank = write_bank(dir.path(), &Planted { memories: 600, ..Planted::default() });
     let out = dir.path().join("audit");
     let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "100", "--out"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

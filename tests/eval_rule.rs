@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lucid::eval::{EvalOptions, Pair, Verdict, evaluate};
+use lucid::eval::{EvalOptions, ExVerdict, Pair, evaluate};
 
 use crate::support::{DbRoot, PEOPLE};
 
@@ -59,7 +59,7 @@ fn ex_rule_cases() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
     let runaway = CASES.iter().position(|c| c.0 == "runaway recursive CTE").unwrap();
-    assert_eq!(results[runaway].verdict, Verdict::PredTimeout);
+    assert_eq!(results[runaway].verdict, ExVerdict::PredTimeout);
 }
 
 #[test]
@@ -68,19 +68,19 @@ fn not_a_string_scores_zero_and_pair_timeout_counts_both_queries() {
     let db = root.add("people", PEOPLE);
     let pairs = [Pair { pred: None, gold: "SELECT 1", db: &db }];
     let (r, _) = evaluate(&pairs, &EvalOptions::default()).unwrap();
-    assert_eq!(r[0].verdict, Verdict::PredNotString);
+    assert_eq!(r[0].verdict, ExVerdict::PredNotString);
 
     // The pair's timeout is checked on the sum of the two run times: each alone fits, together
     // they do not. The times are set, not measured, so the machine's load cannot change the case.
     let (r, _) =
         evaluate(&[Pair { pred: Some("SELECT COUNT(*) FROM t"), gold: "SELECT 4", db: &db }], &EvalOptions::default())
             .unwrap();
-    assert_eq!(r[0].verdict, Verdict::Match);
+    assert_eq!(r[0].verdict, ExVerdict::Match);
     let (mut pred, mut gold) = (r[0].pred.clone().unwrap(), r[0].gold.clone());
     (pred.elapsed, gold.elapsed) = (Duration::from_millis(600), Duration::from_millis(500));
     let ms = Duration::from_millis;
-    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1000)), Verdict::PairTimeout);
-    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1100)), Verdict::Match);
+    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1000)), ExVerdict::PairTimeout);
+    assert_eq!(lucid::eval::engine::verdict(Some(&pred), &gold, ms(1100)), ExVerdict::Match);
 }
 
 #[test]

@@ -221,10 +221,10 @@ fn retrieval_over_100k_rows_is_exact() {
 /// The real offline models, when fetched.
 fn real(name: &str) -> Option<std::path::PathBuf> {
     use crate::support::probes::{Probe, require};
-    let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
+    let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
     match name {
-        "smollm2" => require(Probe::SmolLm2).then(|| lucid::models::smollm2_path(&dir).unwrap()),
-        _ => require(Probe::MiniLm).then(|| lucid::models::minilm_path(&dir).unwrap()),
+        "smollm2" => require(Probe::SmolLm2).then(|| lucid::model_files::smollm2_path(&dir).unwrap()),
+        _ => require(Probe::MiniLm).then(|| lucid::model_files::minilm_path(&dir).unwrap()),
     }
 }
 
@@ -294,8 +294,8 @@ fn real_qwen_tokenizer_matches_and_answers() {
     if !crate::support::probes::require(crate::support::probes::Probe::Qwen) {
         return;
     }
-    let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
-    let path = lucid::models::chat_model_path(&dir, "qwen2.5-coder").unwrap();
+    let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    let path = lucid::model_files::chat_model_path(&dir, "qwen2.5-coder").unwrap();
     let model = LocalModel::load_as(&path, Some(lucid::llm::config::Requantize::Q8_0)).unwrap();
     // Ids of the Qwen2 pipeline (HF tokenizers with the model's tokenizer.json rules) on this vocabulary.
     let cases: &[(&str, &[u32])] = &[

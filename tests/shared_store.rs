@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use lucid::remote::Remote;
-use lucid::remote::claims::{Attempt, try_claim};
+use lucid::remote::claims::{ClaimAttempt, try_claim};
 
 use crate::support::project::{Project, computed, slow_predictions, table_hashes};
 use crate::support::seaweed::{self, Seaweed};
@@ -30,11 +30,11 @@ fn eight_claimers(open: &(dyn Fn() -> Remote + Sync)) {
                         let remote = open();
                         barrier.wait();
                         match try_claim(&remote, &key, &format!("worker-{w}"), 60_000).unwrap() {
-                            Attempt::Won(c) => {
+                            ClaimAttempt::Won(c) => {
                                 assert_eq!(c.epoch, 1);
                                 true
                             }
-                            Attempt::Held { record, .. } => {
+                            ClaimAttempt::Held { record, .. } => {
                                 assert!(record.holder.starts_with("worker-"));
                                 false
                             }
@@ -260,7 +260,7 @@ fn status_shows_claims_and_gc_waits_for_live_ones() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().join("store").display());
     let remote = Remote::open(&url).unwrap();
-    assert!(matches!(try_claim(&remote, "k0000000000001", "worker-elsewhere", 600_000).unwrap(), Attempt::Won(_)));
+    assert!(matches!(try_claim(&remote, "k0000000000001", "worker-elsewhere", 600_000).unwrap(), ClaimAttempt::Won(_)));
     let p = Project::new(
         "k",
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mini/sample_predictions.json"),

@@ -5,7 +5,7 @@
 //!
 //! Beyond plain SQL, the session understands one statement, `REPORT <path>`: the SQL file at
 //! `<path>` (relative to the project root) run as `lucid report` / `lucid query` run it, over the
-//! tables the file has created so far plus the run views ([`lucid::query::VIEWS`]) they allow.
+//! tables the file has created so far plus the run views ([`lucid::session::VIEWS`]) they allow.
 //! Floating-point values print with 4 decimals, NULL as `NULL`, the empty string as `(empty)`.
 //! `LUCID_SLT=name` runs only the files whose name contains `name`.
 
@@ -40,7 +40,7 @@ fn root() -> &'static Path {
 impl Session {
     fn new() -> Self {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        Session { ctx: lucid::query::session(), rt }
+        Session { ctx: lucid::session::new(), rt }
     }
 
     /// The SQL to run for `sql`: itself, or the file a `REPORT` statement names (with the run
@@ -56,7 +56,7 @@ impl Session {
             .map(|s| s.table_names())
             .unwrap_or_default();
         self.rt
-            .block_on(lucid::query::define_views(&self.ctx, &tables, false))
+            .block_on(lucid::session::define_views(&self.ctx, &tables, false))
             .map_err(|e| SltError(e.to_string()))?;
         Ok(text)
     }
@@ -102,7 +102,7 @@ impl sqllogictest::DB for Session {
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SltError> {
         let sql = self.resolve(sql)?;
         let ctx = self.ctx.clone();
-        let batch = self.rt.block_on(lucid::query::collect(&ctx, &sql)).map_err(|e| SltError(e.to_string()))?;
+        let batch = self.rt.block_on(lucid::session::collect(&ctx, &sql)).map_err(|e| SltError(e.to_string()))?;
         let is_statement = sql.trim_start().to_ascii_uppercase().starts_with("CREATE ");
         if is_statement {
             return Ok(DBOutput::StatementComplete(0));
@@ -151,9 +151,10 @@ fn every_function_and_report_file_has_a_golden_block() {
     if std::env::var("LUCID_SLT").is_ok_and(|f| !f.is_empty()) {
         return;
     }
-    let ctx = lucid::query::session();
+    let ctx = lucid::session::new();
     let state = ctx.state();
-    let mut names: Vec<String> = state.scalar_functions().keys().chain(state.aggregate_functions().keys()).cloned().collect();
+    let mut names: Vec<String> =
+        state.scalar_functions().keys().chain(state.aggregate_functions().keys()).cloned().collect();
     let builtin = datafusion::prelude::SessionContext::new().state();
     names.retain(|n| !builtin.scalar_functions().contains_key(n) && !builtin.aggregate_functions().contains_key(n));
     let mut missing: Vec<String> = names.into_iter().filter(|n| !all.contains(&format!("{n}("))).collect();

@@ -204,7 +204,7 @@ fn agent_stages_cannot_reach_gold() {
         assert!(loops >= min_loops, "{file}: the memory arms run as agent stages");
     }
     // The tables agent stages read carry no reference answer.
-    for f in lucid::bench::tables::tasks_table().schema().fields() {
+    for f in lucid::datasets::tables::tasks_table().schema().fields() {
         assert!(!f.name().contains("sql") && !f.name().contains("gold"), "{}", f.name());
     }
     // Listing gold as an input of an agent stage is refused before anything runs.

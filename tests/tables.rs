@@ -13,8 +13,9 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
     assert_eq!(actual(&out.join("tasks.parquet")), documented("tasks"));
     assert_eq!(actual(&out.join("gold.parquet")), documented("gold"));
 
-    let tasks = lucid::bench::tables::read_tasks(&out.join("tasks.parquet")).unwrap();
-    let bench = lucid::bench::bundled::load(&lucid::bench::bundled::default_dir(), &tmp.path().join("cache")).unwrap();
+    let tasks = lucid::datasets::tables::read_tasks(&out.join("tasks.parquet")).unwrap();
+    let bench =
+        lucid::datasets::bundled::load(&lucid::datasets::bundled::default_dir(), &tmp.path().join("cache")).unwrap();
     assert_eq!(tasks.len(), bench.gold.len());
     // No gold query text appears anywhere in the tasks table file.
     let bytes = std::fs::read(out.join("tasks.parquet")).unwrap();
@@ -33,19 +34,19 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
 fn schemas_are_the_column_definitions() {
     use lucid::domain::{factual::FactualDomain, sql::SqlDomain};
     let defined = [
-        ("", lucid::agent::episode::episodes_table::<SqlDomain>().doc_json()),
-        ("", lucid::agent::episode::calls_table().doc_json()),
-        ("", lucid::bench::tables::tasks_table().doc_json()),
-        ("", lucid::bench::tables::gold_table().doc_json()),
+        ("", lucid::agent::records::episodes_table::<SqlDomain>().doc_json()),
+        ("", lucid::agent::records::calls_table().doc_json()),
+        ("", lucid::datasets::tables::tasks_table().doc_json()),
+        ("", lucid::datasets::tables::gold_table().doc_json()),
         ("", lucid::stages::evaluate::evaluation_table().doc_json()),
         ("", lucid::stages::flag::flags_table().doc_json()),
         ("", lucid::stages::retrieve::retrieval_table().doc_json()),
         ("", lucid::agent::retrieval::draws_table().doc_json()),
         ("", lucid::stages::verifiers::verifier_table().doc_json()),
         ("", lucid::stages::permutation::order_table().doc_json()),
-        ("factual", lucid::agent::episode::episodes_table::<FactualDomain>().doc_json()),
-        ("factual", lucid::bench::factual::tables::tasks_table().doc_json()),
-        ("factual", lucid::bench::factual::tables::gold_table().doc_json()),
+        ("factual", lucid::agent::records::episodes_table::<FactualDomain>().doc_json()),
+        ("factual", lucid::datasets::factual::tables::tasks_table().doc_json()),
+        ("factual", lucid::datasets::factual::tables::gold_table().doc_json()),
         ("factual", lucid::domain::factual::evaluate::evaluation_table().doc_json()),
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");

@@ -200,7 +200,8 @@ fn the_demo_on_ten_questions_is_unchanged() {
     if !require(Probe::MiniLm) {
         return;
     }
-    let minilm = lucid::models::minilm_path(&lucid::models::models_dir(&lucid::cache_dir::cache_dir())).unwrap();
+    let minilm =
+        lucid::model_files::minilm_path(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let calls = root.join("tests/fixtures/demo10/calls");
     let dir = tempfile::tempdir().unwrap();

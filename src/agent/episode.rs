@@ -1,300 +1,215 @@
-//! The `episodes` table (one row per task of an arm and seed: what the agent saw, wrote, how it
-//! was observed, graded and labelled) and the `calls` table (one row per model call, the input of the
-//! `replay` backend), each defined once, column by column ([`episodes_table`], [`calls_table`]):
-//! schema, batch builder, reader and `schemas/`. The runner prepends the `seed` and `arm` columns.
+//! One episode of any domain: planner -> executor -> the domain reads the artifact out of the
+//! answer and observes it (text-to-SQL: runs it in the sandbox, twice) -> self-grade -> the
+//! domain's answer-free channels -> stored label. Model failures are recorded in the episode and
+//! its call rows, never dropped; only broken inputs (a missing database, a template error) stop
+//! the stage.
 
-use std::sync::Arc;
+use serde::{Deserialize, Serialize};
 
-use arrow::array::{
-    ArrayRef, BooleanArray, Float32Array, Int64Array, ListArray, StringArray, StructArray, UInt8Array, UInt64Array,
-};
-use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType, Field, Fields};
-
-use crate::columns::{ARM, Column, SEED, Table, Value};
-use crate::domain::{Channels, Domain, Fired};
+use super::arms::{ArmSpec, Mode, stored_q};
+use super::parse::{Verdict, parse_verdict};
+use super::prompts::{Prompts, ShownMemory, Vars};
+use super::records::{CallRecord, Episode, Retrieved};
+use crate::domain::Domain;
 use crate::error::Result;
+use crate::llm::cache::request_key;
+use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 
-/// A retrieved memory as recorded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Retrieved {
-    /// The memory's step.
-    pub step: u64,
-    /// Its question.
-    pub question_id: i64,
-    /// Cosine similarity.
-    pub similarity: f32,
-    /// The label the planner was shown (stored Q at retrieval time).
-    pub shown_label: u8,
-    /// Same group as the current task (SQL: database; factual: topic).
-    pub same_db: bool,
+/// Decoding per role.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Roles {
+    /// Planner decoding.
+    #[serde(default = "planner")]
+    pub planner: Decoding,
+    /// Executor decoding (stops at the end of the query).
+    #[serde(default = "executor")]
+    pub executor: Decoding,
+    /// Self-grader decoding.
+    #[serde(default = "grader")]
+    pub grader: Decoding,
 }
 
-/// One episode of a domain whose observations are `O`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Episode<O> {
-    /// Position in the seed's order.
-    pub step: u64,
-    /// The task.
-    pub question_id: i64,
-    /// Its group (SQL: database; factual: topic).
-    pub group: String,
-    /// Memories shown to the planner.
-    pub retrieved: Vec<Retrieved>,
-    /// Planner output (None: the call failed).
-    pub plan: Option<String>,
-    /// The artifact read out of the executor's answer (None: failed call or none in the answer).
-    pub artifact: Option<String>,
-    /// What observing the artifact recorded (the domain's columns).
-    pub obs: O,
-    /// correct / incorrect / unparseable / failed (grader call failed) / skipped (nothing ran).
-    pub grade: String,
-    /// Self-grade r.
-    pub r: Option<u8>,
-    /// Every answer-free channel, by name.
-    pub channels: Channels,
-    /// Flagged by the arm's channels.
-    pub flagged: bool,
-    /// The label later tasks see.
-    pub stored_q: u8,
-    /// Prompt tokens over the episode's calls.
-    pub tokens_in: u32,
-    /// Generated tokens.
-    pub tokens_out: u32,
-    /// Model wall-clock time, milliseconds.
-    pub latency_ms: f64,
-    /// Calls made.
-    pub calls: u8,
-    /// Calls answered by the response cache.
-    pub cache_hits: u8,
-    /// Calls that failed after their retries.
-    pub failed_calls: u8,
+fn planner() -> Decoding {
+    Decoding { max_tokens: 256, ..Decoding::default() }
+}
+fn executor() -> Decoding {
+    Decoding { max_tokens: 256, stop: vec![";".into()], ..Decoding::default() }
+}
+fn grader() -> Decoding {
+    Decoding { max_tokens: 128, ..Decoding::default() }
 }
 
-/// One model call.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallRecord {
-    /// Step of the episode.
-    pub step: u64,
-    /// Its task.
-    pub question_id: i64,
-    /// planner / executor / grader.
-    pub role: &'static str,
-    /// Request key (the response cache's and replay's).
-    pub key: String,
-    /// Backend.
-    pub backend: String,
-    /// Model.
-    pub model: String,
-    /// The server of an HTTP backend (normalised base URL).
-    pub endpoint: Option<String>,
-    /// Answer (None: failed).
-    pub text: Option<String>,
-    /// Failure message.
-    pub error: Option<String>,
-    /// Prompt tokens.
-    pub tokens_in: u32,
-    /// Generated tokens.
-    pub tokens_out: u32,
-    /// Milliseconds.
-    pub latency_ms: f64,
-    /// Attempts.
-    pub attempts: u32,
-    /// Served from the response cache.
-    pub cache_hit: bool,
-}
-
-/// The fields of one retrieved memory in `episodes.retrieved`.
-pub fn retrieved_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("step", DataType::UInt64, false),
-        Field::new("question_id", DataType::Int64, false),
-        Field::new("similarity", DataType::Float32, false),
-        Field::new("shown_label", DataType::UInt8, false),
-        Field::new("same_db", DataType::Boolean, false),
-    ])
-}
-
-/// The type of `episodes.retrieved`.
-fn retrieved_type() -> DataType {
-    DataType::List(Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false)))
-}
-
-fn retrieved_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
-    let all: Vec<&Retrieved> = eps.iter().flat_map(|e| &e.retrieved).collect();
-    let children: Vec<ArrayRef> = vec![
-        Arc::new(UInt64Array::from_iter_values(all.iter().map(|r| r.step))),
-        Arc::new(Int64Array::from_iter_values(all.iter().map(|r| r.question_id))),
-        Arc::new(Float32Array::from_iter_values(all.iter().map(|r| r.similarity))),
-        Arc::new(UInt8Array::from_iter_values(all.iter().map(|r| r.shown_label))),
-        Arc::new(BooleanArray::from(all.iter().map(|r| r.same_db).collect::<Vec<_>>())),
-    ];
-    list_of_structs(retrieved_fields(), retrieved_type(), children, eps.iter().map(|e| e.retrieved.len()))
-}
-
-/// A list-of-structs column of type `ty` (a list of `fields`): the flattened `children`, cut into
-/// rows of `lengths`.
-fn list_of_structs(
-    fields: Fields,
-    ty: DataType,
-    children: Vec<ArrayRef>,
-    lengths: impl Iterator<Item = usize>,
-) -> Result<ArrayRef> {
-    let structs = StructArray::try_new(fields, children, None)?;
-    let DataType::List(item) = ty else { unreachable!("a list type") };
-    Ok(Arc::new(ListArray::try_new(item, OffsetBuffer::from_lengths(lengths), Arc::new(structs), None)?))
-}
-
-/// The fields of one channel in `episodes.channels`.
-fn channel_fields() -> Fields {
-    Fields::from(vec![
-        Field::new("name", DataType::Utf8, false),
-        Field::new("fired", DataType::Boolean, false),
-        Field::new("detail", DataType::Utf8, true),
-    ])
-}
-
-/// The type of `episodes.channels`.
-fn channels_type() -> DataType {
-    DataType::List(Arc::new(Field::new("item", DataType::Struct(channel_fields()), false)))
-}
-
-fn channels_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
-    let all: Vec<&Fired> = eps.iter().flat_map(|e| &e.channels.0).collect();
-    let children: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(all.iter().map(|c| c.name))),
-        Arc::new(BooleanArray::from(all.iter().map(|c| c.fired).collect::<Vec<_>>())),
-        Arc::new(all.iter().map(|c| c.detail.as_deref()).collect::<StringArray>()),
-    ];
-    list_of_structs(channel_fields(), channels_type(), children, eps.iter().map(|e| e.channels.0.len()))
-}
-
-type C = Value<CallRecord>;
-type E<D> = Value<Episode<<D as Domain>::Obs>>;
-
-/// The `episodes` table of domain `D`: one definition per column (schema, batch, reader,
-/// `schemas/episodes.json` for text-to-SQL): the common columns, with the domain's group and
-/// artifact columns, its observation columns after the artifact and its channel columns after
-/// `channels`.
-pub fn episodes_table<D: Domain>() -> Table<Episode<D::Obs>> {
-    let mut columns = vec![
-        Column::new("step", E::<D>::U64(|e| e.step), "Position in the seed's task order (0-based)."),
-        Column::new("question_id", E::<D>::I64(|e| e.question_id), "The task (tasks.question_id)."),
-        Column::new(D::GROUP, E::<D>::Str(|e| &e.group), D::GROUP_DOC),
-        Column::new(
-            "retrieved",
-            E::<D>::Nested { ty: retrieved_type, nullable: false, build: retrieved_array },
-            "Memories shown to the planner, most similar first: their step, task, cosine similarity, the stored label shown (1 trusted/correct, 0 untrusted/incorrect) and whether they share the task's group (same_db: the database for text-to-SQL, the topic for factual QA). Empty for no-memory.",
-        ),
-        Column::new(
-            "plan",
-            E::<D>::OptStr(|e| e.plan.as_deref()),
-            "Planner output (null: the call failed, or the prompts have no planner).",
-        ),
-        Column::new(D::ARTIFACT, E::<D>::OptStr(|e| e.artifact.as_deref()), D::ARTIFACT_DOC),
-    ];
-    columns.extend(D::observation_columns());
-    columns.extend([
-        Column::new(
-            "grade",
-            E::<D>::Str(|e| &e.grade),
-            "Self-grade, from the grader's answer: the last status line (a line that, without Markdown decoration, starts 'VERDICT:') decides by the first word of its value, any case: CORRECT -> correct, INCORRECT -> incorrect, whatever follows on the line ('VERDICT: CORRECT. The count matches', 'VERDICT: INCORRECT - wrong table'). Any other first word (NOT CORRECT, PARTIALLY CORRECT), a question mark or an alternative (CORRECT?, CORRECT/INCORRECT, CORRECT or INCORRECT), or no status line -> unparseable (r null, stored untrusted). failed: the grader call failed after its retries; skipped: nothing was produced, so nothing was graded.",
-        ),
-        Column::new("r", E::<D>::OptU8(|e| e.r), "Self-grade r (1 correct, 0 incorrect, null unparseable/failed/skipped)."),
-        Column::new(
-            "channels",
-            E::<D>::Nested { ty: channels_type, nullable: false, build: channels_array },
-            "Every answer-free channel of the domain, in its order: name, whether it fired (says the episode is likely wrong) and what made it fire when the channel says (null otherwise). Computed from the question, the artifact and its observation, never from a reference.",
-        ),
-    ]);
-    columns.extend(D::channel_columns());
-    columns.extend([
-        Column::new("flagged", E::<D>::Bool(|e| e.flagged), "Any of the arm's detector channels fired."),
-        Column::new(
-            "stored_q",
-            E::<D>::U8(|e| e.stored_q),
-            "The stored label Q later tasks see: memento r, LUCID 0 if flagged else r, oracle U (null r stored as 0).",
-        ),
-        Column::new("tokens_in", E::<D>::U32(|e| e.tokens_in), "Prompt tokens over the episode's calls."),
-        Column::new("tokens_out", E::<D>::U32(|e| e.tokens_out), "Generated tokens over the episode's calls."),
-        Column::varying(
-            "latency_ms",
-            E::<D>::F64(|e| e.latency_ms),
-            "wall-clock time",
-            "Model wall-clock time over the episode's calls (0 for cache hits).",
-        ),
-        Column::new("calls", E::<D>::U8(|e| e.calls), "Model calls made (planner when the prompts have one, executor, grader)."),
-        Column::varying(
-            "cache_hits",
-            E::<D>::U8(|e| e.cache_hits),
-            "which of two identical requests in flight at once reaches the model first, and what the response cache held when the run started",
-            "Calls answered by the response cache.",
-        ),
-        Column::new(
-            "failed_calls",
-            E::<D>::U8(|e| e.failed_calls),
-            "Calls that failed after their retries (recorded, never dropped).",
-        ),
-    ]);
-    Table {
-        name: "episodes",
-        description: "One row per arm x seed x step: what the agent was shown, what it wrote, how its artifact was observed, how it graded itself, what the answer-free channels said and the label later tasks see. No reference answer anywhere.",
-        written_by: "the memory_loop stage",
-        matrix: &[SEED, ARM],
-        columns,
+impl Default for Roles {
+    fn default() -> Self {
+        Roles { planner: planner(), executor: executor(), grader: grader() }
     }
 }
 
-/// The `calls` table: one definition per column (schema, batch, reader, `schemas/calls.json`).
-pub fn calls_table() -> Table<CallRecord> {
-    Table {
-        name: "calls",
-        description: "One row per model call of the memory loop; the input of the replay backend (key, backend, model, text, tokens_in, tokens_out). Prompts are not stored here: they are in the response cache under the key.",
-        written_by: "the memory_loop stage",
-        matrix: &[SEED, ARM],
-        columns: vec![
-            Column::new("step", C::U64(|c| c.step), "The episode's step."),
-            Column::new("question_id", C::I64(|c| c.question_id), "The episode's task."),
-            Column::new("role", C::Str(|c| c.role), "planner / executor / grader."),
-            Column::new(
-                "key",
-                C::Str(|c| &c.key),
-                "blake3 of (backend, model, endpoint when there is one, messages, decoding, sample index): the response cache's and replay's key.",
-            ),
-            Column::new("backend", C::Str(|c| &c.backend), "openai / anthropic / local / replay / scripted."),
-            Column::new("model", C::Str(|c| &c.model), "Model name (local: file name @ content hash)."),
-            Column::new(
-                "endpoint",
-                C::OptStr(|c| c.endpoint.as_deref()),
-                "The server of an HTTP backend: its base URL normalised (scheme and host lower-case, default port and trailing / dropped); part of the request key, so two servers with one model name never share cached answers. Null for local, scripted and replayed-local models.",
-            ),
-            Column::new("text", C::OptStr(|c| c.text.as_deref()), "The answer (null: the call failed)."),
-            Column::varying(
-                "error",
-                C::OptStr(|c| c.error.as_deref()),
-                "the message of the last fault seen before giving up",
-                "Why it failed after its retries (never contains a key).",
-            ),
-            Column::new("tokens_in", C::U32(|c| c.tokens_in), "Prompt tokens."),
-            Column::new("tokens_out", C::U32(|c| c.tokens_out), "Generated tokens."),
-            Column::varying(
-                "latency_ms",
-                C::F64(|c| c.latency_ms),
-                "wall-clock time",
-                "Wall-clock time including retries (0 for cache hits).",
-            ),
-            Column::varying(
-                "attempts",
-                C::U32(|c| c.attempts),
-                "how many transient faults (429, 5xx, dropped connections) preceded the answer",
-                "Attempts made (0 for cache hits).",
-            ),
-            Column::varying(
-                "cache_hit",
-                C::Bool(|c| c.cache_hit),
-                "what the response cache held, and which identical request in flight went first",
-                "Served by the response cache.",
-            ),
-        ],
+/// Everything an episode needs besides its task and memories.
+pub struct Agent<'a, D: Domain> {
+    /// The domain.
+    pub domain: &'a D,
+    /// The model (all roles).
+    pub model: &'a dyn ChatModel,
+    /// Prompt templates.
+    pub prompts: &'a Prompts,
+    /// Decoding per role.
+    pub roles: &'a Roles,
+    /// The arm.
+    pub arm: &'a ArmSpec,
+    /// The channels that flag an episode (the arm's, else the domain's).
+    pub flag_channels: Vec<String>,
+}
+
+/// The oracle arm's label function: U of (task, artifact). Supplied only by a gold-reading stage.
+pub type OracleFn<'a, T> = dyn Fn(&T, Option<&str>) -> Result<u8> + Sync + 'a;
+
+impl<D: Domain> Agent<'_, D> {
+    /// Run one episode. `memories` pairs what is recorded with what the planner is shown.
+    pub fn episode(
+        &self,
+        w: &mut D::Worker,
+        step: u64,
+        task: &D::Task,
+        memories: Vec<(Retrieved, ShownMemory)>,
+        oracle: Option<&OracleFn<'_, D::Task>>,
+    ) -> Result<(Episode<D::Obs>, Vec<CallRecord>)> {
+        let (retrieved, shown): (Vec<Retrieved>, Vec<ShownMemory>) = memories.into_iter().unzip();
+        let mut ep = Episode {
+            step,
+            question_id: D::id(task),
+            group: D::group(task).to_string(),
+            retrieved,
+            grade: "skipped".into(),
+            ..Episode::default()
+        };
+        let mut calls = Vec::new();
+        // Every template sees every variable, empty where it does not apply.
+        let mut base = Vars::new();
+        base.insert("question", D::question(task).into());
+        for (k, v) in [("plan", ""), (D::ARTIFACT, ""), ("status", ""), ("result", "")] {
+            base.insert(k, v.into());
+        }
+        base.insert("memories", minijinja::Value::from_serialize(Vec::<ShownMemory>::new()));
+        for (k, v) in self.domain.context(w, task)? {
+            base.insert(k, v.into());
+        }
+        let with = |pairs: Vec<(&'static str, minijinja::Value)>| {
+            let mut vars = base.clone();
+            vars.extend(pairs);
+            vars
+        };
+        let shown_value = minijinja::Value::from_serialize(&shown);
+
+        // Without a planner template the executor runs with an empty plan (and `plan` stays null).
+        let plan = if self.prompts.has_planner() {
+            let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
+            ep.plan = self.call("planner", planner, &self.roles.planner, step, &mut ep, &mut calls)?;
+            ep.plan.clone()
+        } else {
+            Some(String::new())
+        };
+        let artifact = match plan {
+            None => Err("planner call failed".to_string()),
+            Some(plan) => {
+                let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
+                let executor = self.prompts.render("executor.txt", &vars)?;
+                match self.call("executor", executor, &self.roles.executor, step, &mut ep, &mut calls)? {
+                    Some(text) => self.domain.extract(&text),
+                    None => Err("executor call failed".to_string()),
+                }
+            }
+        };
+        match artifact {
+            Err(why) => ep.obs = self.domain.unobserved(&why),
+            Ok(artifact) => {
+                let seen = self.domain.observe(w, task, &artifact)?;
+                ep.obs = seen.obs;
+                let vars = with(vec![
+                    (D::ARTIFACT, artifact.as_str().into()),
+                    ("status", seen.status.into()),
+                    ("result", seen.result.into()),
+                ]);
+                let grader = self.prompts.render("grader.txt", &vars)?;
+                ep.artifact = Some(artifact);
+                match self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)? {
+                    Some(text) => {
+                        let v = parse_verdict(&text);
+                        ep.grade = v.as_str().into();
+                        ep.r = Verdict::r(v);
+                    }
+                    None => ep.grade = "failed".into(),
+                }
+            }
+        }
+
+        ep.channels = self.domain.channels(task, ep.artifact.as_deref(), &ep.obs);
+        ep.flagged = ep.channels.any_of(&self.flag_channels);
+        let u = match (self.arm.mode, oracle) {
+            (Mode::Oracle, Some(f)) => Some(f(task, ep.artifact.as_deref())?),
+            _ => None,
+        };
+        ep.stored_q = stored_q(self.arm.mode, ep.r, ep.flagged, u);
+        Ok((ep, calls))
+    }
+
+    /// One model call, recorded; the answer text, or None when it failed after its retries.
+    fn call(
+        &self,
+        role: &'static str,
+        user: String,
+        decoding: &Decoding,
+        step: u64,
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<Option<String>> {
+        let req = ChatRequest {
+            messages: vec![Message::system(self.prompts.system()), Message::user(user)],
+            decoding: decoding.clone(),
+            sample_index: 0,
+        };
+        let id = self.model.identity();
+        let key = request_key(&id, &req);
+        let mut rec = CallRecord {
+            step,
+            question_id: ep.question_id,
+            role,
+            key,
+            backend: id.backend,
+            model: id.model,
+            endpoint: id.endpoint,
+            text: None,
+            error: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            latency_ms: 0.0,
+            attempts: 0,
+            cache_hit: false,
+        };
+        ep.calls += 1;
+        let out = match self.model.chat(&req) {
+            Ok(c) => {
+                rec.tokens_in = c.tokens_in;
+                rec.tokens_out = c.tokens_out;
+                rec.latency_ms = c.latency.as_secs_f64() * 1e3;
+                rec.attempts = c.attempts;
+                rec.cache_hit = c.cache_hit;
+                rec.text = Some(c.text.clone());
+                ep.cache_hits += u8::from(c.cache_hit);
+                Some(c.text)
+            }
+            Err(f) => {
+                rec.attempts = f.attempts;
+                rec.error = Some(f.message);
+                ep.failed_calls += 1;
+                None
+            }
+        };
+        ep.tokens_in += rec.tokens_in;
+        ep.tokens_out += rec.tokens_out;
+        ep.latency_ms += rec.latency_ms;
+        calls.push(rec);
+        Ok(out)
     }
 }

@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::rng::SplitMix64;
 
 /// The policy by name.
@@ -253,7 +253,7 @@ pub struct DrawRow {
 /// drawn first and whether it was shown. Theorem 1 is measured from it
 /// (`pipelines/reports/paper/retrieval_mass.sql`).
 pub fn draws_table() -> Table<DrawRow> {
-    type V = Value<DrawRow>;
+    type V = Getter<DrawRow>;
     Table {
         name: "draws",
         description: "Every candidate memory of every step of a memory arm under its retrieval policy: the label it had when the policy chose, its probability of being chosen first, and whether it was shown. Written when any arm of the stage ranks by score (softmax, hybrid).",

@@ -282,7 +282,7 @@ mod tests {
     use super::*;
 
     fn run(sql: &str) -> arrow::array::RecordBatch {
-        crate::query::sql_over(&[], sql).unwrap()
+        crate::session::sql_over(&[], sql).unwrap()
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Bank;
+use super::AuditBank;
 use crate::analysis::stats::{self, ranks, spearman};
 
 /// One calibration map and what it leaves of the ranking.
@@ -100,7 +100,7 @@ fn isotonic(q: &[f64], u: &[f64]) -> Vec<f64> {
 }
 
 /// The calibration table of `bank`'s self-grade.
-pub fn calibration(bank: &Bank) -> Vec<CalibrationRow> {
+pub fn calibration(bank: &AuditBank) -> Vec<CalibrationRow> {
     let (r, u) = (&bank.r, &bank.u);
     let mean = stats::mean(r);
     let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));

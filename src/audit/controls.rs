@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{Bank, Candidate, delta};
+use super::{AuditBank, Candidate, delta};
 use crate::analysis::stats::{covariance as cov, pearson, variance as var};
 use crate::analysis::theory;
 use crate::rng::SplitMix64;
@@ -30,7 +30,7 @@ pub struct Prop2Row {
 }
 
 /// Proposition 2 for every row (name, kind, V).
-pub fn proposition2(bank: &Bank, rows: &[Candidate]) -> Vec<Prop2Row> {
+pub fn proposition2(bank: &AuditBank, rows: &[Candidate]) -> Vec<Prop2Row> {
     let b = bank.bias();
     rows.iter()
         .map(|&(name, _, v)| {
@@ -79,7 +79,7 @@ fn lowest(score: &[f64], trusted: &[usize], k: usize) -> Vec<usize> {
 }
 
 /// The controls at the budget of verifier `(name, v)`.
-pub fn controls(bank: &Bank, (name, v): (&str, &[f64]), draws: usize, seed: u64) -> Vec<ControlRow> {
+pub fn controls(bank: &AuditBank, (name, v): (&str, &[f64]), draws: usize, seed: u64) -> Vec<ControlRow> {
     let n = bank.r.len();
     let before = pearson(&bank.r, &bank.u);
     let row = |control: String, demoted: &[usize]| {

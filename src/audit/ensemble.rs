@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::Bank;
+use super::AuditBank;
 use crate::analysis::stats::pearson;
 
 /// Name of the mean ensemble.
@@ -18,7 +18,7 @@ pub const GOLD_FIT: &str = "gold-fit";
 /// `bank` with the mean and majority ensembles of its verifiers appended (with two or more).
 /// Majority: 1 when more than half of the verifiers pass the memory (V >= 0.5), 0 when fewer than
 /// half do, 0.5 (no flag) on a tie.
-pub fn with_ensembles(bank: &Bank) -> Bank {
+pub fn with_ensembles(bank: &AuditBank) -> AuditBank {
     let mut out = bank.clone();
     let k = bank.verifiers.len();
     if k < 2 {
@@ -44,7 +44,7 @@ pub fn with_ensembles(bank: &Bank) -> Bank {
 /// The least-squares fit of U on an intercept and every verifier, clipped to [0, 1] (None with
 /// fewer than two verifiers). A tiny ridge keeps duplicated verifiers solvable.
 #[allow(clippy::needless_range_loop)] // the elimination reads as the textbook's, index by index
-pub fn gold_fit(bank: &Bank) -> Option<Vec<f64>> {
+pub fn gold_fit(bank: &AuditBank) -> Option<Vec<f64>> {
     let k = bank.verifiers.len();
     if k < 2 {
         return None;
@@ -99,7 +99,7 @@ pub struct ErrorCorrelation {
 }
 
 /// Every pair of `bank`'s verifiers.
-pub fn error_correlations(bank: &Bank) -> Vec<ErrorCorrelation> {
+pub fn error_correlations(bank: &AuditBank) -> Vec<ErrorCorrelation> {
     let nus: Vec<Vec<f64>> = bank.verifiers.iter().map(|(_, v)| bank.errors(v)).collect();
     let mut out = Vec::new();
     for i in 0..nus.len() {

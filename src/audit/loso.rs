@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Bank, best_passing, delta, demote, eia};
+use super::{AuditBank, best_passing, delta, demote, eia};
 use crate::analysis::stats::pearson;
 
 /// One fold.
@@ -21,7 +21,7 @@ pub struct Fold {
 }
 
 /// The folds of `bank` (empty without a seed column or with one seed).
-pub fn loso(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<Fold> {
+pub fn loso(bank: &AuditBank, tau_dec: f64, tau_tru: f64) -> Vec<Fold> {
     let Some(seeds) = &bank.seed else { return Vec::new() };
     let mut distinct: Vec<i64> = seeds.clone();
     distinct.sort_unstable();
@@ -36,7 +36,7 @@ pub fn loso(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<Fold> {
             let (train, test) = (bank.subset(&train), bank.subset(&test));
             let passes = eia(&train, tau_dec, tau_tru);
             let k = bank.verifiers.len();
-            let pays = |part: &Bank| -> Vec<Option<f64>> {
+            let pays = |part: &AuditBank| -> Vec<Option<f64>> {
                 let before = pearson(&part.r, &part.u);
                 part.verifiers.iter().map(|(_, v)| delta(&demote(&part.r, v), &part.u, before)).collect()
             };

@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 
 /// A bank: one row per memory.
 #[derive(Clone, Debug, Default)]
-pub struct Bank {
+pub struct AuditBank {
     /// Self-grade r (0..1).
     pub r: Vec<f64>,
     /// Post-hoc truth U (0 or 1).
@@ -68,11 +68,11 @@ pub struct CostRow {
     pub seconds: f64,
 }
 
-impl Bank {
+impl AuditBank {
     /// The memories at `idx`.
-    pub fn subset(&self, idx: &[usize]) -> Bank {
+    pub fn subset(&self, idx: &[usize]) -> AuditBank {
         let pick = |x: &[f64]| idx.iter().map(|&i| x[i]).collect::<Vec<_>>();
-        Bank {
+        AuditBank {
             r: pick(&self.r),
             u: pick(&self.u),
             verifiers: self.verifiers.iter().map(|(n, v)| (n.clone(), pick(v))).collect(),
@@ -134,13 +134,13 @@ impl Default for Columns {
 
 /// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
 /// (see [`run_bank`]). Errors name the file, the column and the row.
-pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Bank> {
+pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<AuditBank> {
     let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     if path.is_dir() || remote_run {
         return run_bank::read(path, arm, cols);
     }
-    let batch = crate::query::block_on(async {
-        let ctx = crate::query::session();
+    let batch = crate::session::block_on(async {
+        let ctx = crate::session::new();
         let loc = path.display().to_string();
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let registered = match ext {
@@ -159,13 +159,13 @@ pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Bank>
             }
         };
         registered.map_err(|e| Error::input(path, e.to_string()))?;
-        crate::query::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input(path, e.to_string()))
+        crate::session::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input(path, e.to_string()))
     })?;
     bank_from_batch(path, &batch, cols)
 }
 
 /// The bank in `batch` (read from `path`, which errors name).
-pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Result<Bank> {
+pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Result<AuditBank> {
     if batch.num_rows() == 0 {
         return Err(Error::input(path, "the bank is empty"));
     }
@@ -222,7 +222,7 @@ pub fn bank_from_batch(path: &Path, batch: &RecordBatch, cols: &Columns) -> Resu
     if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0) {
         return Err(Error::input(path, format!("row {i}: column 'u' is {}, not 0 or 1", u[i])));
     }
-    Ok(Bank {
+    Ok(AuditBank {
         r: column("r")?,
         u,
         verifiers,
@@ -261,7 +261,7 @@ pub struct GraderRow {
 }
 
 /// The grader row of `bank`.
-pub fn grader(bank: &Bank) -> GraderRow {
+pub fn grader(bank: &AuditBank) -> GraderRow {
     let n = bank.r.len();
     let count = |f: &dyn Fn(usize) -> bool| (0..n).filter(|&i| f(i)).count() as f64;
     let (wrong, right) = (count(&|i| bank.u[i] < 0.5), count(&|i| bank.u[i] >= 0.5));
@@ -319,7 +319,7 @@ pub struct EiaRow {
 }
 
 /// The EIA row of verifier scores `v` on `bank` at thresholds `tau_dec`, `tau_tru`.
-pub fn eia_row(bank: &Bank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_dec: f64, tau_tru: f64) -> EiaRow {
+pub fn eia_row(bank: &AuditBank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_dec: f64, tau_tru: f64) -> EiaRow {
     let (dec, tru) = (pearson(&bank.errors(v), b), pearson(v, &bank.u));
     let decorrelated = dec.is_some_and(|c| c.abs() < tau_dec);
     let truthful = tru.is_some_and(|c| c > tau_tru);
@@ -342,7 +342,7 @@ pub fn eia_row(bank: &Bank, b: &[f64], name: &str, kind: &str, v: &[f64], tau_de
 }
 
 /// The EIA table of `bank`'s own verifiers.
-pub fn eia(bank: &Bank, tau_dec: f64, tau_tru: f64) -> Vec<EiaRow> {
+pub fn eia(bank: &AuditBank, tau_dec: f64, tau_tru: f64) -> Vec<EiaRow> {
     let b = bank.bias();
     bank.verifiers.iter().map(|(name, v)| eia_row(bank, &b, name, kind::VERIFIER, v, tau_dec, tau_tru)).collect()
 }
@@ -416,16 +416,17 @@ pub struct Audit {
 /// Proposition 2 rows over the memories it scored (the EIA row says how many it skipped); the
 /// tables that combine verifiers (ensembles, error correlations, controls, leave-one-seed-out)
 /// use the verifiers that scored every memory.
-pub fn audit(bank: &Bank, o: &Options) -> Audit {
+pub fn audit(bank: &AuditBank, o: &Options) -> Audit {
     let complete = |v: &[f64]| v.iter().all(|x| !x.is_nan());
     let full =
-        Bank { verifiers: bank.verifiers.iter().filter(|(_, v)| complete(v)).cloned().collect(), ..bank.clone() };
+        AuditBank { verifiers: bank.verifiers.iter().filter(|(_, v)| complete(v)).cloned().collect(), ..bank.clone() };
     let mut a = audit_complete(&full, o);
     let at = a.eia.iter().rposition(|r| r.kind == kind::VERIFIER).map_or(0, |i| i + 1);
     let mut payoff_at = a.payoff.iter().rposition(|r| r.kind == kind::VERIFIER).map_or(0, |i| i + 1);
     for (j, (name, v)) in bank.verifiers.iter().filter(|(_, v)| !complete(v)).enumerate() {
         let idx: Vec<usize> = (0..v.len()).filter(|&i| !v[i].is_nan()).collect();
-        let sub = Bank { verifiers: vec![(name.clone(), idx.iter().map(|&i| v[i]).collect())], ..bank.subset(&idx) };
+        let sub =
+            AuditBank { verifiers: vec![(name.clone(), idx.iter().map(|&i| v[i]).collect())], ..bank.subset(&idx) };
         let sv = &sub.verifiers[0].1;
         let mut row = eia_row(&sub, &sub.bias(), name, kind::VERIFIER, sv, o.tau_dec, o.tau_tru);
         row.skipped = v.len() - idx.len();
@@ -444,7 +445,7 @@ pub fn audit(bank: &Bank, o: &Options) -> Audit {
     a
 }
 
-fn audit_complete(bank: &Bank, o: &Options) -> Audit {
+fn audit_complete(bank: &AuditBank, o: &Options) -> Audit {
     let blind = ensemble::with_ensembles(bank);
     let gold = ensemble::gold_fit(bank);
     let mut rows: Vec<Candidate> = blind

@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::{Bank, Candidate, delta, demote, kind};
+use super::{AuditBank, Candidate, delta, demote, kind};
 use crate::analysis::stats::{multinomial, pearson, quantile, z_scores};
 use crate::rng::SplitMix64;
 
@@ -81,7 +81,7 @@ struct Swept {
 }
 
 impl Swept {
-    fn new(bank: &Bank, masks: &[Vec<u64>]) -> Swept {
+    fn new(bank: &AuditBank, masks: &[Vec<u64>]) -> Swept {
         let mut idx: Vec<usize> = (0..bank.r.len()).collect();
         idx.sort_unstable_by(|&a, &b| {
             (&masks[a], bank.r[a].to_bits(), bank.u[a].to_bits()).cmp(&(
@@ -109,7 +109,7 @@ impl Swept {
 
 /// Bootstrap replicates of Delta for every demotion row and for the z-score of r (last), each
 /// sorted ascending.
-fn bootstrap(bank: &Bank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> Vec<Vec<f64>> {
+fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> Vec<Vec<f64>> {
     let (n, rows) = (bank.r.len(), flags.len());
     let words = rows.div_ceil(64).max(1);
     let masks: Vec<Vec<u64>> = (0..n)
@@ -214,7 +214,7 @@ fn bootstrap(bank: &Bank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> V
 
 /// The payoff of demoting with each of `rows` (name, kind, V), then the oracle and label-blind
 /// calibration.
-pub fn payoff(bank: &Bank, rows: &[Candidate], resamples: usize, seed: u64) -> Vec<PayoffRow> {
+pub fn payoff(bank: &AuditBank, rows: &[Candidate], resamples: usize, seed: u64) -> Vec<PayoffRow> {
     let n = bank.r.len();
     let mut named: Vec<Candidate> = rows.to_vec();
     named.push(("oracle", kind::ORACLE, &bank.u));

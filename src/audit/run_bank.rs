@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, AsArray, Float64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use super::{Bank, Columns, bank_from_batch};
+use super::{AuditBank, Columns, bank_from_batch};
 use crate::error::{Error, Result};
 
 /// The SQL that reads a run's banks (every arm).
@@ -21,12 +21,12 @@ pub const SQL: &str = include_str!("../../pipelines/reports/bank.sql");
 
 /// Every arm's bank rows of the run tables `episodes` and `evaluation` in `tables`.
 pub fn banks(tables: &[(String, RecordBatch)]) -> Result<RecordBatch> {
-    crate::query::sql_over(tables, SQL)
+    crate::session::sql_over(tables, SQL)
 }
 
 /// The bank of `arm` (default: lucid, else memento, else the first arm with memories) among the
 /// rows `all` of [`SQL`], read from `path` (which errors name).
-pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
+pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> {
     let arms = all.column_by_name("arm").ok_or_else(|| Error::input(path, "no arm column"))?;
     let arms = arrow::compute::cast(arms, &arrow::datatypes::DataType::Utf8)?;
     let arms = arms.as_string::<i32>();
@@ -49,7 +49,7 @@ pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns
     };
     let mask = arrow::compute::kernels::cmp::eq(arms, &arrow::array::StringArray::new_scalar(chosen.as_str()))?;
     let rows = channel_verifiers(path, &arrow::compute::filter_record_batch(all, &mask)?)?;
-    Ok(Bank { arm: Some(chosen), ..bank_from_batch(path, &rows, cols)? })
+    Ok(AuditBank { arm: Some(chosen), ..bank_from_batch(path, &rows, cols)? })
 }
 
 /// `all` (rows of [`SQL`]) with each verifier table of `verifiers` (`v_<name>`: arm, seed, step,
@@ -74,7 +74,7 @@ pub fn join_verifiers(all: &RecordBatch, verifiers: &[(String, RecordBatch)]) ->
              AND CAST(t{i}.seed AS BIGINT) = b.seed AND CAST(t{i}.step AS BIGINT) = b.id"
         ));
     }
-    crate::query::sql_over(&tables, &format!("{select} FROM bank b{joins} ORDER BY b.arm, b.seed, b.id"))
+    crate::session::sql_over(&tables, &format!("{select} FROM bank b{joins} ORDER BY b.arm, b.seed, b.id"))
 }
 
 /// What each verifier table of `verifiers` spent on the memories of `arm`.
@@ -120,14 +120,14 @@ pub fn bank_with(
     verifiers: &[(String, RecordBatch)],
     arm: Option<&str>,
     cols: &Columns,
-) -> Result<Bank> {
+) -> Result<AuditBank> {
     let mut bank = bank_of(path, &join_verifiers(all, verifiers)?, arm, cols)?;
     bank.cost = costs(verifiers, bank.arm.as_deref().unwrap_or_default())?;
     Ok(bank)
 }
 
 /// The bank of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
-pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
+pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> {
     let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     for name in ["episodes", "evaluation"] {
         if !remote && !dir.join(name).exists() {
@@ -135,13 +135,13 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<Bank> {
         }
     }
     let run = (dir.display().to_string(), dir.to_path_buf());
-    let (all, verifiers) = crate::query::block_on(async {
-        let (ctx, names) = crate::query::session_for(std::slice::from_ref(&run)).await?;
+    let (all, verifiers) = crate::session::block_on(async {
+        let (ctx, names) = crate::session::session_for(std::slice::from_ref(&run)).await?;
         let mut verifiers = Vec::new();
         for n in names.iter().filter(|n| n.starts_with("v_")) {
-            verifiers.push((n.clone(), crate::query::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));
+            verifiers.push((n.clone(), crate::session::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));
         }
-        Ok::<_, Error>((crate::query::collect(&ctx, SQL).await?, verifiers))
+        Ok::<_, Error>((crate::session::collect(&ctx, SQL).await?, verifiers))
     })
     .map_err(|e| Error::input(dir, e.to_string()))?;
     bank_with(dir, &all, &verifiers, arm, cols)

@@ -21,7 +21,7 @@ use crate::rng::SplitMix64;
 
 /// What to plant.
 #[derive(Clone, Debug)]
-pub struct Spec {
+pub struct Planted {
     /// Memories.
     pub memories: usize,
     /// Seeds (folds), assigned round-robin.
@@ -40,9 +40,9 @@ pub struct Spec {
     pub seed: u64,
 }
 
-impl Default for Spec {
+impl Default for Planted {
     fn default() -> Self {
-        Spec {
+        Planted {
             memories: 3000,
             seeds: 3,
             base_rate: 0.6,
@@ -66,7 +66,7 @@ pub fn verifier_name(j: usize) -> String {
 }
 
 /// A bank: columns `id`, `seed`, `r`, `u`, `v_<name>` per verifier, `sc`, `n`.
-pub fn generate(spec: &Spec) -> RecordBatch {
+pub fn generate(spec: &Planted) -> RecordBatch {
     let mut rng = SplitMix64(spec.seed);
     let mut unif = move || rng.uniform();
     let nv = spec.verifiers.max(3);

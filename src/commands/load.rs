@@ -1,8 +1,8 @@
 //! `lucid load`: a benchmark's `tasks` and `gold` tables as Parquet.
 
 use super::cache_root;
-use crate::bench::{self, bundled};
 use crate::cli::LoadArgs;
+use crate::datasets::{self, bundled};
 use crate::error::{Error, Result};
 
 /// `lucid load`.
@@ -10,11 +10,11 @@ pub fn run(a: &LoadArgs) -> Result<()> {
     let cache = cache_root(&a.cache_dir);
     let bench = match (&a.source.bench, a.source.bundled, &a.spider) {
         (_, true, _) => bundled::load(&bundled::default_dir(), &cache)?,
-        (Some(dir), _, Some(file)) => bench::spider::load(dir, file)?,
-        (Some(dir), _, None) => bench::bird::load(dir, &a.source.split)?,
+        (Some(dir), _, Some(file)) => datasets::spider::load(dir, file)?,
+        (Some(dir), _, None) => datasets::bird::load(dir, &a.source.split)?,
         (None, false, _) => return Err(Error::Usage("lucid load needs --bench DIR or --bundled".into())),
     };
-    bench::tables::write_benchmark(&a.out, &bench, &cache)?;
+    datasets::tables::write_benchmark(&a.out, &bench, &cache)?;
     println!("{}: {} tasks -> {}", bench.name, bench.tasks.len(), a.out.display());
     Ok(())
 }

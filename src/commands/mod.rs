@@ -22,8 +22,8 @@ pub mod theory;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::bench::bundled;
 use crate::cli::BenchArgs;
+use crate::datasets::bundled;
 use crate::error::{Error, Result};
 
 /// A write to standard output that failed (a closed pipe ends the command quietly).

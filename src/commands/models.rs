@@ -8,12 +8,12 @@ use crate::error::{Error, Result};
 
 /// `lucid models`.
 pub fn run(a: &ModelsArgs) -> Result<()> {
-    let dir = crate::models::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
+    let dir = crate::model_files::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
     let mut out = std::io::stdout().lock();
     match a.action {
-        ModelsAction::Fetch => crate::models::fetch(&dir, a.name.as_slice()),
+        ModelsAction::Fetch => crate::model_files::fetch(&dir, a.name.as_slice()),
         ModelsAction::List => {
-            for line in crate::models::list(&dir) {
+            for line in crate::model_files::list(&dir) {
                 writeln!(out, "{line}").map_err(werr)?;
             }
             Ok(())
@@ -23,13 +23,13 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
                 Error::Usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)".into())
             })?;
             let p = match name {
-                "minilm" => crate::models::minilm_path(&dir)?,
+                "minilm" => crate::model_files::minilm_path(&dir)?,
                 "facts" => {
-                    let facts = crate::models::model_path(&dir, "facts");
-                    crate::bench::factual::wheels::require(&facts, "countryinfo")?;
+                    let facts = crate::model_files::model_path(&dir, "facts");
+                    crate::datasets::factual::wheels::require(&facts, "countryinfo")?;
                     facts
                 }
-                other => crate::models::chat_model_path(&dir, other)?,
+                other => crate::model_files::chat_model_path(&dir, other)?,
             };
             writeln!(out, "{}", p.display()).map_err(werr)
         }

@@ -29,8 +29,8 @@ fn unit(rng: &mut SplitMix64, dim: usize) -> Vec<f32> {
 pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Value> {
     let mut out = serde_json::Map::new();
     out.insert("threads".into(), json!(crate::par::default_jobs()));
-    if let (Some(qpath), Ok(dir)) = (questions, crate::models::minilm_path(models_dir)) {
-        let qs: Vec<Q> = crate::bench::bird::read_json(qpath)?;
+    if let (Some(qpath), Ok(dir)) = (questions, crate::model_files::minilm_path(models_dir)) {
+        let qs: Vec<Q> = crate::datasets::bird::read_json(qpath)?;
         let texts: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
         let e = Embedder::load(&dir, Pooling::Mean, 256)?;
         e.embed(&texts[..texts.len().min(64)], 64)?;

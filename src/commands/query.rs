@@ -26,11 +26,11 @@ pub fn run(a: &QueryArgs) -> Result<()> {
             (a.args.iter().map(Into::into).collect(), None)
         }
     };
-    let runs = crate::query::expand_runs(&paths)?;
-    crate::query::block_on(async {
+    let runs = crate::session::expand_runs(&paths)?;
+    crate::session::block_on(async {
         let (ctx, names) = match a.engine {
-            crate::cli::Engine::Datafusion => crate::query::session_for(&runs).await?,
-            crate::cli::Engine::Ballista => crate::query::session_in(ballista_context(a).await?, &runs).await?,
+            crate::cli::Engine::Datafusion => crate::session::session_for(&runs).await?,
+            crate::cli::Engine::Ballista => crate::session::session_in(ballista_context(a).await?, &runs).await?,
         };
         let Some(sql) = sql else {
             let mut out = std::io::stdout().lock();
@@ -42,7 +42,7 @@ pub fn run(a: &QueryArgs) -> Result<()> {
             }
             return Ok(());
         };
-        let batch = crate::query::collect(&ctx, &sql).await?;
+        let batch = crate::session::collect(&ctx, &sql).await?;
         emit(&batch, a.format, a.out.as_deref())
     })
 }

@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 /// print what they answer.
 pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
-    let qwen = crate::models::chat_model_path(dir, "qwen2.5-coder").ok();
-    let models = [("smollm2", Some(crate::models::smollm2_path(dir)?)), ("qwen2.5-coder", qwen)];
+    let qwen = crate::model_files::chat_model_path(dir, "qwen2.5-coder").ok();
+    let models = [("smollm2", Some(crate::model_files::smollm2_path(dir)?)), ("qwen2.5-coder", qwen)];
     for (name, path) in models.into_iter().filter_map(|(n, p)| Some((n, p?))) {
         let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::config::Requantize::Q8_0))?;
         let req = ChatRequest {
@@ -34,7 +34,7 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
         )
         .map_err(werr)?;
     }
-    let emb = crate::embed::Embedder::load(&crate::models::minilm_path(dir)?, crate::embed::Pooling::Mean, 256)?;
+    let emb = crate::embed::Embedder::load(&crate::model_files::minilm_path(dir)?, crate::embed::Pooling::Mean, 256)?;
     let v = emb.embed(&["How many singers are there?", "Count the singers.", "What is the capital of France?"], 8)?;
     let cos = |i: usize, j: usize| crate::embed::bert::cosine(&v[i], &v[j]);
     writeln!(out, "minilm ({}): cos(paraphrase) = {:.3}, cos(unrelated) = {:.3}", emb.name, cos(0, 1), cos(0, 2))

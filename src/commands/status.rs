@@ -67,18 +67,6 @@ pub fn run(a: &StatusArgs) -> Result<()> {
 /// Where a running memory loop stands: its status file in its work folder (in the store beside
 /// the run), written as episodes finish.
 fn live(run: &Path, key: Option<&str>) -> Option<String> {
-    let file = Store::in_runs_dir(run.parent()?).work_dir(key?).join(crate::pipeline::dag::STATUS_FILE);
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
-    let n = |k: &str| v[k].as_f64().unwrap_or(0.0);
-    Some(format!(
-        "{}/{} done, {} in flight, {} ready; depth left {} of {}, {:.1} s per episode, eta {:.0} s",
-        n("done"),
-        n("total"),
-        n("in_flight"),
-        n("ready"),
-        n("depth_left"),
-        n("critical_path"),
-        n("mean_step_secs"),
-        n("eta_secs")
-    ))
+    let work_dir = Store::in_runs_dir(run.parent()?).work_dir(key?);
+    crate::pipeline::episode_scheduler::LoopProgress::read(&work_dir).map(|p| p.to_string())
 }

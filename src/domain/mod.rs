@@ -21,7 +21,7 @@ use std::path::Path;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::episode::Episode;
+use crate::agent::records::Episode;
 use crate::columns::Column;
 use crate::error::Result;
 

@@ -61,7 +61,7 @@ pub struct QueryRun {
 
 /// Why a pair scored what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ExVerdict {
     /// Equal as sets: 1.
     Match,
     /// Both ran, different sets: 0.
@@ -82,24 +82,24 @@ pub enum Verdict {
     Truncated,
 }
 
-impl Verdict {
+impl ExVerdict {
     /// The score.
     pub fn res(self) -> u8 {
-        u8::from(self == Verdict::Match)
+        u8::from(self == ExVerdict::Match)
     }
 
     /// Snake-case name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Match => "match",
-            Verdict::Mismatch => "mismatch",
-            Verdict::PredNotString => "pred_not_string",
-            Verdict::PredError => "pred_error",
-            Verdict::PredTimeout => "pred_timeout",
-            Verdict::GoldError => "gold_error",
-            Verdict::GoldTimeout => "gold_timeout",
-            Verdict::PairTimeout => "pair_timeout",
-            Verdict::Truncated => "truncated",
+            ExVerdict::Match => "match",
+            ExVerdict::Mismatch => "mismatch",
+            ExVerdict::PredNotString => "pred_not_string",
+            ExVerdict::PredError => "pred_error",
+            ExVerdict::PredTimeout => "pred_timeout",
+            ExVerdict::GoldError => "gold_error",
+            ExVerdict::GoldTimeout => "gold_timeout",
+            ExVerdict::PairTimeout => "pair_timeout",
+            ExVerdict::Truncated => "truncated",
         }
     }
 }
@@ -108,7 +108,7 @@ impl Verdict {
 #[derive(Clone, Debug)]
 pub struct PairResult {
     /// Why it scored what it did (`verdict.res()` is the score).
-    pub verdict: Verdict,
+    pub verdict: ExVerdict,
     /// The prediction's run (`None` when it is not a string).
     pub pred: Option<QueryRun>,
     /// The gold's run.
@@ -257,17 +257,17 @@ fn intern<'a>(
 }
 
 /// BIRD's rule on two runs.
-pub fn verdict(pred: Option<&QueryRun>, gold: &QueryRun, timeout: Duration) -> Verdict {
-    let Some(pred) = pred else { return Verdict::PredNotString };
+pub fn verdict(pred: Option<&QueryRun>, gold: &QueryRun, timeout: Duration) -> ExVerdict {
+    let Some(pred) = pred else { return ExVerdict::PredNotString };
     match (&pred.ran, &gold.ran) {
-        (Ran::Error(_), _) => Verdict::PredError,
-        (Ran::Timeout, _) => Verdict::PredTimeout,
-        (_, Ran::Error(_)) => Verdict::GoldError,
-        (_, Ran::Timeout) => Verdict::GoldTimeout,
-        _ if pred.elapsed + gold.elapsed > timeout => Verdict::PairTimeout,
-        (Ran::Rows { truncated: true, .. }, _) | (_, Ran::Rows { truncated: true, .. }) => Verdict::Truncated,
-        (Ran::Rows { set_hash: a, .. }, Ran::Rows { set_hash: b, .. }) if a == b => Verdict::Match,
-        _ => Verdict::Mismatch,
+        (Ran::Error(_), _) => ExVerdict::PredError,
+        (Ran::Timeout, _) => ExVerdict::PredTimeout,
+        (_, Ran::Error(_)) => ExVerdict::GoldError,
+        (_, Ran::Timeout) => ExVerdict::GoldTimeout,
+        _ if pred.elapsed + gold.elapsed > timeout => ExVerdict::PairTimeout,
+        (Ran::Rows { truncated: true, .. }, _) | (_, Ran::Rows { truncated: true, .. }) => ExVerdict::Truncated,
+        (Ran::Rows { set_hash: a, .. }, Ran::Rows { set_hash: b, .. }) if a == b => ExVerdict::Match,
+        _ => ExVerdict::Mismatch,
     }
 }
 

@@ -9,7 +9,7 @@ use arrow::array::{Array, Int64Array, StringArray};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use crate::bench::bird::{read_gold_sql, read_json};
+use crate::datasets::bird::{read_gold_sql, read_json};
 use crate::error::{Error, Result};
 use crate::table::column;
 
@@ -191,7 +191,7 @@ impl EvalSet {
         let mut db_paths = resolve_databases(gold_path, &gold, db_root)?;
         for (i, p) in predictions.iter().enumerate() {
             if let Some(db) = p.db_id.as_deref().filter(|db| *db != gold[i].db_id) {
-                db_paths[i] = crate::bench::bird::database_path(db_root, db)
+                db_paths[i] = crate::datasets::bird::database_path(db_root, db)
                     .map_err(|m| Error::input(pred_path, format!("entry {i}: {m}")))?;
             }
         }
@@ -221,7 +221,7 @@ pub fn resolve_databases(gold_path: &Path, gold: &[GoldItem], db_root: &Path) ->
             if let Some(p) = resolved.get(g.db_id.as_str()) {
                 return Ok(p.clone());
             }
-            let p = crate::bench::bird::database_path(db_root, &g.db_id)
+            let p = crate::datasets::bird::database_path(db_root, &g.db_id)
                 .map_err(|m| Error::input(gold_path, format!("{}: {m}", g.location)))?;
             resolved.insert(&g.db_id, p.clone());
             Ok(p)

@@ -7,5 +7,5 @@ pub mod gold_cache;
 pub mod inputs;
 pub mod report;
 
-pub use engine::{EvalOptions, EvalStats, Pair, PairResult, Verdict, evaluate};
+pub use engine::{EvalOptions, EvalStats, ExVerdict, Pair, PairResult, evaluate};
 pub use inputs::EvalSet;

@@ -109,8 +109,8 @@ impl LocalConfig {
     pub fn gguf_path(&self, models_dir: &std::path::Path) -> Result<PathBuf> {
         match (&self.gguf, &self.model) {
             (Some(p), _) => Ok(p.clone()),
-            (None, Some(name)) => crate::models::chat_model_path(models_dir, name),
-            (None, None) => crate::models::smollm2_path(models_dir),
+            (None, Some(name)) => crate::model_files::chat_model_path(models_dir, name),
+            (None, None) => crate::model_files::smollm2_path(models_dir),
         }
     }
 }

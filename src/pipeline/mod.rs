@@ -3,7 +3,7 @@
 
 pub mod cache_key;
 pub mod checkpoint;
-pub mod dag;
+pub mod episode_scheduler;
 pub mod manifest;
 pub mod overrides;
 pub mod plan;

@@ -20,7 +20,7 @@ use super::progress::Display;
 use super::runner::RunOptions;
 use super::shared::Shared;
 use super::stage::{AxisValue, Inputs, StageContext};
-use super::store::{Entry, Store};
+use super::store::{Store, StoredInstance};
 use crate::error::{Error, Result};
 
 /// Where one instance stands.
@@ -289,13 +289,13 @@ impl Scheduler<'_> {
         let i = job.i;
         if let Some(shared) = self.shared {
             match shared.claim(&job.digest) {
-                Ok(crate::remote::claims::Attempt::Won(c)) => {
+                Ok(crate::remote::claims::ClaimAttempt::Won(c)) => {
                     if let Some(prev) = &c.took_over {
                         job.why = format!("took over from {} (epoch {}), whose lease lapsed", prev.holder, prev.epoch);
                     }
                     job.claim = Some(c);
                 }
-                Ok(crate::remote::claims::Attempt::Held { record, .. }) => {
+                Ok(crate::remote::claims::ClaimAttempt::Held { record, .. }) => {
                     if !job.why.is_empty() {
                         let msg =
                             format!("  held    {}  (by {}, epoch {})", self.label(i), record.holder, record.epoch);
@@ -391,7 +391,7 @@ fn run_job(
     // instances' progress is never held up behind an upload.
     let mut lost = None;
     let stored = result.and_then(|(outs, rows)| {
-        let mut entry = Entry { key: job.key.clone(), outputs: outs, rows, seconds };
+        let mut entry = StoredInstance { key: job.key.clone(), outputs: outs, rows, seconds };
         if let (Some(sh), Some(h)) = (shared, &holding) {
             match sh.publish(store, &job.digest, &entry, h) {
                 Ok(published) => entry = published,

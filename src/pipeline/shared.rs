@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::store::{Entry, Store};
+use super::store::{Store, StoredInstance};
 use crate::error::{Error, Result};
-use crate::remote::claims::{self, Attempt, Claim};
+use crate::remote::claims::{self, Claim, ClaimAttempt};
 use crate::remote::listing::object_key;
 use crate::remote::{Remote, unique_name};
 
@@ -51,9 +51,9 @@ impl Shared {
     }
 
     /// The finished instance `digest` from the shared store, its objects copied into `store`.
-    pub fn fetch(&self, store: &Store, digest: &str) -> Result<Option<Entry>> {
+    pub fn fetch(&self, store: &Store, digest: &str) -> Result<Option<StoredInstance>> {
         let Some(bytes) = self.remote.get(&format!("stages/{digest}.json"))? else { return Ok(None) };
-        let entry: Entry = serde_json::from_slice(&bytes)
+        let entry: StoredInstance = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Environment(format!("store {}: stages/{digest}.json: {e}", self.remote.url())))?;
         for hash in entry.outputs.values() {
             if store.verify(hash) {
@@ -71,7 +71,7 @@ impl Shared {
 
     /// Make a result this worker had in its local store (computed before it shared the pipeline)
     /// available to the others: its objects and entry, create-only, when the store lacks it.
-    pub fn share_hit(&self, store: &Store, digest: &str, entry: &Entry) -> Result<()> {
+    pub fn share_hit(&self, store: &Store, digest: &str, entry: &StoredInstance) -> Result<()> {
         if self.remote.get(&format!("stages/{digest}.json"))?.is_some() {
             return Ok(());
         }
@@ -82,7 +82,7 @@ impl Shared {
     }
 
     /// Upload the output objects of `entry` from `store` (create-only: present ones are kept).
-    fn upload_objects(&self, store: &Store, entry: &Entry) -> Result<()> {
+    fn upload_objects(&self, store: &Store, entry: &StoredInstance) -> Result<()> {
         for hash in entry.outputs.values() {
             let path = store.object_path(hash);
             let bytes = std::fs::read(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
@@ -92,7 +92,7 @@ impl Shared {
     }
 
     /// Claim `digest` for this worker.
-    pub fn claim(&self, digest: &str) -> Result<Attempt> {
+    pub fn claim(&self, digest: &str) -> Result<ClaimAttempt> {
         claims::try_claim(&self.remote, digest, &self.holder, self.lease_ms)
     }
 
@@ -121,7 +121,13 @@ impl Shared {
     /// Publish a computed instance: its objects, then its entry, each create-only, after the
     /// fencing check. When another worker's entry for the key is already there, that one is the
     /// result (copied into `store`) and is returned instead.
-    pub fn publish(&self, store: &Store, digest: &str, entry: &Entry, holding: &Holding) -> Result<Entry> {
+    pub fn publish(
+        &self,
+        store: &Store,
+        digest: &str,
+        entry: &StoredInstance,
+        holding: &Holding,
+    ) -> Result<StoredInstance> {
         holding.check(&self.remote)?;
         self.upload_objects(store, entry)?;
         holding.check(&self.remote)?;

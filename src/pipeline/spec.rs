@@ -14,7 +14,7 @@ use super::registry::Registry;
 use super::stage::Stage;
 use crate::error::{Error, Result};
 
-/// A whole pipeline file (`S`: how a stage entry is read; parsing reads [`Entry`]s of a
+/// A whole pipeline file (`S`: how a stage entry is read; parsing reads [`StageEntry`]s of a
 /// [`Registry`] and keeps their [`StageSpec`]s).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, bound(deserialize = "S: Deserialize<'de>"))]
@@ -106,11 +106,11 @@ pub struct StageSpec {
 const STAGE_FIELDS: &[&str] = &["id", "kind", "description", "inputs", "matrix", "arms", "config"];
 
 /// A stage entry read with the kinds of `R`.
-pub struct Entry<R>(StageSpec, PhantomData<R>);
+pub struct StageEntry<R>(StageSpec, PhantomData<R>);
 
-impl<'de, R: Registry> Deserialize<'de> for Entry<R> {
+impl<'de, R: Registry> Deserialize<'de> for StageEntry<R> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_map(StageVisitor::<R>(PhantomData)).map(|s| Entry(s, PhantomData))
+        d.deserialize_map(StageVisitor::<R>(PhantomData)).map(|s| StageEntry(s, PhantomData))
     }
 }
 
@@ -180,8 +180,8 @@ pub fn parse<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> Resu
     parse_entries::<R>(path, text, overrides).map(|spec| spec.map_stages(|e| e.0))
 }
 
-fn parse_entries<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSpec<Entry<R>>> {
-    let spec: PipelineSpec<Entry<R>> = serde_norway::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
+fn parse_entries<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> Result<PipelineSpec<StageEntry<R>>> {
+    let spec: PipelineSpec<StageEntry<R>> = serde_norway::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
     if overrides.is_empty() {
         return Ok(spec);
     }

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// A finished instance in the store.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Entry {
+pub struct StoredInstance {
     /// The key components (for `--explain` and `lucid cache ls`).
     pub key: CacheKey,
     /// Output table -> object hash.
@@ -123,20 +123,20 @@ impl Store {
     }
 
     /// The entry for `key`, if present and readable.
-    pub fn entry(&self, key: &str) -> Option<Entry> {
+    pub fn entry(&self, key: &str) -> Option<StoredInstance> {
         let text = std::fs::read_to_string(self.entry_path(key)).ok()?;
         serde_json::from_str(&text).ok()
     }
 
     /// Record an entry.
-    pub fn put_entry(&self, key: &str, entry: &Entry) -> Result<()> {
+    pub fn put_entry(&self, key: &str, entry: &StoredInstance) -> Result<()> {
         write_atomic(&self.entry_path(key), &serde_json::to_vec_pretty(entry).expect("entry serializes"))
     }
 
     /// Every entry: (key, entry, size of its objects in bytes).
-    pub fn entries(&self) -> Vec<(String, Entry)> {
+    pub fn entries(&self) -> Vec<(String, StoredInstance)> {
         let Ok(rd) = std::fs::read_dir(self.root.join("stages")) else { return Vec::new() };
-        let mut out: Vec<(String, Entry)> = rd
+        let mut out: Vec<(String, StoredInstance)> = rd
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let key = e.path().file_stem()?.to_string_lossy().into_owned();

@@ -54,7 +54,7 @@ pub struct Claim {
 
 /// The outcome of [`try_claim`].
 #[derive(Clone, Debug)]
-pub enum Attempt {
+pub enum ClaimAttempt {
     /// This worker holds the instance now.
     Won(Claim),
     /// Another worker holds it, its lease renewed `idle_ms` ago by the store's clock.
@@ -143,13 +143,13 @@ pub fn standings(remote: &Remote) -> Result<Vec<Standing>> {
 }
 
 /// Claim `key` for `holder`: win a first claim, take over a lapsed one, or learn who holds it.
-pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Result<Attempt> {
+pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Result<ClaimAttempt> {
     for _ in 0..3 {
         let current = state(remote, key)?;
         let (epoch, took_over) = match &current {
             None => (1, None),
             Some(s) if s.record.holder == holder => {
-                return Ok(Attempt::Won(Claim {
+                return Ok(ClaimAttempt::Won(Claim {
                     key: key.into(),
                     epoch: s.record.epoch,
                     holder: holder.into(),
@@ -159,7 +159,7 @@ pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Res
             Some(s) => {
                 let idle_ms = remote.now_ms()? - s.last_ms;
                 if idle_ms <= s.record.lease_ms {
-                    return Ok(Attempt::Held { record: s.record.clone(), idle_ms });
+                    return Ok(ClaimAttempt::Held { record: s.record.clone(), idle_ms });
                 }
                 (s.record.epoch + 1, Some(s.record.clone()))
             }
@@ -167,12 +167,12 @@ pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Res
         let record = ClaimRecord { holder: holder.into(), epoch, lease_ms };
         let bytes = serde_json::to_vec(&record).expect("claim serializes");
         if remote.create(&format!("{}/{}", dir(key), claim_name(epoch)), bytes)? {
-            return Ok(Attempt::Won(Claim { key: key.into(), epoch, holder: holder.into(), took_over }));
+            return Ok(ClaimAttempt::Won(Claim { key: key.into(), epoch, holder: holder.into(), took_over }));
         }
         // Another worker created this epoch first: read who, and answer from that.
     }
     match state(remote, key)? {
-        Some(s) => Ok(Attempt::Held { record: s.record, idle_ms: 0 }),
+        Some(s) => Ok(ClaimAttempt::Held { record: s.record, idle_ms: 0 }),
         None => Err(Error::Environment(format!("store {}: claims on {key} vanished", remote.url()))),
     }
 }

@@ -30,7 +30,7 @@ pub async fn k_sweep(ctx: &SessionContext) -> Result<RecordBatch> {
     } else {
         ""
     };
-    let eps = crate::query::collect(
+    let eps = crate::session::collect(
         ctx,
         &format!(
             "SELECT e.arm, e.seed, e.step, e.question_id, e.stored_q, v.u FROM episodes e \
@@ -39,7 +39,7 @@ pub async fn k_sweep(ctx: &SessionContext) -> Result<RecordBatch> {
         ),
     )
     .await?;
-    let emb = crate::query::collect(ctx, "SELECT question_id, vector FROM embeddings").await?;
+    let emb = crate::session::collect(ctx, "SELECT question_id, vector FROM embeddings").await?;
     let (ids, vectors, dim) = crate::embed::table::read_vectors(&emb)?;
     let row_of: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &q)| (q, i)).collect();
     // Parquet strings may come back as views; read every column in one known type.

@@ -19,7 +19,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use crate::error::{Error, Result};
 
 /// One report table: name, what it needs, its SQL (None: computed in Rust), the paper's figure.
-pub struct Spec {
+pub struct TableSpec {
     /// Table name (report.json key, `pipelines/reports/paper/<name>.sql`).
     pub name: &'static str,
     /// Run tables it reads.
@@ -40,33 +40,33 @@ const EV: &[&str] = &["evaluation"];
 const EP: &[&str] = &["episodes", "evaluation"];
 
 /// Every table of the report, in order.
-pub const SPECS: &[Spec] = &[
-    Spec {
+pub const SPECS: &[TableSpec] = &[
+    TableSpec {
         name: "headline",
         needs: EP,
         sql: sql!("headline"),
         paper: "BIRD dev: EX no-memory 52.4 %, memento 53.8 / 54.2 %, LUCID 55.7 / 58.1 %; leniency 0.76, sensitivity \
                 0.90; trusted-bank corruption 0.42; detector precision 0.90; kappa 0.38.",
     },
-    Spec {
+    TableSpec {
         name: "ex",
         needs: EV,
         sql: sql!("ex"),
         paper: "BIRD dev, 1,534 questions: no-memory 52.4 %, memento 53.8 / 54.2 %, LUCID 55.7 / 58.1 % (seeds 0 / 1).",
     },
-    Spec {
+    TableSpec {
         name: "paired_difference",
         needs: EV,
         sql: sql!("paired_difference"),
         paper: "LUCID - memento: +1.9 [+0.2, +3.6] (seed 0), +3.9 [+2.1, +5.6] (seed 1), EX points, 95 % bootstrap.",
     },
-    Spec {
+    TableSpec {
         name: "grader",
         needs: EP,
         sql: sql!("grader"),
         paper: "BIRD: leniency l = 0.76, sensitivity s = 0.90 (factual banks: l = 0.31 to 0.54).",
     },
-    Spec {
+    TableSpec {
         name: "coupling",
         needs: EP,
         sql: sql!("coupling"),
@@ -75,39 +75,39 @@ pub const SPECS: &[Spec] = &[
                 trusted-correct memories; kappa_two and gamma_two separate the harm of trusted-wrong and the help of \
                 trusted-correct memories.",
     },
-    Spec {
+    TableSpec {
         name: "coupling_bins",
         needs: EP,
         sql: sql!("coupling_bins"),
         paper: "The observed error at each level of retrieved corruption (points of the coupling plot).",
     },
-    Spec {
+    TableSpec {
         name: "trajectory",
         needs: EP,
         sql: sql!("trajectory"),
         paper: "Observed trusted-bank corruption (share of r = 1 memories that are wrong): 0.42, rising then settling.",
     },
-    Spec {
+    TableSpec {
         name: "detector",
         needs: EP,
         sql: sql!("detector"),
         paper: "Precision rho = 0.90 [0.875, 0.920] pooled over 649 flags, wrong-memory base rate about 0.46, recall \
                 low; a flag helps iff rho > rho* = 0.5.",
     },
-    Spec {
+    TableSpec {
         name: "echo_gap",
         needs: EP,
         sql: sql!("echo_gap"),
         paper: "The Echo Gap opens when E[b | U=0] > 0 and Cov(b, n | U=0) > 0.",
     },
-    Spec {
+    TableSpec {
         name: "attractor",
         needs: EP,
         sql: sql!("attractor"),
         paper: "Theorem 2 at kappa 0.38, l 0.76, s 0.90, e0 0.32: p* = 0.448 (paper 0.45), p0 = 0.284, ratio 1.58, \
                 q'(p*) = 0.376 (stable); observed 0.42.",
     },
-    Spec {
+    TableSpec {
         name: "k_sweep",
         needs: &["episodes", "evaluation", "embeddings"],
         sql: None,
@@ -117,9 +117,9 @@ pub const SPECS: &[Spec] = &[
 ];
 
 /// A computed table.
-pub struct Table {
+pub struct ReportTable {
     /// Its spec.
-    pub spec: &'static Spec,
+    pub spec: &'static TableSpec,
     /// Rows of every run, with a leading `run` column (None: no run had what it needs).
     pub batch: Option<RecordBatch>,
 }
@@ -129,7 +129,7 @@ pub struct Report {
     /// Run names, in the order given.
     pub runs: Vec<String>,
     /// Every table of [`SPECS`].
-    pub tables: Vec<Table>,
+    pub tables: Vec<ReportTable>,
 }
 
 impl Report {
@@ -141,17 +141,17 @@ impl Report {
 
 /// Compute every table for the run folders `runs`.
 pub fn build(runs: &[PathBuf]) -> Result<Report> {
-    let runs = crate::query::expand_runs(runs)?;
+    let runs = crate::session::expand_runs(runs)?;
     let mut per_table: Vec<Vec<RecordBatch>> = vec![Vec::new(); SPECS.len()];
     for (name, dir) in &runs {
-        crate::query::block_on(async {
-            let (ctx, tables) = crate::query::materialized_session(&(name.clone(), dir.clone())).await?;
+        crate::session::block_on(async {
+            let (ctx, tables) = crate::session::materialized_session(&(name.clone(), dir.clone())).await?;
             for (i, spec) in SPECS.iter().enumerate() {
                 if !spec.needs.iter().all(|n| tables.iter().any(|t| t == n)) {
                     continue;
                 }
                 let batch = match spec.sql {
-                    Some(sql) => crate::query::collect(&ctx, sql).await,
+                    Some(sql) => crate::session::collect(&ctx, sql).await,
                     None => ksweep::k_sweep(&ctx).await,
                 }
                 .map_err(|e| Error::Query(format!("report table {} of run {name}: {e}", spec.name)))?;
@@ -168,7 +168,7 @@ pub fn build(runs: &[PathBuf]) -> Result<Report> {
                 None => None,
                 Some(first) => Some(arrow::compute::concat_batches(&first.schema(), &batches)?),
             };
-            Ok(Table { spec, batch })
+            Ok(ReportTable { spec, batch })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Report { runs: runs.into_iter().map(|r| r.0).collect(), tables })

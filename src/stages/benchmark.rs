@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::factual::FactBench;
-use crate::bench::{self, Benchmark};
+use crate::datasets::factual::FactBench;
+use crate::datasets::{self, Benchmark};
 use crate::error::{Error, Result};
 use crate::fingerprint::file_fingerprint;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
@@ -85,7 +85,7 @@ impl BenchmarkStage {
 
     /// The factual benchmark this stage names (`source` facts, jsonl or simpleqa).
     fn load_facts(&self, ctx: &StageContext) -> Result<FactBench> {
-        use crate::bench::factual;
+        use crate::datasets::factual;
         if self.per_db.is_some() {
             return Err(Error::stage(&ctx.stage_id, "per_db applies to text-to-SQL sources; use per_topic"));
         }
@@ -109,11 +109,11 @@ impl BenchmarkStage {
         }
         let mut b = match self.source {
             Source::Bundled => {
-                let src = self.path.as_deref().map_or_else(bench::bundled::default_dir, |p| ctx.resolve(p));
-                bench::bundled::load(&src, &ctx.cache_dir)?
+                let src = self.path.as_deref().map_or_else(datasets::bundled::default_dir, |p| ctx.resolve(p));
+                datasets::bundled::load(&src, &ctx.cache_dir)?
             }
-            Source::Bird => bench::bird::load(&self.source_path(ctx)?, &self.split)?,
-            Source::Spider => bench::spider::load(&self.source_path(ctx)?, &self.questions)?,
+            Source::Bird => datasets::bird::load(&self.source_path(ctx)?, &self.split)?,
+            Source::Spider => datasets::spider::load(&self.source_path(ctx)?, &self.questions)?,
             Source::Facts | Source::Jsonl | Source::Simpleqa => unreachable!("factual sources load as facts"),
         };
         if let Some(n) = self.per_db {
@@ -136,7 +136,7 @@ impl BenchmarkStage {
     fn source_files(&self, ctx: &StageContext) -> Vec<std::path::PathBuf> {
         match self.source {
             Source::Bundled => {
-                let src = self.path.as_deref().map_or_else(bench::bundled::default_dir, |p| ctx.resolve(p));
+                let src = self.path.as_deref().map_or_else(datasets::bundled::default_dir, |p| ctx.resolve(p));
                 let mut files = vec![src.join("questions.json")];
                 if let Ok(rd) = std::fs::read_dir(src.join("databases")) {
                     let mut dbs: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -197,7 +197,7 @@ impl Stage for BenchmarkStage {
             fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
         }
         if self.source == Source::Facts {
-            fp.insert("facts(pinned wheels)".into(), crate::bench::factual::wheels::pinned());
+            fp.insert("facts(pinned wheels)".into(), crate::datasets::factual::wheels::pinned());
         }
         if !self.source.factual() && self.source != Source::Bundled {
             let b = self.load(ctx)?;
@@ -220,7 +220,7 @@ impl Stage for BenchmarkStage {
             let b = self.load_facts(ctx)?;
             ctx.progress.set_total(b.tasks.len() as u64);
             ctx.progress.advance(b.tasks.len() as u64);
-            let (tasks, gold) = crate::bench::factual::tables::batches(&b)?;
+            let (tasks, gold) = crate::datasets::factual::tables::batches(&b)?;
             return Ok(vec![("tasks".into(), tasks), ("gold".into(), gold)]);
         }
         let b = self.load(ctx)?;
@@ -229,14 +229,14 @@ impl Stage for BenchmarkStage {
         Ok(vec![
             (
                 "tasks".into(),
-                bench::tables::tasks_batch(&b.tasks, |p| crate::fingerprint::content_hash(p, &ctx.cache_dir))?,
+                datasets::tables::tasks_batch(&b.tasks, |p| crate::fingerprint::content_hash(p, &ctx.cache_dir))?,
             ),
-            ("gold".into(), bench::tables::gold_batch(&b.gold)?),
+            ("gold".into(), datasets::tables::gold_batch(&b.gold)?),
         ])
     }
 }
 
 /// Where the factual data packages are unpacked under the run's cache.
 fn facts_dir(ctx: &StageContext) -> std::path::PathBuf {
-    crate::models::model_path(&crate::models::models_dir(&ctx.cache_dir), "facts")
+    crate::model_files::model_path(&crate::model_files::models_dir(&ctx.cache_dir), "facts")
 }

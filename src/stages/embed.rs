@@ -42,7 +42,7 @@ impl EmbedStage {
     fn folder(&self, ctx: &StageContext) -> Result<PathBuf> {
         match &self.model {
             Some(p) => Ok(ctx.resolve(p)),
-            None => crate::models::minilm_path(&crate::models::models_dir(&ctx.cache_dir)),
+            None => crate::model_files::minilm_path(&crate::model_files::models_dir(&ctx.cache_dir)),
         }
     }
 }

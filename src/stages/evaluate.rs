@@ -12,7 +12,7 @@ use std::time::Duration;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
-use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::domain::factual::gold_judge::{GoldJudge, JudgeConfig};
 use crate::domain::factual::{FactualConfig, FactualDomain};
 use crate::domain::{Domain, Judge};
@@ -85,7 +85,7 @@ pub struct EvalRow {
 
 /// The `evaluation` table: one definition per column (schema, batch, `schemas/evaluation.json`).
 pub fn evaluation_table() -> Table<EvalRow> {
-    type V = Value<EvalRow>;
+    type V = Getter<EvalRow>;
     Table {
         name: "evaluation",
         description: "Execution accuracy of every episode (or prediction) under BIRD's rule; the only agent-related table computed from gold.",
@@ -229,7 +229,7 @@ impl Stage for EvaluateStage {
         let mut fp = std::collections::BTreeMap::new();
         if let Some(j) = &self.judge {
             fp.insert("judge/prompt".into(), file_fingerprint(&ctx.resolve(&j.prompt))?);
-            for f in j.model.resolved(|p| ctx.resolve(p)).files(&crate::models::models_dir(&ctx.cache_dir))? {
+            for f in j.model.resolved(|p| ctx.resolve(p)).files(&crate::model_files::models_dir(&ctx.cache_dir))? {
                 let name = f.file_name().unwrap_or_default().to_string_lossy().into_owned();
                 fp.insert(format!("judge/model/{name}"), file_fingerprint(&f)?);
             }
@@ -248,7 +248,7 @@ impl Stage for EvaluateStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        if crate::bench::factual::tables::is_factual(inputs.get(ctx, "tasks")?) {
+        if crate::datasets::factual::tables::is_factual(inputs.get(ctx, "tasks")?) {
             return self.run_factual(ctx, inputs);
         }
         if self.judge.is_some() || self.factual.is_some() {

@@ -10,7 +10,7 @@ use std::path::Path;
 use arrow::array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray, UInt64Array};
 use serde::{Deserialize, Serialize};
 
-use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::domain::sql::SqlDomain;
 use crate::domain::sql::detector::{DetectorConfig, Flags, Observed};
 use crate::error::{Error, Result};
@@ -35,7 +35,7 @@ pub struct FlagRow {
 
 /// The `flags` table: one definition per column (schema, batch, `schemas/flags.json`).
 pub fn flags_table() -> Table<FlagRow> {
-    type V = Value<FlagRow>;
+    type V = Getter<FlagRow>;
     Table {
         name: "flags",
         description: "The answer-free detector run over recorded episodes after the fact, with the flag stage's channels and thresholds.",
@@ -89,7 +89,7 @@ impl Stage for FlagStage {
         let tasks = super::tasks(ctx, inputs)?;
         let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         let e = inputs.get(ctx, "episodes")?;
-        let t = crate::agent::episode::episodes_table::<SqlDomain>();
+        let t = crate::agent::records::episodes_table::<SqlDomain>();
         let (step, qid, sql) = (
             t.column::<UInt64Array>(e, ep, "step")?,
             t.column::<Int64Array>(e, ep, "question_id")?,

@@ -9,7 +9,7 @@
 //! Scheduling: episode t depends only on the k episodes it retrieves (their plan, artifact and
 //! stored label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
 //! as the episodes it retrieves are stored, up to `concurrency` at once, lowest step first
-//! ([`crate::pipeline::dag`]); every prompt is the one the sequential loop would send, and with
+//! ([`crate::pipeline::episode_scheduler`]); every prompt is the one the sequential loop would send, and with
 //! `concurrency: 1` the order is the sequential one. The no-memory arm retrieves nothing, so all
 //! its episodes are ready at once. Finished episodes are written as parts of consecutive steps
 //! every `chunk_size` episodes (and every 10 s); a killed run loads whatever set is on disk and
@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
-use crate::agent::episode::{CallRecord, Episode, calls_table, episodes_table};
+use crate::agent::episode::{Agent, OracleFn, Roles};
 use crate::agent::prompts::Prompts;
+use crate::agent::records::{CallRecord, Episode, calls_table, episodes_table};
 use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
-use crate::agent::step::{Agent, OracleFn, Roles};
 use crate::domain::factual::FactualDomain;
 use crate::domain::sql::SqlDomain;
 use crate::domain::sql::detector::DetectorConfig;
@@ -432,10 +432,9 @@ impl MemoryLoopStage {
         // Episode t depends on the episodes it may retrieve (a score-ranked policy reads all its
         // candidates' labels), and on nothing else.
         let deps: Vec<Vec<usize>> = data.neighbours.iter().map(|n| n.iter().map(|&(s, _)| s).collect()).collect();
-        let critical = crate::pipeline::dag::depths(&deps).into_iter().max().unwrap_or(0);
+        let critical = crate::pipeline::episode_scheduler::depths(&deps).into_iter().max().unwrap_or(0);
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
-        let status_file = ctx.work_dir.join(crate::pipeline::dag::STATUS_FILE);
         let flush = |st: &mut LoopState<D::Obs>| -> Result<()> {
             for (range, eps, calls) in st.take_runs() {
                 let part = vec![episodes_table::<D>().batch(&eps)?, calls_table().batch(&calls)?];
@@ -446,7 +445,7 @@ impl MemoryLoopStage {
             Ok(())
         };
         let mut peak_ready = 0usize;
-        let outcome = crate::pipeline::dag::run(
+        let outcome = crate::pipeline::episode_scheduler::run(
             &deps,
             &done,
             self.concurrency,
@@ -470,7 +469,7 @@ impl MemoryLoopStage {
                     status.in_flight, status.ready, status.depth_left, status.eta_secs
                 ));
                 if st.pending.len() >= self.chunk_size.max(1) || st.flushed.elapsed() > Duration::from_secs(10) {
-                    let _ = std::fs::write(&status_file, serde_json::to_vec(status).unwrap_or_default());
+                    status.write(&ctx.work_dir);
                     flush(st)?;
                 }
                 Ok(())

@@ -21,7 +21,7 @@ pub mod verifiers;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::bench::Task;
+use crate::datasets::Task;
 use crate::error::{Error, Result};
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, Decoding, ModelConfig};
@@ -29,7 +29,7 @@ use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The `tasks` input of a stage, typed (the one reader of the table, `bench::tables`).
 pub fn tasks(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<Task>> {
-    crate::bench::tables::tasks_from_batch(inputs.get(ctx, "tasks")?, std::path::Path::new("tasks"))
+    crate::datasets::tables::tasks_from_batch(inputs.get(ctx, "tasks")?, std::path::Path::new("tasks"))
 }
 
 /// The `question_id` and `question` of every task of the `tasks` input, in any domain (what the
@@ -45,7 +45,7 @@ pub fn questions(ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(i64, String
 /// The chat model of `config` (paths resolved against the run), behind the response cache
 /// (`memory_loop::responses_path`) when `cached`: what every stage that calls a model uses.
 pub fn chat_model(config: &ModelConfig, ctx: &StageContext, cached: bool) -> Result<Arc<dyn ChatModel>> {
-    let inner = config.resolved(|p| ctx.resolve(p)).build(&crate::models::models_dir(&ctx.cache_dir))?;
+    let inner = config.resolved(|p| ctx.resolve(p)).build(&crate::model_files::models_dir(&ctx.cache_dir))?;
     Ok(if cached {
         let model = CachedModel::new(inner, &memory_loop::responses_path(&ctx.cache_dir))?;
         Arc::new(model.with_shared_tier(ctx.shared_responses.clone()))
@@ -57,7 +57,7 @@ pub fn chat_model(config: &ModelConfig, ctx: &StageContext, cached: bool) -> Res
 /// The content hashes of the files that decide the answers of `config`'s model, keyed
 /// `model/<file name>` (for a stage's cache key).
 pub fn model_fingerprint(config: &ModelConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-    let files = config.resolved(|p| ctx.resolve(p)).files(&crate::models::models_dir(&ctx.cache_dir))?;
+    let files = config.resolved(|p| ctx.resolve(p)).files(&crate::model_files::models_dir(&ctx.cache_dir))?;
     files
         .iter()
         .map(|f| {

@@ -5,7 +5,7 @@
 use arrow::array::{Int64Array, RecordBatch};
 use serde::{Deserialize, Serialize};
 
-use crate::columns::{Column, SEED, Table, Value};
+use crate::columns::{Column, Getter, SEED, Table};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
@@ -24,7 +24,7 @@ pub struct Step {
 
 /// The `order` table: one definition per column (schema, batch, reader, `schemas/order.json`).
 pub fn order_table() -> Table<Step> {
-    type V = Value<Step>;
+    type V = Getter<Step>;
     Table {
         name: "order",
         description: "A seed's fixed task order: the task asked at every step, shared by every arm of the seed (Fisher-Yates driven by SplitMix64 seeded with the seed).",

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::judge::{default_answer, default_jobs, yes};
 use super::verifiers::{self, Scored, Template};
-use crate::bench::factual::normalize::normalize;
+use crate::datasets::factual::normalize::normalize;
 use crate::domain::factual::channels::answer_line;
 use crate::error::{Error, Result};
 use crate::llm::{Decoding, ModelConfig};

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::columns::{Column, SEED, Table, Value};
+use crate::columns::{Column, Getter, SEED, Table};
 use crate::embed::index::VectorIndex;
 use crate::embed::table::read_vectors;
 use crate::error::{Error, Result};
@@ -46,7 +46,7 @@ pub struct Neighbour {
 
 /// The `retrieval` table: one definition per column (schema, batch, `schemas/retrieval.json`).
 pub fn retrieval_table() -> Table<Neighbour> {
-    type V = Value<Neighbour>;
+    type V = Getter<Neighbour>;
     Table {
         name: "retrieval",
         description: "The top-k earlier episodes of every step of a seed's order by embedding similarity alone; shared by every memory arm of the seed.",

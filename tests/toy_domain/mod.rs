@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use arrow::array::RecordBatch;
-use lucid::agent::episode::Episode;
-use lucid::bench::factual::FactTask;
-use lucid::columns::{Column, Value};
+use lucid::agent::records::Episode;
+use lucid::columns::{Column, Getter};
+use lucid::datasets::factual::FactTask;
 use lucid::domain::{Channels, Domain, Fired, Judge, Observation};
 use lucid::pipeline::stage::StageContext;
 use lucid::stages::memory_loop::Configured;
@@ -47,7 +47,7 @@ impl Domain for Arithmetic {
     const PLANNER_OPTIONAL: bool = true;
 
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> lucid::Result<Vec<FactTask>> {
-        lucid::bench::factual::tables::tasks_from_batch(batch, path)
+        lucid::datasets::factual::tables::tasks_from_batch(batch, path)
     }
     fn id(task: &FactTask) -> i64 {
         task.question_id
@@ -84,14 +84,14 @@ impl Domain for Arithmetic {
         Self::CHANNELS.iter().map(|c| c.to_string()).collect()
     }
     fn observation_columns() -> Vec<Column<Episode<Reading>>> {
-        vec![Column::new("value", Value::OptText(|e| e.obs.value.map(|v| v.to_string())), "The number read.")]
+        vec![Column::new("value", Getter::OptText(|e| e.obs.value.map(|v| v.to_string())), "The number read.")]
     }
 }
 
 impl Judge for Arithmetic {
     type Gold = i64;
     fn gold(&self, batch: &RecordBatch, path: &Path) -> lucid::Result<HashMap<i64, i64>> {
-        let gold = lucid::bench::factual::tables::gold_from_batch(batch, path)?;
+        let gold = lucid::datasets::factual::tables::gold_from_batch(batch, path)?;
         Ok(gold.into_iter().map(|g| (g.question_id, g.answer.parse().unwrap_or(i64::MIN))).collect())
     }
     fn score(&self, _: &FactTask, gold: &i64, answer: Option<&str>) -> lucid::Result<u8> {

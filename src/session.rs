@@ -21,7 +21,7 @@ fn df_err(context: &str, e: datafusion::error::DataFusionError) -> Error {
 }
 
 /// A DataFusion session with lucid's statistics functions ([`crate::analysis::udf`]).
-pub fn session() -> SessionContext {
+pub fn new() -> SessionContext {
     let ctx = SessionContext::new();
     crate::analysis::udf::register(&ctx);
     ctx
@@ -38,7 +38,7 @@ pub async fn collect(ctx: &SessionContext, sql: &str) -> Result<RecordBatch> {
 /// Run `sql` over in-memory tables.
 pub fn sql_over(tables: &[(String, RecordBatch)], sql: &str) -> Result<RecordBatch> {
     block_on(async {
-        let ctx = session();
+        let ctx = new();
         for (name, batch) in tables {
             ctx.register_batch(name, batch.clone()).map_err(|e| df_err(name, e))?;
         }
@@ -270,7 +270,7 @@ pub async fn session_in(ctx: SessionContext, runs: &[(String, PathBuf)]) -> Resu
 }
 
 async fn open_runs(runs: &[(String, PathBuf)], materialize: bool) -> Result<(SessionContext, Vec<String>)> {
-    open_runs_in(session(), runs, materialize).await
+    open_runs_in(new(), runs, materialize).await
 }
 
 async fn open_runs_in(

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{FactBench, Row};
+use super::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]
@@ -33,7 +33,7 @@ pub fn load(path: &Path) -> Result<FactBench> {
             serde_json::Value::Number(n) => n.to_string(),
             other => return Err(Error::input(path, format!("row {}: id {other} is not a string or number", i + 1))),
         };
-        rows.push(Row {
+        rows.push(SourceRow {
             line: i + 1,
             id,
             question: l.question,

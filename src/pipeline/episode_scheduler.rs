@@ -22,12 +22,13 @@ pub fn depths(deps: &[Vec<usize>]) -> Vec<usize> {
     d
 }
 
-/// The file a running stage writes its [`Status`] to, in its work folder (read by `lucid status`).
+/// The file a running stage writes its [`LoopProgress`] to, in its work folder (read by `lucid status`).
 pub const STATUS_FILE: &str = "progress.json";
 
-/// Where a run stands.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Status {
+/// Where a running episode loop stands: written by the loop as episodes finish
+/// ([`LoopProgress::write`]) and read by `lucid status` ([`LoopProgress::read`]), one record.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LoopProgress {
     /// Steps done (including those done before this run).
     pub done: usize,
     /// Steps running now.
@@ -46,6 +47,37 @@ pub struct Status {
     pub eta_secs: f64,
 }
 
+impl LoopProgress {
+    /// Write it to `work_dir`'s status file (best effort: progress is advisory).
+    pub fn write(&self, work_dir: &std::path::Path) {
+        if let Ok(bytes) = serde_json::to_vec(self) {
+            let _ = std::fs::write(work_dir.join(STATUS_FILE), bytes);
+        }
+    }
+
+    /// The status file in `work_dir`, when there is a readable one.
+    pub fn read(work_dir: &std::path::Path) -> Option<LoopProgress> {
+        serde_json::from_slice(&std::fs::read(work_dir.join(STATUS_FILE)).ok()?).ok()
+    }
+}
+
+impl std::fmt::Display for LoopProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{} done, {} in flight, {} ready; depth left {} of {}, {:.1} s per episode, eta {:.0} s",
+            self.done,
+            self.total,
+            self.in_flight,
+            self.ready,
+            self.depth_left,
+            self.critical_path,
+            self.mean_step_secs,
+            self.eta_secs
+        )
+    }
+}
+
 /// Run every step of `deps` not `done`. `prepare(state, t)` makes step t's job when it is ready;
 /// `work(worker, t, job)` runs it on a worker thread (each with its own `init()` state);
 /// `complete(state, t, result, status)` takes each result in completion order. At the first error
@@ -59,7 +91,7 @@ pub fn run<S, W, J, R>(
     init: impl Fn() -> W + Sync,
     prepare: impl Fn(&mut S, usize) -> J,
     work: impl Fn(&mut W, usize, J) -> Result<R> + Sync,
-    mut complete: impl FnMut(&mut S, usize, R, &Status) -> Result<()>,
+    mut complete: impl FnMut(&mut S, usize, R, &LoopProgress) -> Result<()>,
 ) -> Result<()>
 where
     J: Send,
@@ -87,11 +119,11 @@ where
     }
     let mut ready: BinaryHeap<Reverse<usize>> = (0..n).filter(|&t| !done[t] && waiting[t] == 0).map(Reverse).collect();
     let done_before = done.iter().filter(|&&d| d).count();
-    let mut status = Status {
+    let mut status = LoopProgress {
         done: done_before,
         total: n,
         critical_path: depths(deps).into_iter().max().unwrap_or(0),
-        ..Status::default()
+        ..LoopProgress::default()
     };
     let mut running: Vec<usize> = Vec::new();
     let (job_tx, job_rx) = mpsc::channel::<(usize, J)>();

@@ -7,7 +7,7 @@ use std::path::Path;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 
 use super::{FactBench, FactGold, FactTask};
-use crate::columns::{Column, Table, Value};
+use crate::columns::{Column, Getter, Table};
 use crate::error::{Error, Result};
 
 /// The value of `tasks.domain` for factual tasks.
@@ -15,7 +15,7 @@ pub const DOMAIN: &str = "factual";
 
 /// The factual `tasks` table.
 pub fn tasks_table() -> Table<FactTask> {
-    type T = Value<FactTask>;
+    type T = Getter<FactTask>;
     Table {
         name: "tasks",
         description: "One row per factual question, as the agent may see it (closed book: no answer, no evidence).",
@@ -42,7 +42,7 @@ pub fn tasks_table() -> Table<FactTask> {
 
 /// The factual `gold` table.
 pub fn gold_table() -> Table<FactGold> {
-    type G = Value<FactGold>;
+    type G = Getter<FactGold>;
     Table {
         name: "gold",
         description: "The reference answer per factual question, with its aliases. Read only by evaluation and post-hoc analysis.",

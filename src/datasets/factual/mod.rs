@@ -57,7 +57,7 @@ pub struct FactBench {
 pub const ANSWER_TYPES: &[&str] = &["name", "number", "year", "code", "symbol", "text"];
 
 /// One source row before checking.
-pub struct Row {
+pub struct SourceRow {
     /// Where it is (1-based line or row), for errors.
     pub line: usize,
     /// The source's id.
@@ -77,7 +77,7 @@ pub struct Row {
 impl FactBench {
     /// The benchmark of `rows` read from `path`: errors name the file and the row for an empty
     /// question or answer, a duplicate id or an unknown answer type.
-    pub fn from_rows(path: &Path, rows: Vec<Row>) -> Result<FactBench> {
+    pub fn from_rows(path: &Path, rows: Vec<SourceRow>) -> Result<FactBench> {
         let mut seen = HashSet::new();
         let mut b = FactBench::default();
         for (i, r) in rows.into_iter().enumerate() {

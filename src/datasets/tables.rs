@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 
 use super::{GoldQuery, Task};
-use crate::columns::{Column, Table, Value};
+use crate::columns::{Column, Getter, Table};
 use crate::error::Result;
 
 /// A `tasks` row: the task and its database's content fingerprint.
@@ -20,7 +20,7 @@ pub struct TaskRow<'a> {
 
 /// The `tasks` table: one definition per column (schema, batch, reader, `schemas/tasks.json`).
 pub fn tasks_table<'a>() -> Table<TaskRow<'a>> {
-    type T<'a> = Value<TaskRow<'a>>;
+    type T<'a> = Getter<TaskRow<'a>>;
     Table {
         name: "tasks",
         description: "One row per benchmark question, as the agent may see it. Never holds a reference answer: gold lives in its own table.",
@@ -60,7 +60,7 @@ pub fn tasks_table<'a>() -> Table<TaskRow<'a>> {
 
 /// The `gold` table: one definition per column (schema, batch, reader, `schemas/gold.json`).
 pub fn gold_table() -> Table<GoldQuery> {
-    type G = Value<GoldQuery>;
+    type G = Getter<GoldQuery>;
     Table {
         name: "gold",
         description: "Reference SQL per question. Read only by evaluation and post-hoc analysis, never by an agent stage.",

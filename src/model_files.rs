@@ -81,7 +81,7 @@ pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
 pub fn present(models_dir: &Path, name: &str) -> bool {
     let p = model_path(models_dir, name);
     if name == "facts" {
-        return crate::bench::factual::wheels::present(&p);
+        return crate::datasets::factual::wheels::present(&p);
     }
     if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
 }
@@ -148,7 +148,7 @@ pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
             continue;
         }
         if k.name == "facts" {
-            crate::bench::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
+            crate::datasets::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }
         let wheels = models_dir.join("wheels");

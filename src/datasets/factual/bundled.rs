@@ -12,7 +12,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use super::{FactBench, Row};
+use super::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 /// The topics, in order, with the answer type each asks for.
@@ -35,11 +35,11 @@ const ELEMENT_ALIASES: &[(&str, &str)] = &[("Aluminum", "Aluminium"), ("Cesium",
 
 /// Build the set from the unpacked packages under `facts`.
 pub fn build(facts: &Path) -> Result<FactBench> {
-    let mut by_topic: BTreeMap<usize, Vec<Row>> = BTreeMap::new();
+    let mut by_topic: BTreeMap<usize, Vec<SourceRow>> = BTreeMap::new();
     let mut add = |topic: &str, id: String, question: String, answer: String, aliases: Vec<String>| {
         let (t, ty) =
             TOPICS.iter().enumerate().find(|(_, (n, _))| *n == topic).map(|(i, (_, ty))| (i, ty)).expect("a topic");
-        by_topic.entry(t).or_default().push(Row {
+        by_topic.entry(t).or_default().push(SourceRow {
             line: 0,
             id: format!("{topic}/{id}"),
             question,
