@@ -20,7 +20,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use crate::error::{Error, Result};
 
 fn err(what: &str) -> impl FnOnce(String) -> Error + '_ {
-    move |e| Error::Query(format!("ballista {what}: {e}"))
+    move |e| Error::query_from(format!("ballista {what}"), e)
 }
 
 /// lucid's own SQL functions: those [`crate::analysis::udf::register`] adds to a plain session.
@@ -52,7 +52,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Environment(format!("cannot start a tokio runtime: {e}")))
+        .map_err(|e| Error::environment_from("cannot start a tokio runtime", e))
 }
 
 /// Run a Ballista scheduler on `bind` whose sessions know lucid's functions, until killed.

@@ -3,6 +3,18 @@
 
 use std::path::PathBuf;
 
+/// The underlying error an [`Error`] keeps as its source.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A variant's message followed by its cause, as one line: `message: source`, `message` or `source`.
+fn line(message: &str, source: &Option<Cause>) -> String {
+    match source {
+        Some(s) if message.is_empty() => s.to_string(),
+        Some(s) => format!("{message}: {s}"),
+        None => message.to_string(),
+    }
+}
+
 /// Result with the library error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -72,17 +84,41 @@ pub enum Error {
         source: object_store::Error,
     },
     /// A model that could not be loaded, reached or run (HTTP client, tokenizer, encoder).
-    #[error("model: {0}")]
-    Model(String),
+    #[error("model: {}", line(.message, .source))]
+    Model {
+        /// What failed.
+        message: String,
+        /// The underlying error, when there is one (candle, tokenizers, reqwest, ...).
+        #[source]
+        source: Option<Cause>,
+    },
     /// An SQL query over run tables (DataFusion) that failed to plan or run.
-    #[error("query: {0}")]
-    Query(String),
+    #[error("query: {}", line(.message, .source))]
+    Query {
+        /// Which query, over what.
+        message: String,
+        /// The underlying error (DataFusion's, or a reader's), when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
     /// A setting outside any file: an environment variable, a missing tool.
-    #[error("{0}")]
-    Environment(String),
+    #[error("{}", line(.message, .source))]
+    Environment {
+        /// What is missing or wrong.
+        message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Cause>,
+    },
     /// A command-line usage error.
-    #[error("{0}")]
-    Usage(String),
+    #[error("{}", line(.message, .source))]
+    Usage {
+        /// What is wrong with the command line.
+        message: String,
+        /// The underlying error, when there is one (a parse error).
+        #[source]
+        source: Option<Cause>,
+    },
 }
 
 impl Error {
@@ -96,13 +132,53 @@ impl Error {
         Error::Stage { stage: stage.into(), message: message.into() }
     }
 
+    /// A model error with a message only.
+    pub fn model(message: impl Into<String>) -> Error {
+        Error::Model { message: message.into(), source: None }
+    }
+
+    /// A model error: `message`, caused by `source` (kept as the error's source).
+    pub fn model_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Model { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// A query error with a message only.
+    pub fn query(message: impl Into<String>) -> Error {
+        Error::Query { message: message.into(), source: None }
+    }
+
+    /// A query error: `message`, caused by `source`.
+    pub fn query_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Query { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// An environment error with a message only.
+    pub fn environment(message: impl Into<String>) -> Error {
+        Error::Environment { message: message.into(), source: None }
+    }
+
+    /// An environment error: `message`, caused by `source`.
+    pub fn environment_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Environment { message: message.into(), source: Some(source.into()) }
+    }
+
+    /// A usage error with a message only.
+    pub fn usage(message: impl Into<String>) -> Error {
+        Error::Usage { message: message.into(), source: None }
+    }
+
+    /// A usage error: `message`, caused by `source`.
+    pub fn usage_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Usage { message: message.into(), source: Some(source.into()) }
+    }
+
     /// The process exit code for this error: 2 for command-line usage, 3 for input that is
     /// malformed (a pipeline file, a data file, a stage's configuration) or a missing setting, 1
     /// for everything that failed while working (files, models, queries).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => 2,
-            Error::Input { .. } | Error::Stage { .. } | Error::Environment(_) => 3,
+            Error::Usage { .. } => 2,
+            Error::Input { .. } | Error::Stage { .. } | Error::Environment { .. } => 3,
             _ => 1,
         }
     }

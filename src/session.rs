@@ -17,7 +17,7 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
 }
 
 fn df_err(context: &str, e: datafusion::error::DataFusionError) -> Error {
-    Error::Query(format!("{context}: {e}"))
+    Error::query_from(context, e)
 }
 
 /// A DataFusion session with lucid's statistics functions ([`crate::analysis::udf`]).
@@ -222,11 +222,11 @@ async fn register_remote(
             Ok((listing, base, store, reader.object_url("")))
         })
         .await
-        .map_err(|e| Error::Environment(format!("store {url}: {e}")))??
+        .map_err(|e| Error::environment_from(format!("store {url}"), e))??
     };
     let listing =
-        listing.ok_or_else(|| Error::Usage(format!("{url}/runs/{name}: no such run in the store (no listing)")))?;
-    let base_url = url::Url::parse(&base).map_err(|e| Error::Usage(format!("{url}: {e}")))?;
+        listing.ok_or_else(|| Error::usage(format!("{url}/runs/{name}: no such run in the store (no listing)")))?;
+    let base_url = url::Url::parse(&base).map_err(|e| Error::usage_from(format!("{url}"), e))?;
     ctx.register_object_store(&base_url, store);
     let mut names = Vec::new();
     for (table, objects) in &listing.tables {

@@ -222,7 +222,7 @@ pub fn batches(a: &Audit, prefix: &str) -> Result<Vec<(String, RecordBatch)>> {
             let schema = arrow::json::reader::infer_json_schema_from_iterator(sec.rows.iter().map(Ok))?;
             let mut dec = arrow::json::ReaderBuilder::new(std::sync::Arc::new(schema)).build_decoder()?;
             dec.serialize(&sec.rows)?;
-            dec.flush()?.ok_or_else(|| Error::Query(format!("audit table {name}: no rows")))?
+            dec.flush()?.ok_or_else(|| Error::query(format!("audit table {name}: no rows")))?
         };
         out.push((name, batch));
     }

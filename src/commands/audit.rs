@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// `lucid audit`.
 pub fn run(a: &AuditArgs) -> Result<()> {
     if a.bootstrap == 0 {
-        return Err(Error::Usage("--bootstrap must be at least 1".into()));
+        return Err(Error::usage("--bootstrap must be at least 1"));
     }
     let cols =
         Columns { verifiers: a.verifiers.clone(), seed: a.seed_col.clone(), sc: a.sc_col.clone(), n: a.n_col.clone() };

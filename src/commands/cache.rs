@@ -43,7 +43,7 @@ pub fn run(a: &CacheArgs) -> Result<()> {
                     .map(|s| format!("{} (by {})", s.key, s.record.holder))
                     .collect();
                 if !live.is_empty() {
-                    return Err(Error::Usage(format!(
+                    return Err(Error::usage(format!(
                         "gc refused: {} instance(s) claimed by live workers of {url} may still read what it would delete: {}",
                         live.len(),
                         live.join(", ")

@@ -18,7 +18,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     let db_root = a.db_root.clone().or_else(|| shortcut.as_ref().map(|s| s.1.clone()));
     let diff_path = a.diff_json.clone().or_else(|| shortcut.as_ref().map(|s| s.0.clone()));
     let (Some(gold_path), Some(db_root)) = (gold_path, db_root) else {
-        return Err(Error::Usage("lucid eval needs --gold and --db-root (or --bench DIR, or --bundled)".into()));
+        return Err(Error::usage("lucid eval needs --gold and --db-root (or --bench DIR, or --bundled)"));
     };
     if !db_root.is_dir() {
         return Err(Error::input(&db_root, "database root folder not found"));
@@ -45,7 +45,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     let Some(pred_path) = &a.pred else {
-        return Err(Error::Usage("lucid eval needs --pred FILE (or --check-gold)".into()));
+        return Err(Error::usage("lucid eval needs --pred FILE (or --check-gold)"));
     };
     let predictions = inputs::read_predictions(pred_path)?;
     let diff = match &diff_path {

@@ -42,7 +42,7 @@ fn best(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
 
 /// Prompt reading and generation of one loaded model.
 fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value> {
-    let merr = |e: String| Error::Model(e);
+    let merr = |e: String| Error::model(e);
     let mut ids = m.chat.encode(&long_prompt()).map_err(merr)?;
     ids.truncate(PROMPT_TOKENS);
     let read = best(runs, || m.read_prompt(&ids).map(|_| ()).map_err(merr))?;
@@ -53,7 +53,7 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
     };
     let mut out = (0, 0);
     let gen_secs = best(runs, || {
-        let c = m.chat(&req).map_err(|f| Error::Model(f.to_string()))?;
+        let c = m.chat(&req).map_err(|f| Error::model(f.to_string()))?;
         out = (c.tokens_in, c.tokens_out);
         Ok(())
     })?;
@@ -82,7 +82,7 @@ pub fn run(models_dir: &Path) -> Result<serde_json::Value> {
         let Ok(path) = crate::model_files::chat_model_path(models_dir, name) else { continue };
         let m = LocalModel::load_with(&path, requant, linear)?;
         // Warm-up (page in the weights), then the best of two.
-        m.read_prompt(&m.chat.encode(GEN_PROMPT).map_err(Error::Model)?).map_err(Error::Model)?;
+        m.read_prompt(&m.chat.encode(GEN_PROMPT).map_err(Error::model)?).map_err(Error::model)?;
         rows.push(measure(&m, label, 2)?);
     }
     Ok(json!(rows))

@@ -12,7 +12,7 @@ pub fn run(a: &LoadArgs) -> Result<()> {
         (_, true, _) => bundled::load(&bundled::default_dir(), &cache)?,
         (Some(dir), _, Some(file)) => datasets::spider::load(dir, file)?,
         (Some(dir), _, None) => datasets::bird::load(dir, &a.source.split)?,
-        (None, false, _) => return Err(Error::Usage("lucid load needs --bench DIR or --bundled".into())),
+        (None, false, _) => return Err(Error::usage("lucid load needs --bench DIR or --bundled")),
     };
     datasets::tables::write_benchmark(&a.out, &bench, &cache)?;
     println!("{}: {} tasks -> {}", bench.name, bench.tasks.len(), a.out.display());

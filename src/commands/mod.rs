@@ -36,7 +36,7 @@ pub(crate) fn timeout(secs: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| Error::Usage(format!("--timeout must be a positive number of seconds, got {secs}")))
+        .ok_or_else(|| Error::usage(format!("--timeout must be a positive number of seconds, got {secs}")))
 }
 
 /// `--cache-dir`, else lucid's cache folder.

@@ -20,7 +20,7 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
         }
         ModelsAction::Path => {
             let name = a.name.as_deref().ok_or_else(|| {
-                Error::Usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)".into())
+                Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)")
             })?;
             let p = match name {
                 "minilm" => crate::model_files::minilm_path(&dir)?,
@@ -37,7 +37,7 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             let figures = match a.name.as_deref() {
                 Some("llm") => super::llm_bench::run(&dir)?,
                 Some(other) => {
-                    return Err(Error::Usage(format!("lucid models bench takes `llm` or nothing, not {other}")));
+                    return Err(Error::usage(format!("lucid models bench takes `llm` or nothing, not {other}")));
                 }
                 None => super::models_bench::run(&dir, a.questions.as_deref())?,
             };

@@ -35,7 +35,7 @@ pub fn run(a: &QueryArgs) -> Result<()> {
         let Some(sql) = sql else {
             let mut out = std::io::stdout().lock();
             for n in names {
-                let df = ctx.table(n.as_str()).await.map_err(|e| Error::Query(e.to_string()))?;
+                let df = ctx.table(n.as_str()).await.map_err(|e| Error::query_from("", e))?;
                 let cols: Vec<String> =
                     df.schema().fields().iter().map(|f| format!("{} {}", f.name(), f.data_type())).collect();
                 writeln!(out, "{n}: {}", cols.join(", ")).map_err(werr)?;
@@ -49,7 +49,7 @@ pub fn run(a: &QueryArgs) -> Result<()> {
 
 fn emit(batch: &RecordBatch, format: Format, out: Option<&Path>) -> Result<()> {
     if format == Format::Parquet {
-        let out = out.ok_or_else(|| Error::Usage("--format parquet needs --out FILE".into()))?;
+        let out = out.ok_or_else(|| Error::usage("--format parquet needs --out FILE"))?;
         return crate::table::write_parquet(out, batch);
     }
     let mut buf: Vec<u8> = Vec::new();

@@ -10,7 +10,7 @@ use crate::stages::registry::Stages;
 
 /// `i/n` with i < n.
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
-    let bad = || Error::Usage(format!("--shard {s}: expected i/n with 0 <= i < n (e.g. 0/4)"));
+    let bad = || Error::usage(format!("--shard {s}: expected i/n with 0 <= i < n (e.g. 0/4)"));
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
     if i >= n {

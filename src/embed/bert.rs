@@ -84,7 +84,7 @@ impl Embedder {
         let enc = self
             .tokenizer
             .encode_batch(batch.to_vec(), true)
-            .map_err(|err| Error::Model(format!("tokenize: {err}")))?;
+            .map_err(|err| Error::model(format!("tokenize: {err}")))?;
         let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
         let hidden = self.encoder.forward(&ids, threads)?;
         let spans = spans(&ids);

@@ -214,14 +214,14 @@ impl Encoder {
         let mut x = vec![0f32; rows * h];
         for ((start, len), ids) in spans.iter().zip(sentences) {
             if *len > self.max_positions {
-                return Err(Error::Model(format!("embedding: {len} tokens, the model takes {}", self.max_positions)));
+                return Err(Error::model(format!("embedding: {len} tokens, the model takes {}", self.max_positions)));
             }
             for (p, &id) in ids.iter().enumerate() {
                 let row = &mut x[(start + p) * h..][..h];
                 let word = self
                     .word
                     .get(id as usize * h..(id as usize + 1) * h)
-                    .ok_or_else(|| Error::Model(format!("embedding: token id {id} is outside the vocabulary")))?;
+                    .ok_or_else(|| Error::model(format!("embedding: token id {id} is outside the vocabulary")))?;
                 let pos = &self.position[p * h..][..h];
                 for (((v, a), b), c) in row.iter_mut().zip(word).zip(pos).zip(&self.token_type) {
                     *v = a + b + c;

@@ -166,7 +166,7 @@ const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 fn http(c: &HttpConfig, base_url: &str, key: Option<Secret>) -> Result<HttpClient> {
     let timeout = Duration::try_from_secs_f64(c.timeout_secs)
-        .map_err(|_| Error::Model(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
+        .map_err(|_| Error::model(format!("timeout_secs must be positive, got {}", c.timeout_secs)))?;
     let endpoint = format!("{} {}", super::http::normalize_base_url(base_url), c.model);
     HttpClient::new(&endpoint, timeout, c.max_concurrency, c.retry.clone(), key)
 }

@@ -28,7 +28,7 @@ impl Secret {
     pub fn from_env(var: &str) -> Result<Secret> {
         match std::env::var(var) {
             Ok(v) if !v.trim().is_empty() => Ok(Secret(v.trim().to_string())),
-            _ => Err(Error::Environment(format!("environment variable {var} (the API key) is not set"))),
+            _ => Err(Error::environment(format!("environment variable {var} (the API key) is not set"))),
         }
     }
 
@@ -137,12 +137,12 @@ impl HttpClient {
         let client = reqwest::Client::builder()
             .timeout(timeout)
             .build()
-            .map_err(|e| Error::Model(format!("cannot build HTTP client: {e}")))?;
+            .map_err(|e| Error::model_from("cannot build HTTP client", e))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| Error::Model(format!("cannot start async runtime: {e}")))?;
+            .map_err(|e| Error::model_from("cannot start async runtime", e))?;
         Ok(HttpClient { client, rt, permits: endpoint_permits(endpoint, max_concurrency), retry, key })
     }
 

@@ -211,7 +211,7 @@ fn needed_instances(plan: &Plan, only: &[String], shard: Option<(usize, usize)>)
     let ids: Vec<&str> = plan.spec.stages.iter().map(|s| s.id.as_str()).collect();
     for o in only {
         if !ids.contains(&o.as_str()) {
-            return Err(Error::Usage(format!("--only {o}: no such stage (stages: {})", ids.join(", "))));
+            return Err(Error::usage(format!("--only {o}: no such stage (stages: {})", ids.join(", "))));
         }
     }
     let mut needed = vec![false; n];

@@ -54,14 +54,14 @@ impl Shared {
     pub fn fetch(&self, store: &Store, digest: &str) -> Result<Option<StoredInstance>> {
         let Some(bytes) = self.remote.get(&format!("stages/{digest}.json"))? else { return Ok(None) };
         let entry: StoredInstance = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Environment(format!("store {}: stages/{digest}.json: {e}", self.remote.url())))?;
+            .map_err(|e| Error::environment_from(format!("store {}: stages/{digest}.json", self.remote.url()), e))?;
         for hash in entry.outputs.values() {
             if store.verify(hash) {
                 continue;
             }
             let key = object_key(hash);
             let Some(obj) = self.remote.get(&key)? else {
-                return Err(Error::Environment(format!("store {}: {key} is listed but missing", self.remote.url())));
+                return Err(Error::environment(format!("store {}: {key} is listed but missing", self.remote.url())));
             };
             store.put_object_bytes(hash, &obj)?;
         }
@@ -135,7 +135,7 @@ impl Shared {
         if self.remote.create(&format!("stages/{digest}.json"), bytes)? {
             return Ok(entry.clone());
         }
-        self.fetch(store, digest)?.ok_or_else(|| Error::Environment(format!("stages/{digest}.json vanished")))
+        self.fetch(store, digest)?.ok_or_else(|| Error::environment(format!("stages/{digest}.json vanished")))
     }
 }
 
@@ -143,7 +143,7 @@ impl Holding {
     /// Fencing: an error when this worker no longer holds the claim.
     pub fn check(&self, remote: &Remote) -> Result<()> {
         if self.lost.load(Ordering::SeqCst) {
-            return Err(Error::Environment(format!("lost its claim on {}: not publishing", self.claim.key)));
+            return Err(Error::environment(format!("lost its claim on {}: not publishing", self.claim.key)));
         }
         self.claim.check(remote)
     }

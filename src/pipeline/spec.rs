@@ -187,11 +187,11 @@ fn parse_entries<R: Registry>(path: &Path, text: &str, overrides: &[String]) -> 
     }
     let mut tree: serde_norway::Value = serde_norway::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
     for o in overrides {
-        super::overrides::apply(&mut tree, o).map_err(|m| Error::Usage(format!("--set {o}: {m}")))?;
+        super::overrides::apply(&mut tree, o).map_err(|m| Error::usage(format!("--set {o}: {m}")))?;
     }
-    let rendered = serde_norway::to_string(&tree).map_err(|e| Error::Usage(format!("--set: {e}")))?;
+    let rendered = serde_norway::to_string(&tree).map_err(|e| Error::usage_from("--set", e))?;
     serde_norway::from_str(&rendered).map_err(|e| {
-        Error::Usage(format!("{}: after --set {}: {}", path.display(), overrides.join(" --set "), strip_location(&e)))
+        Error::usage(format!("{}: after --set {}: {}", path.display(), overrides.join(" --set "), strip_location(&e)))
     })
 }
 

@@ -95,7 +95,7 @@ pub fn state(remote: &Remote, key: &str) -> Result<Option<ClaimState>> {
     let key_of = format!("{}/{}", dir(key), claim_name(epoch));
     let bytes = remote.get(&key_of)?.unwrap_or_default();
     let record: ClaimRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Environment(format!("store {}: {key_of}: not a claim ({e})", remote.url())))?;
+        .map_err(|e| Error::environment(format!("store {}: {key_of}: not a claim ({e})", remote.url())))?;
     Ok(Some(ClaimState { record, last_ms, claimed_ms }))
 }
 
@@ -173,7 +173,7 @@ pub fn try_claim(remote: &Remote, key: &str, holder: &str, lease_ms: i64) -> Res
     }
     match state(remote, key)? {
         Some(s) => Ok(ClaimAttempt::Held { record: s.record, idle_ms: 0 }),
-        None => Err(Error::Environment(format!("store {}: claims on {key} vanished", remote.url()))),
+        None => Err(Error::environment(format!("store {}: claims on {key} vanished", remote.url()))),
     }
 }
 
@@ -187,7 +187,7 @@ impl Claim {
     /// Fencing: an error when a higher epoch exists (this worker lost the instance).
     pub fn check(&self, remote: &Remote) -> Result<()> {
         match state(remote, &self.key)? {
-            Some(s) if s.record.epoch > self.epoch => Err(Error::Environment(format!(
+            Some(s) if s.record.epoch > self.epoch => Err(Error::environment(format!(
                 "lost its claim on {} (epoch {}) to {} (epoch {}): its lease lapsed; not publishing",
                 self.key, self.epoch, s.record.holder, s.record.epoch
             ))),

@@ -72,12 +72,12 @@ impl Remote {
     /// [`Remote::open`] with S3 settings given here over the environment's (`aws_endpoint`,
     /// `aws_access_key_id`, ...: object_store's configuration keys).
     pub fn open_with(url: &str, s3_config: &[(&str, &str)]) -> Result<Remote> {
-        let usage = |why: &str| Error::Usage(format!("--store {url}: {why}"));
+        let usage = |why: &str| Error::usage(format!("--store {url}: {why}"));
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|e| Error::Environment(format!("cannot start the store's I/O runtime: {e}")))?;
+            .map_err(|e| Error::environment_from("cannot start the store's I/O runtime", e))?;
         let (store, base): (Arc<dyn ObjectStore>, url_base::Base) = if let Some(path) = url.strip_prefix("file://") {
             let dir = std::path::Path::new(path);
             if !dir.is_absolute() {
@@ -232,5 +232,5 @@ fn s3(url: &str, bucket: &str, config: &[(&str, &str)]) -> Result<Arc<dyn Object
 
 #[cfg(not(feature = "s3"))]
 fn s3(url: &str, _bucket: &str, _config: &[(&str, &str)]) -> Result<Arc<dyn ObjectStore>> {
-    Err(Error::Usage(format!("--store {url}: this lucid was built without the `s3` feature")))
+    Err(Error::usage(format!("--store {url}: this lucid was built without the `s3` feature")))
 }

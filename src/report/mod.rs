@@ -154,7 +154,7 @@ pub fn build(runs: &[PathBuf]) -> Result<Report> {
                     Some(sql) => crate::session::collect(&ctx, sql).await,
                     None => ksweep::k_sweep(&ctx).await,
                 }
-                .map_err(|e| Error::Query(format!("report table {} of run {name}: {e}", spec.name)))?;
+                .map_err(|e| Error::query_from(format!("report table {} of run {name}", spec.name), e))?;
                 per_table[i].push(with_run(name, &batch)?);
             }
             Ok::<(), Error>(())
@@ -194,7 +194,7 @@ pub fn rows_json(batch: &RecordBatch) -> Result<Vec<serde_json::Value>> {
     if buf.is_empty() {
         return Ok(Vec::new());
     }
-    serde_json::from_slice(&buf).map_err(|e| Error::Query(format!("report json: {e}")))
+    serde_json::from_slice(&buf).map_err(|e| Error::query_from("report json", e))
 }
 
 /// Write `report.md`, `report.json` and `report.html` into `out`; returns the HTML path.

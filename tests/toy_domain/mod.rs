@@ -103,7 +103,7 @@ impl Configured for Arithmetic {
     fn configure(options: &serde_json::Value, _: &StageContext) -> lucid::Result<Self> {
         match options.as_object() {
             Some(o) if o.is_empty() => Ok(Arithmetic),
-            _ => Err(lucid::Error::Usage(format!("the arithmetic domain takes no options, got {options}"))),
+            _ => Err(lucid::Error::usage(format!("the arithmetic domain takes no options, got {options}"))),
         }
     }
 }

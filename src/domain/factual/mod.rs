@@ -98,7 +98,7 @@ impl FactualDomain {
 
     /// The domain with `config`: the corpus from `corpus_file`, else the bundled one under `facts`.
     pub fn new(config: FactualConfig, corpus_file: Option<&Path>, facts: &Path) -> Result<FactualDomain> {
-        config.check().map_err(crate::error::Error::Usage)?;
+        config.check().map_err(crate::error::Error::usage)?;
         let (corpus, topics) = match corpus_file {
             Some(f) => (Corpus::load(f)?, config.evidence_topics.clone()),
             None => (

@@ -263,6 +263,6 @@ impl Judge for SqlDomain {
         };
         let pair = crate::eval::Pair { pred: sql, gold, db: &task.db_path };
         let (r, _) = crate::eval::evaluate(&[pair], &opts)?;
-        r.first().map(|r| r.verdict.res()).ok_or_else(|| Error::Query("evaluation returned no verdict".into()))
+        r.first().map(|r| r.verdict.res()).ok_or_else(|| Error::query("evaluation returned no verdict"))
     }
 }
