@@ -15,6 +15,73 @@ fn line(message: &str, source: &Option<Cause>) -> String {
     }
 }
 
+/// A failure inside a model (tokenizer, chat template, tensor arithmetic, an API's answer): what
+/// failed and, when there is one, the error that caused it. Its text is what a failed call
+/// records (`calls.error`); as an [`Error`] it becomes [`Error::Model`] with itself as the source.
+#[derive(Debug)]
+pub struct Fault {
+    /// What failed.
+    pub message: String,
+    /// The underlying error.
+    pub source: Option<Cause>,
+}
+
+impl Fault {
+    /// A fault with a message only.
+    pub fn new(message: impl Into<String>) -> Fault {
+        Fault { message: message.into(), source: None }
+    }
+
+    /// A fault: `message`, caused by `source`.
+    pub fn from(message: impl Into<String>, source: impl Into<Cause>) -> Fault {
+        Fault { message: message.into(), source: Some(source.into()) }
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&line(&self.message, &self.source))
+    }
+}
+
+impl std::error::Error for Fault {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_ref().map(|s| s.as_ref() as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<Fault> for Error {
+    fn from(f: Fault) -> Error {
+        Error::Model { message: String::new(), source: Some(Box::new(f)) }
+    }
+}
+
+/// A value that breaks a rule, with the rule in words (a configuration field out of range, an
+/// answer with no artifact in it, a key path that does not parse). The caller says where the
+/// value came from: a file, a stage, a row.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl From<String> for Invalid {
+    fn from(s: String) -> Invalid {
+        Invalid(s)
+    }
+}
+
+/// Its message (an `Invalid` has no cause to lose).
+impl From<Invalid> for String {
+    fn from(i: Invalid) -> String {
+        i.0
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(s: &str) -> Invalid {
+        Invalid(s.to_string())
+    }
+}
+
 /// Result with the library error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

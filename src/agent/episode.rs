@@ -111,18 +111,18 @@ impl<D: Domain> Agent<'_, D> {
             Some(String::new())
         };
         let artifact = match plan {
-            None => Err("planner call failed".to_string()),
+            None => Err(crate::error::Invalid::from("planner call failed")),
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
                 let executor = self.prompts.render("executor.txt", &vars)?;
                 match self.call("executor", executor, &self.roles.executor, step, &mut ep, &mut calls)? {
                     Some(text) => self.domain.extract(&text),
-                    None => Err("executor call failed".to_string()),
+                    None => Err(crate::error::Invalid::from("executor call failed")),
                 }
             }
         };
         match artifact {
-            Err(why) => ep.obs = self.domain.unobserved(&why),
+            Err(why) => ep.obs = self.domain.unobserved(&why.0),
             Ok(artifact) => {
                 let seen = self.domain.observe(w, task, &artifact)?;
                 ep.obs = seen.obs;

@@ -91,15 +91,15 @@ pub struct Attractor {
 ///
 /// Errors name the input when `l`, `s` or `e0` is outside `[0, 1]`, or `kappa` is negative or
 /// not finite.
-pub fn attractor(inp: AttractorInputs) -> Result<Attractor, String> {
+pub fn attractor(inp: AttractorInputs) -> std::result::Result<Attractor, crate::error::Invalid> {
     let AttractorInputs { kappa, leniency: l, sensitivity: s, e0 } = inp;
     for (name, value) in [("leniency", l), ("sensitivity", s), ("e0", e0)] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(format!("{name} must be a probability in [0, 1], got {value}"));
+            return Err(crate::error::Invalid(format!("{name} must be a probability in [0, 1], got {value}")));
         }
     }
     if !kappa.is_finite() || kappa < 0.0 {
-        return Err(format!("kappa must be a finite coupling >= 0, got {kappa}"));
+        return Err(crate::error::Invalid(format!("kappa must be a finite coupling >= 0, got {kappa}")));
     }
     let p_star = fixed_point(kappa, l, s, e0);
     let p0 = corruption(e0, l, s);
@@ -315,10 +315,10 @@ mod tests {
     #[test]
     fn bad_attractor_inputs_name_the_input() {
         let err = |inp| attractor(inp).expect_err("invalid input");
-        assert!(err(inputs(0.38, 1.2, 0.9, 0.32)).contains("leniency"));
-        assert!(err(inputs(0.38, 0.76, -0.1, 0.32)).contains("sensitivity"));
-        assert!(err(inputs(0.38, 0.76, 0.9, f64::NAN)).contains("e0"));
-        assert!(err(inputs(-1.0, 0.76, 0.9, 0.32)).contains("kappa"));
+        assert!(err(inputs(0.38, 1.2, 0.9, 0.32)).0.contains("leniency"));
+        assert!(err(inputs(0.38, 0.76, -0.1, 0.32)).0.contains("sensitivity"));
+        assert!(err(inputs(0.38, 0.76, 0.9, f64::NAN)).0.contains("e0"));
+        assert!(err(inputs(-1.0, 0.76, 0.9, 0.32)).0.contains("kappa"));
     }
 
     #[test]

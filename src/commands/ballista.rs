@@ -33,7 +33,5 @@ pub fn run(a: &BallistaArgs) -> Result<()> {
 /// The error of a Ballista request in a build without the `ballista` feature.
 #[cfg(not(feature = "ballista"))]
 pub fn not_built() -> crate::error::Error {
-    crate::error::Error::usage(
-        "this lucid was built without Ballista: cargo build --release --features ballista",
-    )
+    crate::error::Error::usage("this lucid was built without Ballista: cargo build --release --features ballista")
 }

@@ -42,7 +42,7 @@ fn best(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
 
 /// Prompt reading and generation of one loaded model.
 fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value> {
-    let merr = |e: String| Error::model(e);
+    let merr = Error::from;
     let mut ids = m.chat.encode(&long_prompt()).map_err(merr)?;
     ids.truncate(PROMPT_TOKENS);
     let read = best(runs, || m.read_prompt(&ids).map(|_| ()).map_err(merr))?;
@@ -82,7 +82,7 @@ pub fn run(models_dir: &Path) -> Result<serde_json::Value> {
         let Ok(path) = crate::model_files::chat_model_path(models_dir, name) else { continue };
         let m = LocalModel::load_with(&path, requant, linear)?;
         // Warm-up (page in the weights), then the best of two.
-        m.read_prompt(&m.chat.encode(GEN_PROMPT).map_err(Error::model)?).map_err(Error::model)?;
+        m.read_prompt(&m.chat.encode(GEN_PROMPT)?)?;
         rows.push(measure(&m, label, 2)?);
     }
     Ok(json!(rows))

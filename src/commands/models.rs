@@ -19,9 +19,10 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             Ok(())
         }
         ModelsAction::Path => {
-            let name = a.name.as_deref().ok_or_else(|| {
-                Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)")
-            })?;
+            let name = a
+                .name
+                .as_deref()
+                .ok_or_else(|| Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)"))?;
             let p = match name {
                 "minilm" => crate::model_files::minilm_path(&dir)?,
                 "facts" => {

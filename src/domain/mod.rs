@@ -177,7 +177,7 @@ pub trait Domain: Sync {
     /// The task's prompt variables besides `question` (SQL: `evidence`, `schema`).
     fn context(&self, w: &mut Self::Worker, task: &Self::Task) -> Result<Vec<(&'static str, String)>>;
     /// The artifact in the executor's answer, or why there is none.
-    fn extract(&self, text: &str) -> std::result::Result<String, String>;
+    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid>;
     /// The record of an episode with no artifact (`why`: what failed).
     fn unobserved(&self, why: &str) -> Self::Obs;
     /// Observe `artifact` without any reference.
@@ -205,9 +205,13 @@ pub trait Judge: Domain {
 }
 
 /// Check that every name of `names` is a channel of `D` (`what` names the list in errors).
-pub fn check_channels<D: Domain>(names: &[String], what: &str) -> std::result::Result<(), String> {
+pub fn check_channels<D: Domain>(names: &[String], what: &str) -> std::result::Result<(), crate::error::Invalid> {
     match names.iter().find(|n| !D::CHANNELS.contains(&n.as_str())) {
-        Some(n) => Err(format!("{what}: '{n}' is not a {} channel (channels: {})", D::NAME, D::CHANNELS.join(", "))),
+        Some(n) => Err(crate::error::Invalid(format!(
+            "{what}: '{n}' is not a {} channel (channels: {})",
+            D::NAME,
+            D::CHANNELS.join(", ")
+        ))),
         None => Ok(()),
     }
 }

@@ -43,8 +43,8 @@ pub fn body(model: &str, req: &ChatRequest) -> serde_json::Value {
 }
 
 /// Text and token counts from a response.
-pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), String> {
-    let blocks = v["content"].as_array().ok_or_else(|| "response has no content array".to_string())?;
+pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), crate::error::Fault> {
+    let blocks = v["content"].as_array().ok_or_else(|| crate::error::Fault::new("response has no content array"))?;
     let text: String = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
     let tok = |k: &str| v["usage"][k].as_u64().unwrap_or(0) as u32;
     Ok((text, tok("input_tokens"), tok("output_tokens")))

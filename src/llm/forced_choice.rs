@@ -58,16 +58,17 @@ pub fn request(mut body: Value, choices: &[String]) -> Value {
 
 /// The choice a response picks, in the local backend's text format, with every score; or why
 /// the response cannot decide.
-pub fn answer(response: &Value, choices: &[String]) -> Result<String, String> {
+pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<String, crate::error::Fault> {
     let top = response["choices"][0]["logprobs"]["content"][0]["top_logprobs"].as_array().ok_or_else(|| {
-        "the server returned no log-probabilities (choices[0].logprobs.content[0].top_logprobs): forced choice \
-         over HTTP needs a server that returns logprobs (vLLM, SGLang); generate instead (drop `choices`)"
-            .to_string()
+        crate::error::Fault::new(
+            "the server returned no log-probabilities (choices[0].logprobs.content[0].top_logprobs): forced choice \
+         over HTTP needs a server that returns logprobs (vLLM, SGLang); generate instead (drop `choices`)",
+        )
     })?;
     let prefix = common_prefix(choices).len();
     let rests: Vec<&str> = choices.iter().map(|c| &c[prefix..]).collect();
     if let Some(c) = choices.iter().zip(&rests).find(|(_, r)| r.trim().is_empty()) {
-        return Err(format!("choice '{}' is all common prefix: nothing to score it by", c.0));
+        return Err(crate::error::Fault::new(format!("choice '{}' is all common prefix: nothing to score it by", c.0)));
     }
     let tokens: Vec<(&str, f64)> =
         top.iter().filter_map(|t| Some((t["token"].as_str()?, t["logprob"].as_f64()?))).collect();
@@ -76,9 +77,9 @@ pub fn answer(response: &Value, choices: &[String]) -> Result<String, String> {
         !tok.is_empty() && rest.starts_with(tok)
     };
     if let Some((tok, _)) = tokens.iter().find(|(tok, _)| rests.iter().filter(|r| starts(r, tok)).count() > 1) {
-        return Err(format!(
+        return Err(crate::error::Fault::new(format!(
             "token '{tok}' starts more than one choice: these choices cannot be told apart by one token"
-        ));
+        )));
     }
     let scores: Vec<f64> = rests
         .iter()
@@ -86,15 +87,18 @@ pub fn answer(response: &Value, choices: &[String]) -> Result<String, String> {
         .collect();
     if scores.iter().all(|s| s.is_infinite()) {
         let seen: Vec<&str> = top.iter().filter_map(|t| t["token"].as_str()).collect();
-        return Err(format!(
+        return Err(crate::error::Fault::new(format!(
             "none of the server's top {} tokens after '{}' starts a choice (tokens: {seen:?})",
             top.len(),
             &choices[0][..prefix]
-        ));
+        )));
     }
     let best = (0..choices.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
     if (0..choices.len()).any(|i| i != best && scores[i] == scores[best]) {
-        return Err(format!("two choices score {:.3}: a tie is not decided by list order", scores[best]));
+        return Err(crate::error::Fault::new(format!(
+            "two choices score {:.3}: a tie is not decided by list order",
+            scores[best]
+        )));
     }
     let listed: Vec<String> = choices.iter().zip(&scores).map(|(c, s)| format!("{c} = {s:.3}")).collect();
     Ok(format!("{}\n(forced choice by log-likelihood: {})", choices[best], listed.join("; ")))
@@ -139,18 +143,18 @@ mod tests {
         assert!(text.starts_with("VERDICT: INCORRECT\n"), "{text}");
         assert!((margin(&text).unwrap() - (-1.0)).abs() < 1e-9, "{text}");
         let none = answer(&json!({"choices": [{"message": {"content": "VERDICT: CORRECT"}}]}), &choices()).unwrap_err();
-        assert!(none.contains("no log-probabilities"), "{none}");
+        assert!(none.to_string().contains("no log-probabilities"), "{none}");
         let off =
             json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "Maybe", "logprob": -0.1}]}]}}]});
-        assert!(answer(&off, &choices()).unwrap_err().contains("starts a choice"));
+        assert!(answer(&off, &choices()).unwrap_err().to_string().contains("starts a choice"));
         // "1" / "10": after the common "1" one choice is empty; " A" starts both " A" and "A".
         let one =
             json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": "1", "logprob": -0.1}]}]}}]});
         let numbers = vec!["1".to_string(), "10".to_string()];
-        assert!(answer(&one, &numbers).unwrap_err().contains("all common prefix"));
+        assert!(answer(&one, &numbers).unwrap_err().to_string().contains("all common prefix"));
         let spaced =
             json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [{"token": " A", "logprob": -0.1}]}]}}]});
         let both = vec!["x A".to_string(), "xA".to_string()];
-        assert!(answer(&spaced, &both).unwrap_err().contains("more than one choice"));
+        assert!(answer(&spaced, &both).unwrap_err().to_string().contains("more than one choice"));
     }
 }

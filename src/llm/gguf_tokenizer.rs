@@ -16,6 +16,7 @@ use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
 use tokenizers::{AddedToken, Tokenizer};
 
 use super::Message;
+use crate::error::Fault;
 
 /// GGUF token types registered whole: control (`<|im_start|>` ...) and user-defined
 /// (`<tool_call>` ...).
@@ -41,33 +42,39 @@ pub struct GgufChat {
 /// ChatML, for models that carry no template.
 pub const CHATML: &str = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-fn get<'a>(md: &'a HashMap<String, Value>, key: &str) -> Result<&'a Value, String> {
-    md.get(key).ok_or_else(|| format!("GGUF metadata has no {key}"))
+fn get<'a>(md: &'a HashMap<String, Value>, key: &str) -> Result<&'a Value, Fault> {
+    md.get(key).ok_or_else(|| Fault::new(format!("GGUF metadata has no {key}")))
 }
 
-fn strings(v: &Value, key: &str) -> Result<Vec<String>, String> {
+fn strings(v: &Value, key: &str) -> Result<Vec<String>, Fault> {
     v.to_vec()
-        .map_err(|e| format!("{key}: {e}"))?
+        .map_err(|e| Fault::from(key, e))?
         .iter()
-        .map(|x| x.to_string().cloned().map_err(|e| format!("{key}: {e}")))
+        .map(|x| x.to_string().cloned().map_err(|e| Fault::from(key, e)))
         .collect()
 }
 
 impl GgufChat {
     /// Build from GGUF metadata.
-    pub fn from_metadata(md: &HashMap<String, Value>) -> Result<GgufChat, String> {
-        let model = get(md, "tokenizer.ggml.model")?.to_string().map_err(|e| e.to_string())?;
+    pub fn from_metadata(md: &HashMap<String, Value>) -> Result<GgufChat, Fault> {
+        let model = get(md, "tokenizer.ggml.model")?.to_string().map_err(|e| Fault::from("GGUF metadata", e))?;
         if model != "gpt2" {
-            return Err(format!("tokenizer model '{model}' is not supported (lucid reads byte-level BPE, 'gpt2')"));
+            return Err(Fault::new(format!(
+                "tokenizer model '{model}' is not supported (lucid reads byte-level BPE, 'gpt2')"
+            )));
         }
         let tokens = strings(get(md, "tokenizer.ggml.tokens")?, "tokens")?;
         let merges: Vec<(String, String)> = strings(get(md, "tokenizer.ggml.merges")?, "merges")?
             .into_iter()
-            .map(|m| m.split_once(' ').map(|(a, b)| (a.to_string(), b.to_string())).ok_or(format!("bad merge '{m}'")))
-            .collect::<Result<_, _>>()?;
+            .map(|m| {
+                m.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .ok_or_else(|| Fault::new(format!("bad merge '{m}'")))
+            })
+            .collect::<Result<_, Fault>>()?;
         let vocab: tokenizers::models::bpe::Vocab =
             tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| format!("BPE: {e}"))?;
+        let bpe = BPE::builder().vocab_and_merges(vocab, merges).build().map_err(|e| Fault::from("BPE", e))?;
         let mut tokenizer = Tokenizer::new(bpe);
         let pre = md.get("tokenizer.ggml.pre").and_then(|v| v.to_string().ok()).map(String::as_str);
         match pre {
@@ -77,8 +84,8 @@ impl GgufChat {
             Some("qwen2") => {
                 let split =
                     Split::new(SplitPattern::Regex(QWEN2_SPLIT.into()), SplitDelimiterBehavior::Isolated, false)
-                        .map_err(|e| format!("qwen2 pre-tokenizer: {e}"))?;
-                tokenizer.with_normalizer(Some(NFC)).map_err(|e| format!("qwen2 normalizer: {e}"))?;
+                        .map_err(|e| Fault::from("qwen2 pre-tokenizer", e))?;
+                tokenizer.with_normalizer(Some(NFC)).map_err(|e| Fault::from("qwen2 normalizer", e))?;
                 tokenizer.with_pre_tokenizer(Some(Sequence::new(vec![
                     split.into(),
                     ByteLevel::new(false, true, false).into(),
@@ -90,7 +97,7 @@ impl GgufChat {
         }
         tokenizer.with_decoder(Some(ByteLevel::default()));
         if let Some(types) = md.get("tokenizer.ggml.token_type") {
-            let types = types.to_vec().map_err(|e| e.to_string())?;
+            let types = types.to_vec().map_err(|e| Fault::from("GGUF metadata", e))?;
             let specials: Vec<AddedToken> = types
                 .iter()
                 .enumerate()
@@ -98,7 +105,7 @@ impl GgufChat {
                 .filter_map(|(i, _)| tokens.get(i))
                 .map(|t| AddedToken::from(t.clone(), true))
                 .collect();
-            tokenizer.add_special_tokens(specials).map_err(|e| format!("special tokens: {e}"))?;
+            tokenizer.add_special_tokens(specials).map_err(|e| Fault::from("special tokens", e))?;
         }
         let id = |k: &str| md.get(k).and_then(|v| v.to_u32().ok());
         let mut stop_ids: Vec<u32> = id("tokenizer.ggml.eos_token_id").into_iter().collect();
@@ -109,7 +116,7 @@ impl GgufChat {
         }
         let add_bos = md.get("tokenizer.ggml.add_bos_token").and_then(|v| v.to_bool().ok()).unwrap_or(false);
         let template = match md.get("tokenizer.chat_template") {
-            Some(v) => v.to_string().map_err(|e| e.to_string())?.clone(),
+            Some(v) => v.to_string().map_err(|e| Fault::from("GGUF metadata", e))?.clone(),
             None => CHATML.to_string(),
         };
         Ok(GgufChat {
@@ -121,17 +128,17 @@ impl GgufChat {
     }
 
     /// The prompt text for `messages`, ending with the assistant's turn opener.
-    pub fn render(&self, messages: &[Message]) -> Result<String, String> {
+    pub fn render(&self, messages: &[Message]) -> Result<String, Fault> {
         let env = minijinja::Environment::new();
         let msgs: Vec<serde_json::Value> =
             messages.iter().map(|m| serde_json::json!({"role": m.role.as_str(), "content": m.content})).collect();
         env.render_str(&self.template, minijinja::context! { messages => msgs, add_generation_prompt => true })
-            .map_err(|e| format!("chat template: {e}"))
+            .map_err(|e| Fault::from("chat template", e))
     }
 
     /// Token ids of `text` (control tokens in the text are matched whole).
-    pub fn encode(&self, text: &str) -> Result<Vec<u32>, String> {
-        let mut ids = self.tokenizer.encode(text, false).map_err(|e| format!("tokenize: {e}"))?.get_ids().to_vec();
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, Fault> {
+        let mut ids = self.tokenizer.encode(text, false).map_err(|e| Fault::from("tokenize", e))?.get_ids().to_vec();
         if let Some(b) = self.bos {
             ids.insert(0, b);
         }
@@ -139,7 +146,7 @@ impl GgufChat {
     }
 
     /// Text of `ids` without special tokens.
-    pub fn decode(&self, ids: &[u32]) -> Result<String, String> {
-        self.tokenizer.decode(ids, true).map_err(|e| format!("detokenize: {e}"))
+    pub fn decode(&self, ids: &[u32]) -> Result<String, Fault> {
+        self.tokenizer.decode(ids, true).map_err(|e| Fault::from("detokenize", e))
     }
 }

@@ -11,7 +11,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::retry::{Attempt, RetryPolicy};
 use super::{CallFailure, ChatRequest, Completion, cut_at_stop};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// An API key. Its `Debug` never shows it; `redact` scrubs it from any text.
 #[derive(Clone)]
@@ -112,7 +112,7 @@ impl Drop for PermitGuard<'_> {
 }
 
 /// Reads (text, prompt tokens, generated tokens) out of an API's JSON response.
-pub type ParseFn<'a> = &'a dyn Fn(&serde_json::Value) -> std::result::Result<(String, u32, u32), String>;
+pub type ParseFn<'a> = &'a dyn Fn(&serde_json::Value) -> std::result::Result<(String, u32, u32), Fault>;
 
 /// A JSON-over-HTTP client with retries and a concurrency bound.
 pub struct HttpClient {
@@ -161,7 +161,7 @@ impl HttpClient {
         url: &str,
         headers: &[(&'static str, String)],
         body: &serde_json::Value,
-    ) -> (std::result::Result<serde_json::Value, String>, u32) {
+    ) -> (std::result::Result<serde_json::Value, Fault>, u32) {
         let _permit = self.permits.acquire();
         let mut map = HeaderMap::new();
         for (k, v) in headers {
@@ -170,11 +170,11 @@ impl HttpClient {
                     hv.set_sensitive(true);
                     map.insert(HeaderName::from_static(k), hv);
                 }
-                Err(_) => return (Err(format!("header {k} has characters HTTP does not allow")), 0),
+                Err(_) => return (Err(Fault::new(format!("header {k} has characters HTTP does not allow"))), 0),
             }
         }
         let (result, attempts) = self.retry.run(|_| self.rt.block_on(self.attempt(url, &map, body)));
-        (result.map_err(|m| self.scrub(&m)), attempts)
+        (result.map_err(|f| Fault::new(self.scrub(&f.to_string()))), attempts)
     }
 
     /// One chat call: POST, parse with the API's `parse`, cut at stop sequences, account time.
@@ -189,7 +189,7 @@ impl HttpClient {
         let start = std::time::Instant::now();
         let (result, attempts) = self.post_json(url, headers, body);
         let (text, tokens_in, tokens_out) =
-            result.and_then(|v| parse(&v)).map_err(|message| CallFailure { message, attempts })?;
+            result.and_then(|v| parse(&v)).map_err(|f| CallFailure { message: f.to_string(), attempts })?;
         Ok(Completion {
             text: cut_at_stop(&text, &req.decoding.stop),
             tokens_in,

@@ -17,7 +17,7 @@ use super::gguf_tokenizer::GgufChat;
 use super::qlinear::Linear;
 use super::transformer::{Cache, Transformer};
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 
 /// Weight formats candle 0.11 has only scalar CPU kernels for (Q4_1: SmolLM2; Q5_0: most of
 /// Qwen2.5-Coder's tensors); lucid runs them with its own kernels ([`super::qlinear`]).
@@ -89,7 +89,7 @@ impl LocalModel {
         let bad = |m: String| Error::input(path, m);
         let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
         let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
-        let chat = GgufChat::from_metadata(&ct.metadata).map_err(bad)?;
+        let chat = GgufChat::from_metadata(&ct.metadata).map_err(|f| bad(f.to_string()))?;
         let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
         let model = match requant {
             Some(Requantize::Q8_0) => {
@@ -111,7 +111,7 @@ impl LocalModel {
     }
 
     /// Generate for `req`: (prompt tokens, generated token ids, text), or an error message.
-    pub fn generate(&self, req: &ChatRequest) -> std::result::Result<(u32, Vec<u32>, String), String> {
+    pub fn generate(&self, req: &ChatRequest) -> Result<(u32, Vec<u32>, String), Fault> {
         let prompt = self.chat.render(&req.messages)?;
         let ids = self.chat.encode(&prompt)?;
         if !req.decoding.choices.is_empty() {
@@ -124,17 +124,15 @@ impl LocalModel {
     /// Forced choice: the log-likelihood of each continuation after the prompt (one pass over
     /// the prompt, then each continuation token by token on a copy of its KV cache); the answer is
     /// the likeliest continuation (the first on a tie), then a line with every score.
-    fn choose(
-        &self,
-        prompt: &str,
-        ids: &[u32],
-        choices: &[String],
-    ) -> std::result::Result<(u32, Vec<u32>, String), String> {
-        let ce = |e: candle_core::Error| format!("candle: {e}");
+    fn choose(&self, prompt: &str, ids: &[u32], choices: &[String]) -> Result<(u32, Vec<u32>, String), Fault> {
+        let ce = |e: candle_core::Error| Fault::from("candle", e);
         let longest = choices.iter().map(|c| c.len()).max().unwrap_or(0);
         let window = self.model.window;
         if ids.len() + longest > window {
-            return Err(format!("prompt of {} tokens exceeds the model's {window}-token window", ids.len()));
+            return Err(Fault::new(format!(
+                "prompt of {} tokens exceeds the model's {window}-token window",
+                ids.len()
+            )));
         }
         let (base, first) = self.prefill(ids).map_err(ce)?;
         let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
@@ -161,25 +159,20 @@ impl LocalModel {
     }
 
     /// Continue raw `text` (no chat template): the generated text.
-    pub fn continue_text(&self, text: &str, decoding: &Decoding) -> std::result::Result<String, String> {
+    pub fn continue_text(&self, text: &str, decoding: &Decoding) -> Result<String, Fault> {
         Ok(self.generate_ids(&self.chat.encode(text)?, decoding, 0)?.1)
     }
 
-    fn generate_ids(
-        &self,
-        ids: &[u32],
-        d: &Decoding,
-        sample_index: u32,
-    ) -> std::result::Result<(Vec<u32>, String), String> {
+    fn generate_ids(&self, ids: &[u32], d: &Decoding, sample_index: u32) -> Result<(Vec<u32>, String), Fault> {
         let window = self.model.window;
         if ids.len() + d.max_tokens as usize > window {
-            return Err(format!(
+            return Err(Fault::new(format!(
                 "prompt of {} tokens plus max_tokens {} exceeds the model's {window}-token window",
                 ids.len(),
                 d.max_tokens
-            ));
+            )));
         }
-        let ce = |e: candle_core::Error| format!("candle: {e}");
+        let ce = |e: candle_core::Error| Fault::from("candle", e);
         let (mut cache, mut logits) = self.prefill(ids).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
@@ -215,8 +208,8 @@ impl LocalModel {
 
     /// Read the prompt `ids` from scratch in [`CHUNK`]s, keeping no state (prompt-reading
     /// speed, as the benchmark measures it): the logits of the token after it.
-    pub fn read_prompt(&self, ids: &[u32]) -> std::result::Result<Tensor, String> {
-        self.prefill_from(ids, false).map(|(_, logits)| logits).map_err(|e| format!("candle: {e}"))
+    pub fn read_prompt(&self, ids: &[u32]) -> Result<Tensor, Fault> {
+        self.prefill_from(ids, false).map(|(_, logits)| logits).map_err(|e| Fault::from("candle", e))
     }
 
     /// [`LocalModel::prefill`], using and keeping prefix states only if `keep`.
@@ -261,8 +254,8 @@ impl LocalModel {
 
     /// log p(next token | `ids`) for every token, from one pass over `ids` with a fresh cache
     /// (the reference the forced choice's incremental scoring is tested against).
-    pub fn next_log_probs(&self, ids: &[u32]) -> std::result::Result<Vec<f64>, String> {
-        let ce = |e: candle_core::Error| format!("candle: {e}");
+    pub fn next_log_probs(&self, ids: &[u32]) -> Result<Vec<f64>, Fault> {
+        let ce = |e: candle_core::Error| Fault::from("candle", e);
         let logits = self.model.forward(ids, &mut Cache::default()).map_err(ce)?;
         let n = logits.dim(0).map_err(ce)?;
         (0..n as u32).map(|t| log_prob(&logits, t).map_err(ce)).collect()
@@ -289,7 +282,8 @@ impl ChatModel for LocalModel {
     fn chat(&self, req: &ChatRequest) -> std::result::Result<Completion, CallFailure> {
         let start = Instant::now();
         let _counted = super::qlinear::Caller::enter();
-        let (tokens_in, out, text) = self.generate(req).map_err(|message| CallFailure { message, attempts: 1 })?;
+        let (tokens_in, out, text) =
+            self.generate(req).map_err(|f| CallFailure { message: f.to_string(), attempts: 1 })?;
         Ok(Completion {
             text,
             tokens_in,

@@ -63,17 +63,17 @@ impl RetryPolicy {
 
     /// Run `f(attempt)` until it succeeds, fails fatally, or attempts run out.
     /// Returns the value or the last message, with the number of attempts made.
-    pub fn run<T>(&self, mut f: impl FnMut(u32) -> Attempt<T>) -> (Result<T, String>, u32) {
+    pub fn run<T>(&self, mut f: impl FnMut(u32) -> Attempt<T>) -> (Result<T, crate::error::Fault>, u32) {
         let mut rng = jitter_seed();
         let mut n = 0;
         loop {
             n += 1;
             match f(n) {
                 Attempt::Ok(v) => return (Ok(v), n),
-                Attempt::Fatal(m) => return (Err(m), n),
+                Attempt::Fatal(m) => return (Err(crate::error::Fault::new(m)), n),
                 Attempt::Retry { message, retry_after } => {
                     if n >= self.max_attempts.max(1) {
-                        return (Err(message), n);
+                        return (Err(crate::error::Fault::new(message)), n);
                     }
                     rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     let jitter = (rng >> 11) as f64 / (1u64 << 53) as f64;
@@ -108,8 +108,8 @@ mod tests {
             calls += 1;
             Attempt::<()>::Retry { message: "503".into(), retry_after: None }
         });
-        assert_eq!((r, n, calls), (Err("503".into()), 3, 3));
+        assert_eq!((r.map_err(|f| f.to_string()), n, calls), (Err("503".to_string()), 3, 3));
         let (r, n) = quick.run(|_| Attempt::<()>::Fatal("401".into()));
-        assert_eq!((r, n), (Err("401".into()), 1));
+        assert_eq!((r.map_err(|f| f.to_string()), n), (Err("401".to_string()), 1));
     }
 }

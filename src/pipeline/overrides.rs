@@ -5,12 +5,12 @@
 use serde_norway::Value;
 
 /// Apply one override.
-pub fn apply(tree: &mut Value, assignment: &str) -> Result<(), String> {
+pub fn apply(tree: &mut Value, assignment: &str) -> std::result::Result<(), crate::error::Invalid> {
     let (path, raw) = assignment.split_once('=').ok_or("expected key.path=value")?;
     let value: Value = serde_norway::from_str(raw).map_err(|e| format!("value is not YAML: {e}"))?;
     let segments: Vec<&str> = path.split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
-        return Err(format!("bad key path '{path}'"));
+        return Err(crate::error::Invalid(format!("bad key path '{path}'")));
     }
     let mut node = tree;
     for (i, seg) in segments.iter().enumerate() {
@@ -36,10 +36,10 @@ pub fn apply(tree: &mut Value, assignment: &str) -> Result<(), String> {
                 }
                 &mut items[idx]
             }
-            _ => return Err(format!("'{}' is not a mapping", segments[..i].join("."))),
+            _ => return Err(crate::error::Invalid(format!("'{}' is not a mapping", segments[..i].join(".")))),
         };
     }
-    Err(format!("bad key path '{path}'"))
+    Err(crate::error::Invalid(format!("bad key path '{path}'")))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub trait Registry: 'static {
     fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) -> Result<Arc<dyn Stage>, D::Error>;
 
     /// The stage with every config field at its default (a stage written without `config:`).
-    fn default_config(kind: &str) -> Result<Arc<dyn Stage>, String> {
-        Self::deserialize_config(kind, serde_norway::Value::Mapping(Default::default())).map_err(|e| e.to_string())
+    fn default_config(kind: &str) -> Result<Arc<dyn Stage>, serde_norway::Error> {
+        Self::deserialize_config(kind, serde_norway::Value::Mapping(Default::default()))
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{Field, Schema};
 
 use super::cache_key::{CacheKey, STORE_FORMAT};
 use super::manifest::{InstanceRecord, Manifest, State};
@@ -521,8 +521,7 @@ fn execute(plan: &Plan, i: usize, ctx: &StageContext, store: &Store, hashes: &In
         if !declared.contains(&name) {
             return Err(Error::stage(&spec.id, format!("produced undeclared table '{name}'")));
         }
-        let batch = with_matrix_columns(&batch, &inst.matrix)
-            .map_err(|m| Error::stage(&spec.id, format!("table '{name}' {m}")))?;
+        let batch = with_matrix_columns(&batch, &inst.matrix, &spec.id, &name)?;
         rows.insert(name.clone(), batch.num_rows());
         outs.insert(name, store.put_table(&batch)?);
     }
@@ -534,37 +533,36 @@ fn execute(plan: &Plan, i: usize, ctx: &StageContext, store: &Store, hashes: &In
     Ok((outs, rows))
 }
 
-/// Prepend `seed` (UInt64) and `arm` (Utf8) columns for the instance's matrix values.
+/// Prepend the matrix columns ([`crate::columns::SEED`], [`crate::columns::ARM`]) for the
+/// instance's matrix values to table `name` of stage `stage`.
 fn with_matrix_columns(
     batch: &RecordBatch,
     matrix: &BTreeMap<String, AxisValue>,
-) -> std::result::Result<RecordBatch, String> {
+    stage: &str,
+    name: &str,
+) -> Result<RecordBatch> {
     if matrix.is_empty() {
         return Ok(batch.clone());
     }
     let n = batch.num_rows();
     let mut fields = Vec::new();
     let mut cols: Vec<ArrayRef> = Vec::new();
-    for axis in ["seed", "arm"] {
-        match matrix.get(axis) {
-            Some(AxisValue::Seed(s)) => {
-                fields.push(Field::new(axis, DataType::UInt64, false));
-                cols.push(Arc::new(UInt64Array::from(vec![*s; n])));
-            }
-            Some(AxisValue::Arm(a)) => {
-                fields.push(Field::new(axis, DataType::Utf8, false));
-                cols.push(Arc::new(StringArray::from(vec![a.as_str(); n])));
-            }
-            None => {}
-        }
+    for column in [&crate::columns::SEED, &crate::columns::ARM] {
+        let col: ArrayRef = match matrix.get(column.name) {
+            Some(AxisValue::Seed(s)) => Arc::new(UInt64Array::from(vec![*s; n])),
+            Some(AxisValue::Arm(a)) => Arc::new(StringArray::from(vec![a.as_str(); n])),
+            None => continue,
+        };
+        fields.push(Field::new(column.name, (column.ty)(), false));
+        cols.push(col);
     }
     let schema = batch.schema();
     for f in schema.fields() {
         if fields.iter().any(|g| g.name() == f.name()) {
-            return Err(format!("already has a matrix column '{}'", f.name()));
+            return Err(Error::stage(stage, format!("table '{name}' already has a matrix column '{}'", f.name())));
         }
     }
     fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
     cols.extend(batch.columns().iter().cloned());
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }

@@ -137,7 +137,7 @@ struct Loaded<D: Judge> {
 
 impl MemoryLoopStage {
     /// The domain's config, with the top-level text-to-SQL options folded in.
-    fn fold_domain(&self) -> std::result::Result<DomainConfig, String> {
+    fn fold_domain(&self) -> std::result::Result<DomainConfig, crate::error::Invalid> {
         let legacy = [
             ("schema_style", self.schema_style.is_some()),
             ("schema_chars", self.schema_chars.is_some()),
@@ -148,16 +148,18 @@ impl MemoryLoopStage {
         ];
         let Some((first, _)) = legacy.iter().find(|(_, set)| *set) else { return Ok(self.domain.clone()) };
         let DomainConfig::Sql(c) = &self.domain else {
-            return Err(format!(
+            return Err(crate::error::Invalid(format!(
                 "`{first}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
                 self.domain.kind()
-            ));
+            )));
         };
         // An option written both at the top and under `domain:` (away from its default) is ambiguous.
         let under = serde_json::to_value(c).unwrap_or_default();
         let default = serde_json::to_value(crate::domain::sql::SqlConfig::default()).unwrap_or_default();
         if let Some((key, _)) = legacy.iter().find(|(k, set)| *set && under.get(*k) != default.get(*k)) {
-            return Err(format!("`{key}` is set both at the top of the config and under `domain:`: keep one"));
+            return Err(crate::error::Invalid(format!(
+                "`{key}` is set both at the top of the config and under `domain:`: keep one"
+            )));
         }
         let mut c = c.clone();
         c.schema_style = self.schema_style.unwrap_or(c.schema_style);
@@ -173,14 +175,17 @@ impl MemoryLoopStage {
 
     /// [`Self::fold_domain`], checked: a registered kind, a factual domain's options.
     fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
-        let invalid = |e: String| Error::stage(&ctx.stage_id, e);
+        let invalid = |e: crate::error::Invalid| Error::stage(&ctx.stage_id, e);
         let config = self.fold_domain().map_err(invalid)?;
         match &config {
             DomainConfig::Factual(c) => c.check().map_err(invalid)?,
             DomainConfig::Other { kind, .. } if registered(kind).is_none() => {
-                return Err(invalid(format!(
-                    "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
-                )));
+                return Err(invalid(
+                    format!(
+                        "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
+                    )
+                    .into(),
+                ));
             }
             _ => {}
         }
@@ -361,7 +366,7 @@ impl Stage for MemoryLoopStage {
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let gold_cache = Some(ctx.cache_dir.join("gold-results.sqlite"));
-        let invalid = |e: String| Error::stage(&ctx.stage_id, e);
+        let invalid = |e: crate::error::Invalid| Error::stage(&ctx.stage_id, e);
         match self.domain_config(ctx)? {
             DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
             DomainConfig::Factual(c) => {

@@ -62,7 +62,7 @@ impl Domain for Arithmetic {
     fn context(&self, _: &mut (), _: &FactTask) -> lucid::Result<Vec<(&'static str, String)>> {
         Ok(vec![("topic", "arithmetic".into()), ("answer_type", "number".into())])
     }
-    fn extract(&self, text: &str) -> Result<String, String> {
+    fn extract(&self, text: &str) -> Result<String, lucid::error::Invalid> {
         let t = text.trim();
         if t.is_empty() { Err("empty answer".into()) } else { Ok(t.to_string()) }
     }

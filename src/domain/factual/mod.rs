@@ -60,9 +60,9 @@ impl Default for FactualConfig {
 
 impl FactualConfig {
     /// Its options checked: channel names, `top_k` at least 1.
-    pub fn check(&self) -> std::result::Result<(), String> {
+    pub fn check(&self) -> std::result::Result<(), crate::error::Invalid> {
         super::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
-        if self.top_k == 0 { Err("domain.top_k must be at least 1".into()) } else { Ok(()) }
+        if self.top_k == 0 { Err(crate::error::Invalid::from("domain.top_k must be at least 1")) } else { Ok(()) }
     }
 
     /// The corpus file, resolved by `resolve` (None: bundled).
@@ -198,7 +198,7 @@ impl Domain for FactualDomain {
         Ok(vec![("topic", task.topic.clone()), ("answer_type", task.answer_type.clone())])
     }
 
-    fn extract(&self, text: &str) -> std::result::Result<String, String> {
+    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid> {
         channels::answer_line(text).ok_or_else(|| "no answer in the executor's text".into())
     }
 

@@ -86,7 +86,10 @@ pub struct SqlDomain {
 
 impl SqlDomain {
     /// The domain with `config`; `gold_cache` is where gold results are remembered.
-    pub fn new(config: SqlConfig, gold_cache: Option<PathBuf>) -> std::result::Result<SqlDomain, String> {
+    pub fn new(
+        config: SqlConfig,
+        gold_cache: Option<PathBuf>,
+    ) -> std::result::Result<SqlDomain, crate::error::Invalid> {
         let timeout = Duration::try_from_secs_f64(config.timeout_secs)
             .ok()
             .filter(|d| !d.is_zero())
@@ -152,7 +155,7 @@ impl Domain for SqlDomain {
         Ok(vec![("evidence", task.evidence.clone()), ("schema", schema.to_string())])
     }
 
-    fn extract(&self, text: &str) -> std::result::Result<String, String> {
+    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid> {
         extract::extract_sql(text).ok_or_else(|| "no SQL query in the executor's answer".into())
     }
 
