@@ -226,7 +226,7 @@ async fn register_remote(
     };
     let listing =
         listing.ok_or_else(|| Error::usage(format!("{url}/runs/{name}: no such run in the store (no listing)")))?;
-    let base_url = url::Url::parse(&base).map_err(|e| Error::usage_from(format!("{url}"), e))?;
+    let base_url = url::Url::parse(&base).map_err(|e| Error::usage_from(url, e))?;
     ctx.register_object_store(&base_url, store);
     let mut names = Vec::new();
     for (table, objects) in &listing.tables {
