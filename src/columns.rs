@@ -178,6 +178,14 @@ pub const ARM: MatrixColumn = MatrixColumn {
     doc: "The arm: no-memory, memento, lucid, oracle or a user-named arm (matrix column).",
 };
 
+/// The reports' row order of `arm` values (the SQL function `arm_order`): the standard arms
+/// first (baseline, then the methods), any other arm at [`OTHER_ARM_ORDER`], the oracle ceiling
+/// after it, then the pooled row (`all`, or the NULL arm of a grouping set).
+pub const ARM_ORDER: &[(&str, i64)] = &[("no-memory", 0), ("memento", 1), ("lucid", 2), ("oracle", 4), ("all", 5)];
+
+/// Where [`ARM_ORDER`] puts an arm it does not list.
+pub const OTHER_ARM_ORDER: i64 = 3;
+
 /// A table: its documentation and its columns, in order.
 pub struct Table<R> {
     /// Its name (the run folder's table, `schemas/<name>.json`).

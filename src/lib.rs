@@ -19,7 +19,8 @@
 //!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
 //! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
 //!    bank, one episode of any domain, the episodes and calls tables), `domain` (what is specific to text-to-SQL, factual QA:
-//!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `report` (the paper's tables and
+//!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `runs` (a run's tables as SQL: the
+//!    paper's views, older runs upgraded), `report` (the paper's tables and
 //!    plots of runs), `audit` (EIA and de-inflation payoff of any memory bank)
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
@@ -49,6 +50,7 @@ pub mod remote;
 pub mod report;
 pub mod rng;
 mod run;
+pub mod runs;
 pub mod session;
 pub mod sql;
 pub mod sqlite;

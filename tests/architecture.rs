@@ -25,6 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("agent", 2),
     ("domain", 2),
     ("eval", 2),
+    ("runs", 2),
     ("report", 2),
     ("audit", 2),
     ("pipeline", 3),
@@ -171,4 +172,149 @@ fn no_test_module_imports_another() {
         }
     }
     assert!(found.is_empty(), "test modules importing each other:\n{}", found.join("\n"));
+}
+
+/// The string literals of a Rust file's non-test code (comments and `#[cfg(test)]` modules left out).
+fn code_literals(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(start) = rest.find('"') {
+            let after = &rest[start + 1..];
+            let mut end = None;
+            let mut escaped = false;
+            for (i, c) in after.char_indices() {
+                match c {
+                    '\\' if !escaped => escaped = true,
+                    '"' if !escaped => {
+                        end = Some(i);
+                        break;
+                    }
+                    _ => escaped = false,
+                }
+            }
+            let Some(end) = end else { break };
+            out.push((n + 1, after[..end].to_string()));
+            rest = &after[end + 1..];
+        }
+    }
+    out
+}
+
+/// Every table name and column name documented in `schemas/` (the tables a run holds).
+fn documented_tables_and_columns() -> (Vec<String>, Vec<String>) {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"), &mut files);
+    let (mut tables, mut columns) = (Vec::new(), Vec::new());
+    for f in files {
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        if let Some(t) = doc["table"].as_str() {
+            tables.push(t.to_string());
+        }
+        for c in doc["columns"].as_array().into_iter().flatten() {
+            if let Some(name) = c["name"].as_str() {
+                columns.push(name.to_string());
+            }
+        }
+    }
+    (tables, columns)
+}
+
+/// The pipeline (spec, plan, store, scheduler, the episode scheduler) and the engines it runs on
+/// (the SQL session, the shared store) are generic: no stage kind, standard arm, run table or
+/// table column is written in them (the label-free check's `gold` table excepted). What a stage
+/// kind, an arm or a column means lives in the stages, the agent, `columns.rs` and `runs.rs`.
+#[test]
+fn the_pipeline_and_the_engines_name_no_kind_arm_table_or_column() {
+    use lucid::pipeline::registry::Registry;
+    let (src, files) = src_files();
+    let generic = |f: &Path| {
+        let rel = f.strip_prefix(&src).unwrap();
+        rel.starts_with("pipeline") || rel.starts_with("remote") || rel == Path::new("session.rs")
+    };
+    let (tables, columns) = documented_tables_and_columns();
+    let arms: Vec<&str> = lucid::columns::ARM_ORDER.iter().map(|(a, _)| *a).filter(|a| *a != "all").collect();
+    let named = |lit: &str| {
+        lucid::stages::registry::Stages::KINDS.contains(&lit)
+            || arms.contains(&lit)
+            || (tables.iter().any(|t| t == lit) && lit != "gold")
+            || columns.iter().any(|c| c == lit)
+    };
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| generic(f)) {
+        for (line, lit) in code_literals(&std::fs::read_to_string(f).unwrap()) {
+            if named(&lit) {
+                found.push(format!("{}:{line}: \"{lit}\"", f.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(!tables.is_empty() && !columns.is_empty(), "schemas/ documents no table");
+    assert!(found.is_empty(), "the pipeline or an engine names a kind, arm, table or column:\n{}", found.join("\n"));
+}
+
+/// The type arguments of every `Result<…>` in `text` whose error type is `String`.
+fn string_errors(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("Result<") {
+        let args = &text[i + 7..];
+        let (mut depth, mut comma, mut end) = (0i32, None, None);
+        for (j, c) in args.char_indices() {
+            match c {
+                '<' | '(' => depth += 1,
+                ')' => depth -= 1,
+                '>' if depth == 0 => {
+                    end = Some(j);
+                    break;
+                }
+                '>' => depth -= 1,
+                ',' if depth == 0 => comma = Some(j),
+                _ => {}
+            }
+        }
+        if let (Some(c), Some(e)) = (comma, end)
+            && args[c + 1..e].trim() == "String"
+        {
+            out.push(format!("Result<{}>", &args[..e]));
+        }
+    }
+    out
+}
+
+/// Errors are typed: no function of `src/` returns `Result<_, String>` (a message with no type
+/// and no source); `error::Invalid` and `error::Fault` say what kind of failure a message is.
+#[test]
+fn src_has_no_string_errors() {
+    let (src, files) = src_files();
+    let mut found = Vec::new();
+    for f in &files {
+        for r in string_errors(&std::fs::read_to_string(f).unwrap()) {
+            found.push(format!("{}: {r}", f.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(found.is_empty(), "Result<_, String> in src:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_string_error_checker_sees_nested_and_qualified_results() {
+    let text =
+        "fn a() -> std::result::Result<Vec<(u32, String)>, String> {}\nfn b() -> Result<BTreeMap<String, String>> {}";
+    assert_eq!(string_errors(text), vec!["Result<Vec<(u32, String)>, String>"]);
+    let lits = code_literals("let a = \"x\\\"y\"; // \"no\"\n// \"comment\"\n#[cfg(test)]\nlet b = \"test\";");
+    assert_eq!(lits, vec![(1, "x\\\"y".to_string()), (1, "no".to_string())]);
 }

@@ -5,7 +5,7 @@
 //!
 //! Beyond plain SQL, the session understands one statement, `REPORT <path>`: the SQL file at
 //! `<path>` (relative to the project root) run as `lucid report` / `lucid query` run it, over the
-//! tables the file has created so far plus the run views ([`lucid::session::VIEWS`]) they allow.
+//! tables the file has created so far plus the run views ([`lucid::runs::VIEWS`]) they allow.
 //! Floating-point values print with 4 decimals, NULL as `NULL`, the empty string as `(empty)`.
 //! `LUCID_SLT=name` runs only the files whose name contains `name`.
 
@@ -55,9 +55,7 @@ impl Session {
             .and_then(|c| c.schema("public"))
             .map(|s| s.table_names())
             .unwrap_or_default();
-        self.rt
-            .block_on(lucid::session::define_views(&self.ctx, &tables, false))
-            .map_err(|e| SltError(e.to_string()))?;
+        self.rt.block_on(lucid::runs::define_views(&self.ctx, &tables, false)).map_err(|e| SltError(e.to_string()))?;
         Ok(text)
     }
 }

@@ -166,7 +166,7 @@ stages:
         Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/paper/retrieval_mass.sql"),
     )
     .unwrap();
-    let out = lucid::session::sql_over(&[("draws".into(), dr), ("evaluation".into(), ev)], &sql).unwrap();
+    let out = lucid::runs::sql_over(&[("draws".into(), dr), ("evaluation".into(), ev)], &sql).unwrap();
     let f = |name: &str, i: usize| {
         arrow::compute::cast(out.column_by_name(name).unwrap(), &DataType::Float64)
             .unwrap()

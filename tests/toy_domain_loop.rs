@@ -66,7 +66,7 @@ stages:
     crate::support::run_in_process(d, "sums.yaml");
     let file = d.join("runs/sums/episodes/seed-0_arm-lucid.parquet");
     let b = lucid::table::read_parquet(&file).unwrap();
-    let rows = lucid::session::sql_over(
+    let rows = lucid::runs::sql_over(
         &[("episodes".into(), b)],
         "SELECT number, value, channels, flagged, stored_q FROM episodes ORDER BY question_id",
     )

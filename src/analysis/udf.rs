@@ -104,17 +104,14 @@ fn text_udf(name: &'static str, f: fn(&str) -> Option<f64>) -> ScalarUDF {
     ScalarUDF::from(SimpleScalarUDF::new_with_signature(name, sig, DataType::Float64, fun))
 }
 
-/// The reports' order of arms: the standard arms first (baseline, then the methods), any other
-/// arm after them, the oracle ceiling last, then the pooled row (`all`, or a NULL arm of a
-/// grouping set). One definition for every report's `ORDER BY arm_order(arm), arm`.
+/// The reports' order of arms ([`crate::columns::ARM_ORDER`]); NULL (a grouping set's pooled
+/// row) sorts as `all`. One definition for every report's `ORDER BY arm_order(arm), arm`.
 pub fn arm_order(arm: Option<&str>) -> i64 {
+    let order = crate::columns::ARM_ORDER;
+    let of = |name: &str| order.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
     match arm {
-        Some("no-memory") => 0,
-        Some("memento") => 1,
-        Some("lucid") => 2,
-        Some("oracle") => 4,
-        None | Some("all") => 5,
-        Some(_) => 3,
+        Some(a) => of(a).unwrap_or(crate::columns::OTHER_ARM_ORDER),
+        None => of("all").unwrap_or(crate::columns::OTHER_ARM_ORDER),
     }
 }
 

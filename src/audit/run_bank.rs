@@ -21,7 +21,7 @@ pub const SQL: &str = include_str!("../../pipelines/reports/bank.sql");
 
 /// Every arm's bank rows of the run tables `episodes` and `evaluation` in `tables`.
 pub fn banks(tables: &[(String, RecordBatch)]) -> Result<RecordBatch> {
-    crate::session::sql_over(tables, SQL)
+    crate::runs::sql_over(tables, SQL)
 }
 
 /// The bank of `arm` (default: lucid, else memento, else the first arm with memories) among the
@@ -74,7 +74,7 @@ pub fn join_verifiers(all: &RecordBatch, verifiers: &[(String, RecordBatch)]) ->
              AND CAST(t{i}.seed AS BIGINT) = b.seed AND CAST(t{i}.step AS BIGINT) = b.id"
         ));
     }
-    crate::session::sql_over(&tables, &format!("{select} FROM bank b{joins} ORDER BY b.arm, b.seed, b.id"))
+    crate::runs::sql_over(&tables, &format!("{select} FROM bank b{joins} ORDER BY b.arm, b.seed, b.id"))
 }
 
 /// What each verifier table of `verifiers` spent on the memories of `arm`.
@@ -136,7 +136,7 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> 
     }
     let run = (dir.display().to_string(), dir.to_path_buf());
     let (all, verifiers) = crate::session::block_on(async {
-        let (ctx, names) = crate::session::session_for(std::slice::from_ref(&run)).await?;
+        let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
         let mut verifiers = Vec::new();
         for n in names.iter().filter(|n| n.starts_with("v_")) {
             verifiers.push((n.clone(), crate::session::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));

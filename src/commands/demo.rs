@@ -43,7 +43,7 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
         let dir = std::path::PathBuf::from("runs/factual_bank");
         let run = (dir.display().to_string(), dir.clone());
         let table = crate::session::block_on(async {
-            let (ctx, _) = crate::session::session_for(std::slice::from_ref(&run)).await?;
+            let (ctx, _) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
             crate::session::collect(&ctx, BANK_TABLE).await
         })?;
         writeln!(

@@ -29,8 +29,8 @@ pub fn run(a: &QueryArgs) -> Result<()> {
     let runs = crate::session::expand_runs(&paths)?;
     crate::session::block_on(async {
         let (ctx, names) = match a.engine {
-            crate::cli::Engine::Datafusion => crate::session::session_for(&runs).await?,
-            crate::cli::Engine::Ballista => crate::session::session_in(ballista_context(a).await?, &runs).await?,
+            crate::cli::Engine::Datafusion => crate::runs::session_for(&runs).await?,
+            crate::cli::Engine::Ballista => crate::runs::session_in(ballista_context(a).await?, &runs).await?,
         };
         let Some(sql) = sql else {
             let mut out = std::io::stdout().lock();

@@ -222,9 +222,9 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
             let label = if matrix.is_empty() {
                 "all".to_string()
             } else {
-                ["seed", "arm"]
+                [Axis::Seed, Axis::Arm]
                     .iter()
-                    .filter_map(|k| matrix.get(*k).map(|v| format!("{k}-{v}")))
+                    .filter_map(|a| matrix.get(a.as_str()).map(|v| format!("{}-{v}", a.as_str())))
                     .collect::<Vec<_>>()
                     .join("_")
             };

@@ -78,11 +78,11 @@ pub enum Axis {
 }
 
 impl Axis {
-    /// The axis name.
+    /// The axis name: the name of the matrix column it adds to every table.
     pub fn as_str(self) -> &'static str {
         match self {
-            Axis::Seed => "seed",
-            Axis::Arm => "arm",
+            Axis::Seed => crate::columns::SEED.name,
+            Axis::Arm => crate::columns::ARM.name,
         }
     }
 }

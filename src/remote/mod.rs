@@ -218,10 +218,10 @@ fn s3(url: &str, bucket: &str, config: &[(&str, &str)]) -> Result<Arc<dyn Object
             key: (*k).into(),
             source,
         })?;
-        b = b.with_config(key, *v);
-        if k.contains("endpoint") {
+        if matches!(key, object_store::aws::AmazonS3ConfigKey::Endpoint) {
             endpoint = (*v).into();
         }
+        b = b.with_config(key, *v);
     }
     if endpoint.starts_with("http://") {
         b = b.with_allow_http(true);

@@ -145,7 +145,7 @@ pub fn build(runs: &[PathBuf]) -> Result<Report> {
     let mut per_table: Vec<Vec<RecordBatch>> = vec![Vec::new(); SPECS.len()];
     for (name, dir) in &runs {
         crate::session::block_on(async {
-            let (ctx, tables) = crate::session::materialized_session(&(name.clone(), dir.clone())).await?;
+            let (ctx, tables) = crate::runs::materialized_session(&(name.clone(), dir.clone())).await?;
             for (i, spec) in SPECS.iter().enumerate() {
                 if !spec.needs.iter().all(|n| tables.iter().any(|t| t == n)) {
                     continue;
