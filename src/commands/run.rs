@@ -38,7 +38,7 @@ pub fn run(a: &RunArgs) -> Result<bool> {
     };
     let summary = crate::pipeline::run::<Stages>(&a.pipeline, &opts)?;
     let mut out = std::io::stdout().lock();
-    for (name, batch) in &summary.reports {
+    for (name, batch) in &summary.printed {
         writeln!(out, "\n{name}:").map_err(werr)?;
         writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(batch))?).map_err(werr)?;
     }
@@ -63,14 +63,12 @@ pub fn run(a: &RunArgs) -> Result<bool> {
     for f in &summary.failed {
         eprintln!("failed: {f}");
     }
-    if summary.wants_report && summary.failed.is_empty() {
-        let (html, headline) =
-            super::report::write_report(std::slice::from_ref(&summary.run_dir), &summary.run_dir.join("report"))?;
-        if let Some(h) = headline {
+    if let Some(report) = &summary.report {
+        if let Some(h) = &report.headline {
             writeln!(out, "\nheadline (seeds pooled; 95 % intervals):").map_err(werr)?;
-            writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(&[h])?).map_err(werr)?;
+            writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(h))?).map_err(werr)?;
         }
-        writeln!(out, "report: {} (and report.md, report.json beside it)", html.display()).map_err(werr)?;
+        writeln!(out, "report: {} (and report.md, report.json beside it)", report.html.display()).map_err(werr)?;
     }
     Ok(summary.failed.is_empty())
 }

@@ -62,10 +62,11 @@ pub struct RunSummary {
     pub cached: usize,
     /// Failed instances with their errors.
     pub failed: Vec<String>,
-    /// Report tables of the requested report stages.
-    pub reports: Vec<(String, RecordBatch)>,
-    /// The pipeline asks for the study's report (`report: true`).
-    pub wants_report: bool,
+    /// The output tables of stages that print them (report stages), by name.
+    pub printed: Vec<(String, RecordBatch)>,
+    /// The study's report of the run folder (`report: true`, every instance done), written
+    /// into `<run>/report/`.
+    pub report: Option<crate::report::Written>,
 }
 
 /// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
@@ -155,7 +156,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     sched.drive(plan.spec.max_parallel.unwrap_or_else(crate::par::default_jobs).max(1));
     let Scheduler { slots, computed, cached, failed, .. } = sched;
     if opts.dry_run {
-        return Ok(RunSummary { run_dir, computed: 0, cached, failed, reports: Vec::new(), wants_report: false });
+        return Ok(RunSummary { run_dir, computed: 0, cached, failed, printed: Vec::new(), report: None });
     }
     let m = {
         let mut m = manifest.lock().expect("manifest lock");
@@ -167,18 +168,24 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     if let Some(sh) = &shared {
         publish_listing(sh, &m, &slots, &display)?;
     }
-    let mut reports = Vec::new();
+    let mut printed = Vec::new();
     for (i, inst) in plan.instances.iter().enumerate() {
         let s = &plan.spec.stages[inst.stage];
         if s.stage.prints_outputs()
             && let Slot::Ready(outs) = &slots[i]
         {
             for (t, h) in outs {
-                reports.push((t.clone(), store.read_table(h)?));
+                printed.push((t.clone(), store.read_table(h)?));
             }
         }
     }
-    Ok(RunSummary { run_dir, computed, cached, failed, reports, wants_report: plan.spec.report })
+    // The study's report, from the run's tables as laid out above.
+    let report = if plan.spec.report && failed.is_empty() {
+        Some(crate::report::build_and_write(std::slice::from_ref(&run_dir), &run_dir.join(crate::report::FOLDER))?)
+    } else {
+        None
+    };
+    Ok(RunSummary { run_dir, computed, cached, failed, printed, report })
 }
 
 /// A complete run through a shared store publishes its tables as the run's newest listing

@@ -137,6 +137,30 @@ impl Report {
     pub fn table(&self, name: &str) -> Option<&RecordBatch> {
         self.tables.iter().find(|t| t.spec.name == name).and_then(|t| t.batch.as_ref())
     }
+
+    /// The headline table (the study on one screen), when the runs had what it needs.
+    pub fn headline(&self) -> Option<&RecordBatch> {
+        self.table(SPECS[0].name)
+    }
+}
+
+/// The folder of a run the study's report is written into (`<run>/report/`).
+pub const FOLDER: &str = "report";
+
+/// A report written to a folder.
+#[derive(Debug)]
+pub struct Written {
+    /// The HTML page (`report.md` and `report.json` lie beside it).
+    pub html: PathBuf,
+    /// The headline table.
+    pub headline: Option<RecordBatch>,
+}
+
+/// Build the report of the run folders `runs` and write it into `out`.
+pub fn build_and_write(runs: &[PathBuf], out: &Path) -> Result<Written> {
+    let report = build(runs)?;
+    let html = write(&report, out)?;
+    Ok(Written { html, headline: report.headline().cloned() })
 }
 
 /// Compute every table for the run folders `runs`.
