@@ -318,3 +318,28 @@ fn the_string_error_checker_sees_nested_and_qualified_results() {
     let lits = code_literals("let a = \"x\\\"y\"; // \"no\"\n// \"comment\"\n#[cfg(test)]\nlet b = \"test\";");
     assert_eq!(lits, vec![(1, "x\\\"y".to_string()), (1, "no".to_string())]);
 }
+
+/// One meaning per public type name: no two public structs, enums, type aliases or traits of
+/// `src/` share a name (a reader meeting `Bank` or `Verdict` knows which one it is).
+#[test]
+fn public_type_names_are_unique() {
+    let (src, files) = src_files();
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for line in text.lines() {
+            let decl = line.trim_start();
+            for kw in ["pub struct ", "pub enum ", "pub type ", "pub trait "] {
+                if let Some(rest) = decl.strip_prefix(kw) {
+                    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+                    seen.entry(rest[..end].to_string())
+                        .or_default()
+                        .push(f.strip_prefix(&src).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    let twice: Vec<String> =
+        seen.into_iter().filter(|(_, at)| at.len() > 1).map(|(n, at)| format!("{n}: {}", at.join(", "))).collect();
+    assert!(twice.is_empty(), "public type names defined more than once:\n{}", twice.join("\n"));
+}

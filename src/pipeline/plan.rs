@@ -47,6 +47,20 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
     if spec.stages.is_empty() {
         return Err(Error::input(path, "no stages"));
     }
+    let producer = producers(path, &spec, &err)?;
+    let stage_inputs = stage_inputs(&spec, &producer, &err)?;
+    let order = topological_order(&spec, &producer, &stage_inputs, &err)?;
+    let instances = expand(&spec, &producer, &stage_inputs, &order);
+    check_gold_taint(&spec, &instances, &err)?;
+    Ok(Plan { spec, instances, stage_inputs })
+}
+
+/// Which stages write each table, after checking unique ids, `arms:`, matrix axes and distinct seeds.
+fn producers(
+    path: &Path,
+    spec: &PipelineSpec,
+    err: &dyn Fn(&str, &str, String) -> Error,
+) -> Result<HashMap<String, Vec<usize>>> {
     let mut producer: HashMap<String, Vec<usize>> = HashMap::new();
     let mut seen_ids: HashMap<&str, usize> = HashMap::new();
     for (i, s) in spec.stages.iter().enumerate() {
@@ -68,7 +82,7 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         for out in s.stage.outputs(&s.id) {
             let writers = producer.entry(out.clone()).or_default();
             // Two stages may write one table only for disjoint arms.
-            if let Some(&other) = writers.iter().find(|&&o| !disjoint_arms(&spec, &spec.stages[o], s)) {
+            if let Some(&other) = writers.iter().find(|&&o| !disjoint_arms(spec, &spec.stages[o], s)) {
                 return Err(err(
                     &s.id,
                     "kind",
@@ -100,8 +114,15 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
     if dup.len() != spec.seeds.len() {
         return Err(Error::input(path, "seeds must be distinct"));
     }
+    Ok(producer)
+}
 
-    // Inputs of each stage, checked against the kind.
+/// The input tables of each stage, checked against its kind and against what some stage produces.
+fn stage_inputs(
+    spec: &PipelineSpec,
+    producer: &HashMap<String, Vec<usize>>,
+    err: &dyn Fn(&str, &str, String) -> Error,
+) -> Result<Vec<Vec<String>>> {
     let mut stage_inputs = Vec::new();
     for s in &spec.stages {
         let required = s.stage.required_inputs();
@@ -153,8 +174,16 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         }
         stage_inputs.push(inputs);
     }
+    Ok(stage_inputs)
+}
 
-    // Topological order (Kahn); what remains is a cycle.
+/// Stage indices in topological order (Kahn); what remains is a cycle, an error.
+fn topological_order(
+    spec: &PipelineSpec,
+    producer: &HashMap<String, Vec<usize>>,
+    stage_inputs: &[Vec<String>],
+    err: &dyn Fn(&str, &str, String) -> Error,
+) -> Result<Vec<usize>> {
     let n = spec.stages.len();
     let deps: Vec<Vec<usize>> =
         stage_inputs.iter().map(|ins| ins.iter().flat_map(|t| producer[t].iter().copied()).collect()).collect();
@@ -178,11 +207,19 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
         let cyc: Vec<&str> = (0..n).filter(|i| !order.contains(i)).map(|i| spec.stages[i].id.as_str()).collect();
         return Err(err(cyc[0], "inputs", format!("stages form a cycle: {}", cyc.join(" -> "))));
     }
+    Ok(order)
+}
 
-    // Expand the matrix in topological order.
+/// The matrix expanded into instances in `order`, each bound to the producer instances it reads.
+fn expand(
+    spec: &PipelineSpec,
+    producer: &HashMap<String, Vec<usize>>,
+    stage_inputs: &[Vec<String>],
+    order: &[usize],
+) -> Vec<Instance> {
     let mut instances: Vec<Instance> = Vec::new();
-    let mut of_stage: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &si in &order {
+    let mut of_stage: Vec<Vec<usize>> = vec![Vec::new(); spec.stages.len()];
+    for &si in order {
         let s = &spec.stages[si];
         let mut combos: Vec<BTreeMap<String, AxisValue>> = vec![BTreeMap::new()];
         let mut axes = s.matrix.clone();
@@ -232,8 +269,7 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
             instances.push(Instance { stage: si, matrix, label, inputs });
         }
     }
-    check_gold_taint(&spec, &instances, &err)?;
-    Ok(Plan { spec, instances, stage_inputs })
+    instances
 }
 
 /// Gold taint, instance by instance (producers come first): an instance that reads `gold`, or

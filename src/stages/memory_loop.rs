@@ -39,7 +39,7 @@ use crate::domain::sql::detector::DetectorConfig;
 use crate::domain::sql::schema::SchemaStyle;
 use crate::domain::{DomainConfig, Judge, check_channels};
 use crate::error::{Error, Result};
-use crate::llm::ModelConfig;
+use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 use crate::table::column;
@@ -393,6 +393,20 @@ impl MemoryLoopStage {
         let arm = self.arm(ctx)?;
         let (policy, seed) = (self.policy(&arm), ctx.seed().unwrap_or(0));
         let data = self.load(domain, ctx, inputs, &arm)?;
+        let AgentParts { model, prompts, flag_channels } = self.agent_parts(domain, ctx, &arm)?;
+        let agent =
+            Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
+        let oracle_fn = gold_oracle(domain, ctx, &data.gold);
+        let oracle: Option<&OracleFn<'_, D::Task>> =
+            (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_, D::Task>);
+        let (mut state, done) = resume::<D>(ctx, data.order.len())?;
+        let episodes = Episodes { ctx, data: &data, agent, oracle, policy, seed };
+        self.run_episodes(&episodes, &mut state, &done)?;
+        self.outputs(&policy, seed, &data, state)
+    }
+
+    /// The agent's model, prompts and flag channels, checked against the arm and the domain.
+    fn agent_parts<D: Judge>(&self, domain: &D, ctx: &StageContext, arm: &ArmSpec) -> Result<AgentParts> {
         let flag_channels = arm.channels.clone().unwrap_or_else(|| domain.flag_channels());
         check_channels::<D>(&flag_channels, "the arm's channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let model = super::chat_model(&self.model, ctx, self.response_cache)?;
@@ -408,62 +422,39 @@ impl MemoryLoopStage {
                 format!("the {} domain's prompts need a planner template", D::NAME),
             ));
         }
-        let agent =
-            Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
-        let oracle_fn = |task: &D::Task, artifact: Option<&str>| -> Result<u8> {
-            let id = D::id(task);
-            let gold = data
-                .gold
-                .get(&id)
-                .ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {id} has no gold")))?;
-            domain.score(task, gold, artifact)
-        };
-        let oracle: Option<&OracleFn<'_, D::Task>> =
-            (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_, D::Task>);
+        Ok(AgentParts { model, prompts, flag_channels })
+    }
 
+    /// Every episode not yet on disk, scheduled as a DAG, flushed as it goes and once more at the end.
+    fn run_episodes<D: Judge>(
+        &self,
+        run: &Episodes<'_, D>,
+        state: &mut LoopState<D::Obs>,
+        done: &[bool],
+    ) -> Result<()> {
+        let (ctx, data) = (run.ctx, run.data);
         let total = data.order.len();
-        let names = ["episodes", "calls"];
-        ctx.progress.set_total(total as u64);
-        // Episodes already on disk (a killed run's finished set, in any shape) go into the bank.
-        let mut state =
-            LoopState { bank: Bank::default(), pending: BTreeMap::new(), parts: Vec::new(), flushed: Instant::now() };
-        let mut done = vec![false; total];
-        for (range, part) in load_parts(ctx, total, &names) {
-            state.bank.load::<D>(&part[0])?;
-            done[range.clone()].iter_mut().for_each(|d| *d = true);
-            ctx.progress.advance(range.len() as u64);
-            state.parts.push((range, part));
-        }
         // Episode t depends on the episodes it may retrieve (a score-ranked policy reads all its
         // candidates' labels), and on nothing else.
         let deps: Vec<Vec<usize>> = data.neighbours.iter().map(|n| n.iter().map(|&(s, _)| s).collect()).collect();
         let critical = crate::pipeline::episode_scheduler::depths(&deps).into_iter().max().unwrap_or(0);
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
-        let flush = |st: &mut LoopState<D::Obs>| -> Result<()> {
-            for (range, eps, calls) in st.take_runs() {
-                let part = vec![episodes_table::<D>().batch(&eps)?, calls_table().batch(&calls)?];
-                save_part(ctx, range.clone(), &names, &part);
-                st.parts.push((range, part));
-            }
-            st.flushed = Instant::now();
-            Ok(())
-        };
         let mut peak_ready = 0usize;
         let outcome = crate::pipeline::episode_scheduler::run(
             &deps,
-            &done,
+            done,
             self.concurrency,
-            &mut state,
-            || domain.worker(),
+            state,
+            || run.agent.domain.worker(),
             |st, t| {
                 let label = |s: usize| st.bank.label(s).expect("a candidate is read only once it is stored");
-                let draws = policy.choose(seed, t, &data.neighbours[t], self.k, label);
+                let draws = run.policy.choose(run.seed, t, &data.neighbours[t], self.k, label);
                 let shown: Vec<(usize, f32)> =
                     draws.iter().filter(|d| d.drawn).map(|d| (d.step, d.similarity)).collect();
                 st.bank.shown::<D>(&data.tasks[&data.order[t]], &shown, &data.tasks)
             },
-            |w, t, memories| agent.episode(w, t as u64, &data.tasks[&data.order[t]], memories, oracle),
+            |w, t, memories| run.agent.episode(w, t as u64, &data.tasks[&data.order[t]], memories, run.oracle),
             |st, t, (ep, calls), status| {
                 st.bank.push(&ep);
                 st.pending.insert(t, (ep, calls));
@@ -475,15 +466,26 @@ impl MemoryLoopStage {
                 ));
                 if st.pending.len() >= self.chunk_size.max(1) || st.flushed.elapsed() > Duration::from_secs(10) {
                     status.write(&ctx.work_dir);
-                    flush(st)?;
+                    flush::<D>(ctx, st)?;
                 }
                 Ok(())
             },
         );
         // Whatever finished is kept, error or not: a rerun resumes from it.
-        flush(&mut state)?;
+        flush::<D>(ctx, state)?;
         outcome?;
         ctx.progress.note("peak_ready", peak_ready.into());
+        Ok(())
+    }
+
+    /// The output tables: every part's episodes and calls in step order, and the draws when written.
+    fn outputs<D: Judge>(
+        &self,
+        policy: &Retrieval,
+        seed: u64,
+        data: &Loaded<D>,
+        mut state: LoopState<D::Obs>,
+    ) -> Result<Vec<(String, RecordBatch)>> {
         state.parts.sort_by_key(|(range, _)| range.start);
         let concat = |i: usize, schema: arrow::datatypes::Schema| -> Result<RecordBatch> {
             let batches: Vec<RecordBatch> = state.parts.iter().map(|p| p.1[i].clone()).collect();
@@ -494,7 +496,7 @@ impl MemoryLoopStage {
             ("calls".into(), concat(1, calls_table().schema())?),
         ];
         if self.writes_draws() {
-            out.push(("draws".into(), draws_table().batch(&self.draws(&policy, seed, &data, &state.bank))?));
+            out.push(("draws".into(), draws_table().batch(&self.draws(policy, seed, data, &state.bank))?));
         }
         Ok(out)
     }
@@ -520,6 +522,67 @@ impl MemoryLoopStage {
         }
         rows
     }
+}
+
+/// The tables of one part on disk, in order.
+const PART_TABLES: [&str; 2] = ["episodes", "calls"];
+
+/// What the agent owns for a run: its model, prompts, and the channels that flag an episode.
+struct AgentParts {
+    model: Arc<dyn ChatModel>,
+    prompts: Prompts,
+    flag_channels: Vec<String>,
+}
+
+/// What every episode of a run reads: the context, the loaded data, the agent and its oracle,
+/// the retrieval policy and the seed.
+struct Episodes<'a, D: Judge> {
+    ctx: &'a StageContext,
+    data: &'a Loaded<D>,
+    agent: Agent<'a, D>,
+    oracle: Option<&'a OracleFn<'a, D::Task>>,
+    policy: Retrieval,
+    seed: u64,
+}
+
+/// The oracle arm's label function: the domain's score of an artifact against the task's gold.
+fn gold_oracle<'a, D: Judge>(
+    domain: &'a D,
+    ctx: &'a StageContext,
+    gold: &'a HashMap<i64, D::Gold>,
+) -> impl Fn(&D::Task, Option<&str>) -> Result<u8> + Sync + 'a {
+    move |task: &D::Task, artifact: Option<&str>| -> Result<u8> {
+        let id = D::id(task);
+        let gold = gold.get(&id).ok_or_else(|| Error::stage(&ctx.stage_id, format!("question_id {id} has no gold")))?;
+        domain.score(task, gold, artifact)
+    }
+}
+
+/// The loop's state resumed from the parts already on disk (a killed run's finished set, in any
+/// shape, goes into the bank), and which steps they cover.
+fn resume<D: Judge>(ctx: &StageContext, total: usize) -> Result<(LoopState<D::Obs>, Vec<bool>)> {
+    ctx.progress.set_total(total as u64);
+    let mut state =
+        LoopState { bank: Bank::default(), pending: BTreeMap::new(), parts: Vec::new(), flushed: Instant::now() };
+    let mut done = vec![false; total];
+    for (range, part) in load_parts(ctx, total, &PART_TABLES) {
+        state.bank.load::<D>(&part[0])?;
+        done[range.clone()].iter_mut().for_each(|d| *d = true);
+        ctx.progress.advance(range.len() as u64);
+        state.parts.push((range, part));
+    }
+    Ok((state, done))
+}
+
+/// Write the pending episodes as parts on disk, one per run of consecutive steps.
+fn flush<D: Judge>(ctx: &StageContext, st: &mut LoopState<D::Obs>) -> Result<()> {
+    for (range, eps, calls) in st.take_runs() {
+        let part = vec![episodes_table::<D>().batch(&eps)?, calls_table().batch(&calls)?];
+        save_part(ctx, range.clone(), &PART_TABLES, &part);
+        st.parts.push((range, part));
+    }
+    st.flushed = Instant::now();
+    Ok(())
 }
 
 /// A domain added from outside lucid's source: how it is built from its `domain:` options.
