@@ -89,12 +89,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Malformed or inconsistent input: the message says which entry, line or field.
-    #[error("{path}: {message}")]
+    #[error("{path}: {}", line(.message, .source))]
     Input {
         /// The offending file or folder.
         path: PathBuf,
         /// What is wrong and where inside it.
         message: String,
+        /// The parser's or reader's error, when there is one.
+        #[source]
+        source: Option<Cause>,
     },
     /// A file that could not be read.
     #[error("cannot read {path}: {source}")]
@@ -132,12 +135,15 @@ pub enum Error {
     #[error("arrow: {0}")]
     Arrow(#[from] arrow::error::ArrowError),
     /// A stage that cannot run as configured, or whose inputs do not fit together.
-    #[error("stage '{stage}': {message}")]
+    #[error("stage '{stage}': {}", line(.message, .source))]
     Stage {
         /// The stage id in the pipeline.
         stage: String,
         /// What is wrong.
         message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Cause>,
     },
     /// An object of the shared run store that could not be read or written.
     #[error("store {url}: {key}: {source}")]
@@ -191,12 +197,22 @@ pub enum Error {
 impl Error {
     /// An input error for `path` with a message.
     pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
-        Error::Input { path: path.into(), message: message.into() }
+        Error::Input { path: path.into(), message: message.into(), source: None }
+    }
+
+    /// An input error for `path`: `message` (may be empty), caused by `source`.
+    pub fn input_from(path: impl Into<PathBuf>, message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Input { path: path.into(), message: message.into(), source: Some(source.into()) }
     }
 
     /// A stage error for stage `stage` with a message.
     pub fn stage(stage: impl Into<String>, message: impl Into<String>) -> Error {
-        Error::Stage { stage: stage.into(), message: message.into() }
+        Error::Stage { stage: stage.into(), message: message.into(), source: None }
+    }
+
+    /// A stage error for stage `stage`: `message` (may be empty), caused by `source`.
+    pub fn stage_from(stage: impl Into<String>, message: impl Into<String>, source: impl Into<Cause>) -> Error {
+        Error::Stage { stage: stage.into(), message: message.into(), source: Some(source.into()) }
     }
 
     /// A model error with a message only.

@@ -25,7 +25,7 @@
 //! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
 //! 4. `stages` — one file per stage kind, and the registry of kinds
-//! 5. the command line — `cli`, `commands` (one file per subcommand), `run` (dispatch, exit codes)
+//! 5. the command line — `cli`, `commands` (one file per subcommand), `dispatch` (from arguments to a command and an exit code)
 
 pub mod agent;
 pub mod analysis;
@@ -37,6 +37,7 @@ pub mod cli;
 pub mod columns;
 mod commands;
 pub mod datasets;
+mod dispatch;
 pub mod domain;
 pub mod embed;
 pub mod error;
@@ -49,7 +50,6 @@ pub mod pipeline;
 pub mod remote;
 pub mod report;
 pub mod rng;
-mod run;
 pub mod runs;
 pub mod session;
 pub mod sql;
@@ -57,5 +57,5 @@ pub mod sqlite;
 pub mod stages;
 pub mod table;
 
+pub use dispatch::run;
 pub use error::{Error, Result};
-pub use run::run;

@@ -32,7 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("stages", 4),
     ("cli", 5),
     ("commands", 5),
-    ("run", 5),
+    ("dispatch", 5),
 ];
 
 fn layer(module: &str) -> Option<u8> {

@@ -76,7 +76,7 @@ impl Prompts {
                 continue;
             }
             let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
-            env.add_template_owned(f.to_string(), text).map_err(|e| Error::input(&path, e.to_string()))?;
+            env.add_template_owned(f.to_string(), text).map_err(|e| Error::input_from(&path, "", e))?;
         }
         let mut prompts = Prompts { env, dir: dir.to_path_buf(), system: String::new() };
         prompts.system = prompts.render("system.txt", &Vars::new())?;
@@ -95,8 +95,8 @@ impl Prompts {
 
     /// Render template `file` with `vars`.
     pub fn render(&self, file: &str, vars: &Vars) -> Result<String> {
-        let t = self.env.get_template(file).map_err(|e| Error::input(self.dir.join(file), e.to_string()))?;
-        let out = t.render(vars).map_err(|e| Error::input(self.dir.join(file), e.to_string()))?;
+        let t = self.env.get_template(file).map_err(|e| Error::input_from(self.dir.join(file), "", e))?;
+        let out = t.render(vars).map_err(|e| Error::input_from(self.dir.join(file), "", e))?;
         Ok(out.trim().to_string())
     }
 

@@ -158,8 +158,8 @@ pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Audit
                 return Err(Error::input(path, "a bank is a .parquet, .csv or .jsonl file, or an agent run folder"));
             }
         };
-        registered.map_err(|e| Error::input(path, e.to_string()))?;
-        crate::session::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input(path, e.to_string()))
+        registered.map_err(|e| Error::input_from(path, "", e))?;
+        crate::session::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input_from(path, "", e))
     })?;
     bank_from_batch(path, &batch, cols)
 }

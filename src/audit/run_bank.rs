@@ -143,7 +143,7 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> 
         }
         Ok::<_, Error>((crate::session::collect(&ctx, SQL).await?, verifiers))
     })
-    .map_err(|e| Error::input(dir, e.to_string()))?;
+    .map_err(|e| Error::input_from(dir, "", e))?;
     bank_with(dir, &all, &verifiers, arm, cols)
 }
 

@@ -1,5 +1,5 @@
 //! One file per subcommand. Each turns its raw clap arguments into settings it has checked
-//! before any work starts, then does the work; `crate::run` only dispatches and maps errors to
+//! before any work starts, then does the work; `crate::dispatch` only dispatches and maps errors to
 //! exit codes.
 
 pub mod audit;

@@ -92,7 +92,7 @@ pub fn database_path(db_root: &Path, db_id: &str) -> std::result::Result<PathBuf
 /// Parse a JSON file, naming the file (and serde's line and column) on failure.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
-    serde_json::from_str(&text).map_err(|e| Error::input(path, format!("invalid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|e| Error::input_from(path, "invalid JSON", e))
 }
 
 /// BIRD's gold file: one `SQL<TAB>db_id` per line. Returns (sql, db_id, 1-based line number).

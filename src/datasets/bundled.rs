@@ -58,7 +58,7 @@ pub fn build_databases(src: &Path, cache: &Path) -> Result<PathBuf> {
         std::fs::create_dir_all(&dir).map_err(|source| Error::Write { path: dir.clone(), source })?;
         let db = dir.join(format!("{db_id}.sqlite"));
         let conn = rusqlite::Connection::open(&db).map_err(|source| Error::Sqlite { path: db.clone(), source })?;
-        conn.execute_batch(text).map_err(|e| Error::input(file, format!("does not build: {e}")))?;
+        conn.execute_batch(text).map_err(|e| Error::input_from(file, "does not build", e))?;
     }
     match std::fs::rename(&tmp, &root) {
         Ok(()) => Ok(root),

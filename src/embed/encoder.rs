@@ -100,7 +100,7 @@ impl Weights<'_> {
     fn get(&self, name: &str) -> Result<Tensor> {
         let full = format!("{}{name}", self.prefix);
         let t = self.tensors.get(&full).ok_or_else(|| Error::input(self.path, format!("no weight `{full}`")))?;
-        t.to_dtype(DType::F32).map_err(|e| Error::input(self.path, format!("weight `{full}`: {e}")))
+        t.to_dtype(DType::F32).map_err(|e| Error::input_from(self.path, format!("weight `{full}`"), e))
     }
 
     fn vec(&self, name: &str, len: usize) -> Result<Vec<f32>> {
@@ -146,7 +146,7 @@ impl Encoder {
     /// Load `model.safetensors` (f32 or f16) shaped by `config`; `pooler` also loads BERT's pooler.
     pub fn load(path: &Path, bytes: &[u8], config: &BertConfig, pooler: bool) -> Result<Encoder> {
         let tensors = candle_core::safetensors::load_buffer(bytes, &Device::Cpu)
-            .map_err(|e| Error::input(path, format!("not a safetensors file: {e}")))?;
+            .map_err(|e| Error::input_from(path, "not a safetensors file", e))?;
         let prefixes = ["".to_string(), "bert.".to_string()]
             .into_iter()
             .chain(config.model_type.as_ref().map(|t| format!("{t}.")));

@@ -83,7 +83,7 @@ impl std::fmt::Display for LoopProgress {
 /// `complete(state, t, result, status)` takes each result in completion order. At the first error
 /// nothing more is started; the jobs in flight finish and are completed, then the error returns.
 #[allow(clippy::too_many_arguments)]
-pub fn run<S, W, J, R>(
+pub fn schedule<S, W, J, R>(
     deps: &[Vec<usize>],
     done: &[bool],
     concurrency: usize,
@@ -141,7 +141,7 @@ where
                     let Ok((t, job)) = next else { break };
                     let start = Instant::now();
                     let out = std::panic::catch_unwind(AssertUnwindSafe(|| work(&mut w, t, job)))
-                        .unwrap_or_else(|p| Err(Error::Stage { stage: format!("step {t}"), message: panic_text(&p) }));
+                        .unwrap_or_else(|p| Err(Error::stage(format!("step {t}"), panic_text(&p))));
                     if res_tx.send((t, start.elapsed(), out)).is_err() {
                         break;
                     }
@@ -223,7 +223,7 @@ mod tests {
             let peak = AtomicUsize::new(0);
             // The state: which steps are complete, and in what order they completed.
             let mut state: (Vec<bool>, Vec<usize>) = (done.clone(), Vec::new());
-            run(
+            schedule(
                 &deps,
                 &done,
                 concurrency,
@@ -261,7 +261,7 @@ mod tests {
     fn an_error_stops_new_work_and_completes_what_is_in_flight() {
         let deps: Vec<Vec<usize>> = (0..50).map(|_| Vec::new()).collect();
         let mut completed = 0;
-        let err = run(
+        let err = schedule(
             &deps,
             &[false; 50],
             4,

@@ -99,7 +99,7 @@ impl Manifest {
     pub fn read(run_dir: &Path) -> Result<Manifest> {
         let path = run_dir.join("manifest.json");
         let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
-        serde_json::from_str(&text).map_err(|e| Error::input(&path, format!("invalid manifest: {e}")))
+        serde_json::from_str(&text).map_err(|e| Error::input_from(&path, "invalid manifest", e))
     }
 
     /// Write it atomically.

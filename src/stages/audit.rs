@@ -115,7 +115,7 @@ impl Stage for AuditStage {
                     .iter()
                     .map(|n| Ok((n.to_string(), inputs.get(ctx, n)?.clone())))
                     .collect::<Result<_>>()?;
-                let all = run_bank::banks(&tables).map_err(|e| Error::stage(&ctx.stage_id, e.to_string()))?;
+                let all = run_bank::banks(&tables).map_err(|e| Error::stage_from(&ctx.stage_id, "", e))?;
                 let verifiers: Vec<(String, RecordBatch)> = inputs
                     .tables
                     .iter()

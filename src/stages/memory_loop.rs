@@ -441,7 +441,7 @@ impl MemoryLoopStage {
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
         let mut peak_ready = 0usize;
-        let outcome = crate::pipeline::episode_scheduler::run(
+        let outcome = crate::pipeline::episode_scheduler::schedule(
             &deps,
             done,
             self.concurrency,

@@ -64,7 +64,7 @@ impl Stage for ReportStage {
         let path = ctx.resolve(&self.sql);
         let sql = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
         let tables: Vec<(String, RecordBatch)> = inputs.tables.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let out = crate::runs::sql_over(&tables, &sql).map_err(|e| Error::input(&path, e.to_string()))?;
+        let out = crate::runs::sql_over(&tables, &sql).map_err(|e| Error::input_from(&path, "", e))?;
         Ok(vec![(ctx.stage_id.clone(), out)])
     }
 }

@@ -206,7 +206,7 @@ impl Template {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        env.add_template_owned("t", text).map_err(|e| Error::input(path, e.to_string()))?;
+        env.add_template_owned("t", text).map_err(|e| Error::input_from(path, "", e))?;
         Ok(Template { env, path: path.to_path_buf() })
     }
 
@@ -221,8 +221,8 @@ impl Template {
         for (k, v) in extra {
             vars.insert(k.to_string(), v.clone());
         }
-        let t = self.env.get_template("t").map_err(|e| Error::input(&self.path, e.to_string()))?;
-        Ok(t.render(vars).map_err(|e| Error::input(&self.path, e.to_string()))?.trim().to_string())
+        let t = self.env.get_template("t").map_err(|e| Error::input_from(&self.path, "", e))?;
+        Ok(t.render(vars).map_err(|e| Error::input_from(&self.path, "", e))?.trim().to_string())
     }
 }
 

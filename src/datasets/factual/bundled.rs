@@ -156,7 +156,7 @@ pub fn countries(pkg: &Path) -> Result<BTreeMap<String, Value>> {
     let mut out = BTreeMap::new();
     for f in files {
         let raw = std::fs::read_to_string(&f).map_err(|source| Error::Read { path: f.clone(), source })?;
-        let v: Value = serde_json::from_str(&raw).map_err(|e| Error::input(&f, e.to_string()))?;
+        let v: Value = serde_json::from_str(&raw).map_err(|e| Error::input_from(&f, "", e))?;
         let Some(iso) = v["ISO"]["alpha2"].as_str().map(str::to_string) else { continue };
         if text(&v["name"]).is_empty() {
             continue;

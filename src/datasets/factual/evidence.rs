@@ -138,7 +138,7 @@ fn jsonl_passages(path: &Path) -> Result<Vec<Passage>> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            let p: Line = serde_json::from_str(l).map_err(|e| Error::input(path, format!("row {}: {e}", i + 1)))?;
+            let p: Line = serde_json::from_str(l).map_err(|e| Error::input_from(path, format!("row {}", i + 1), e))?;
             let id = p.id.as_str().map(str::to_string).unwrap_or_else(|| p.id.to_string());
             Ok(Passage { id, title: p.title, text: p.text })
         })
@@ -163,7 +163,7 @@ fn parquet_passages(path: &Path) -> Result<Vec<Passage>> {
 
 fn read_json(path: &Path) -> Result<Value> {
     let raw = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
-    serde_json::from_str(&raw).map_err(|e| Error::input(path, e.to_string()))
+    serde_json::from_str(&raw).map_err(|e| Error::input_from(path, "", e))
 }
 
 /// Passages of GeoNames countries and cities (15,000 people or more).

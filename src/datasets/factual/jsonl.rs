@@ -27,7 +27,7 @@ pub fn load(path: &Path) -> Result<FactBench> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })?;
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let l: Line = serde_json::from_str(line).map_err(|e| Error::input(path, format!("row {}: {e}", i + 1)))?;
+        let l: Line = serde_json::from_str(line).map_err(|e| Error::input_from(path, format!("row {}", i + 1), e))?;
         let id = match l.id {
             serde_json::Value::String(s) => s,
             serde_json::Value::Number(n) => n.to_string(),

@@ -32,10 +32,10 @@ pub fn load(path: &Path) -> Result<FactBench> {
     let reader = arrow::csv::ReaderBuilder::new(schema)
         .with_header(true)
         .build(file)
-        .map_err(|e| Error::input(path, e.to_string()))?;
+        .map_err(|e| Error::input_from(path, "", e))?;
     let mut rows = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::input(path, e.to_string()))?;
+        let batch = batch.map_err(|e| Error::input_from(path, "", e))?;
         let col = |n: &str| batch.column_by_name(n).expect("in the header").as_string::<i32>().clone();
         let (meta, problem, answer) = (col("metadata"), col("problem"), col("answer"));
         for i in 0..batch.num_rows() {

@@ -101,7 +101,7 @@ pub fn gold_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<FactGold>> {
     (0..b.num_rows())
         .map(|i| {
             let aliases: Vec<String> = serde_json::from_str(aliases.value(i))
-                .map_err(|e| Error::input(path, format!("row {i}: aliases is not a JSON list of strings: {e}")))?;
+                .map_err(|e| Error::input_from(path, format!("row {i}: aliases is not a JSON list of strings"), e))?;
             Ok(FactGold { question_id: qid.value(i), answer: answer.value(i).to_string(), aliases })
         })
         .collect()

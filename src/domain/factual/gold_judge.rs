@@ -57,7 +57,7 @@ impl GoldJudge {
         let template = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-        env.add_template_owned(path.display().to_string(), template).map_err(|e| Error::input(&path, e.to_string()))?;
+        env.add_template_owned(path.display().to_string(), template).map_err(|e| Error::input_from(&path, "", e))?;
         let inner = config.model.resolved(&resolve).build(&crate::model_files::models_dir(cache_dir))?;
         let model: Arc<dyn ChatModel> = if config.response_cache {
             Arc::new(CachedModel::new(inner, &cache_dir.join("responses.sqlite"))?)
@@ -73,7 +73,7 @@ impl GoldJudge {
         let vars = minijinja::context! {
             question => question, target => &gold.answer, aliases => &gold.aliases, predicted => predicted.unwrap_or(""),
         };
-        let err = |e: minijinja::Error| Error::input(&self.path, e.to_string());
+        let err = |e: minijinja::Error| Error::input_from(&self.path, "", e);
         let prompt =
             self.env.get_template(&self.path.display().to_string()).and_then(|t| t.render(vars)).map_err(err)?;
         let req = ChatRequest {
