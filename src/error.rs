@@ -266,3 +266,27 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn variants_keep_their_source_and_read_as_one_line() {
+        let io = || std::io::Error::other("disk on fire");
+        let e = Error::query_from("report table ex", io());
+        assert_eq!(e.to_string(), "query: report table ex: disk on fire");
+        assert_eq!(e.source().map(|s| s.to_string()), Some("disk on fire".into()));
+        assert_eq!(Error::usage_from("", io()).to_string(), "disk on fire");
+        assert_eq!(Error::input_from("a.json", "row 3", io()).to_string(), "a.json: row 3: disk on fire");
+        assert!(Error::model("no weights").source().is_none());
+        // A fault reads as the message a failed call records, and as an Error it is the model's.
+        let f = Fault::from("candle", io());
+        assert_eq!(f.to_string(), "candle: disk on fire");
+        let e: Error = f.into();
+        assert_eq!(e.to_string(), "model: candle: disk on fire");
+        assert_eq!(e.source().and_then(|s| s.source()).map(|s| s.to_string()), Some("disk on fire".into()));
+        assert_eq!(Error::usage(Invalid::from("k must be >= 1")).exit_code(), 2);
+    }
+}

@@ -88,18 +88,20 @@ impl LocalModel {
     ) -> Result<LocalModel> {
         let bad = |m: String| Error::input(path, m);
         let mut file = std::fs::File::open(path).map_err(|source| Error::Read { path: path.into(), source })?;
-        let ct = gguf_file::Content::read(&mut file).map_err(|e| bad(format!("not a GGUF file: {e}")))?;
+        let ct = gguf_file::Content::read(&mut file).map_err(|e| Error::input_from(path, "not a GGUF file", e))?;
         let chat = GgufChat::from_metadata(&ct.metadata).map_err(|f| bad(f.to_string()))?;
         let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
         let model = match requant {
             Some(Requantize::Q8_0) => {
-                let (ct, mut buf) =
-                    requantize(ct, &mut file, GgmlDType::Q8_0).map_err(|e| bad(format!("cannot requantize: {e}")))?;
+                let (ct, mut buf) = requantize(ct, &mut file, GgmlDType::Q8_0)
+                    .map_err(|e| Error::input_from(path, "cannot requantize", e))?;
                 Transformer::from_gguf(&ct, &mut buf, linear)
             }
             None => Transformer::from_gguf(&ct, &mut file, linear),
         }
-        .map_err(|e| bad(format!("cannot load ({} architecture): {e}", arch.as_deref().unwrap_or("llama"))))?;
+        .map_err(|e| {
+            Error::input_from(path, format!("cannot load ({} architecture)", arch.as_deref().unwrap_or("llama")), e)
+        })?;
         let hash = crate::fingerprint::hash_file(path)?.to_hex();
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         // The chunked prefill decides the numbers (llama's results since prefix states came;

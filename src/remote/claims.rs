@@ -95,7 +95,7 @@ pub fn state(remote: &Remote, key: &str) -> Result<Option<ClaimState>> {
     let key_of = format!("{}/{}", dir(key), claim_name(epoch));
     let bytes = remote.get(&key_of)?.unwrap_or_default();
     let record: ClaimRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::environment(format!("store {}: {key_of}: not a claim ({e})", remote.url())))?;
+        .map_err(|e| Error::environment_from(format!("store {}: {key_of}: not a claim", remote.url()), e))?;
     Ok(Some(ClaimState { record, last_ms, claimed_ms }))
 }
 

@@ -67,7 +67,7 @@ pub fn newest(remote: &Remote, name: &str) -> Result<Option<RunListing>> {
     let bytes = remote.get(&key)?.unwrap_or_default();
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| Error::environment(format!("store {}: {key}: not a run listing ({e})", remote.url())))
+        .map_err(|e| Error::environment_from(format!("store {}: {key}: not a run listing", remote.url()), e))
 }
 
 /// Split `s3://bucket/prefix/runs/NAME` (or `file:///…/runs/NAME`) into the store URL and the
