@@ -194,6 +194,33 @@ pub enum Error {
     },
 }
 
+/// `Error::$plain(message)` and `Error::$from(message, source)` for a variant holding a message
+/// and an optional source.
+macro_rules! message_constructors {
+    ($($variant:ident: $plain:ident, $from:ident, $what:literal;)*) => {
+        impl Error {
+            $(
+                #[doc = concat!("A ", $what, " error with a message only.")]
+                pub fn $plain(message: impl Into<String>) -> Error {
+                    Error::$variant { message: message.into(), source: None }
+                }
+
+                #[doc = concat!("A ", $what, " error: `message` (may be empty), caused by `source`.")]
+                pub fn $from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
+                    Error::$variant { message: message.into(), source: Some(source.into()) }
+                }
+            )*
+        }
+    };
+}
+
+message_constructors! {
+    Model: model, model_from, "model";
+    Query: query, query_from, "query";
+    Environment: environment, environment_from, "environment";
+    Usage: usage, usage_from, "usage";
+}
+
 impl Error {
     /// An input error for `path` with a message.
     pub fn input(path: impl Into<PathBuf>, message: impl Into<String>) -> Error {
@@ -213,46 +240,6 @@ impl Error {
     /// A stage error for stage `stage`: `message` (may be empty), caused by `source`.
     pub fn stage_from(stage: impl Into<String>, message: impl Into<String>, source: impl Into<Cause>) -> Error {
         Error::Stage { stage: stage.into(), message: message.into(), source: Some(source.into()) }
-    }
-
-    /// A model error with a message only.
-    pub fn model(message: impl Into<String>) -> Error {
-        Error::Model { message: message.into(), source: None }
-    }
-
-    /// A model error: `message`, caused by `source` (kept as the error's source).
-    pub fn model_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
-        Error::Model { message: message.into(), source: Some(source.into()) }
-    }
-
-    /// A query error with a message only.
-    pub fn query(message: impl Into<String>) -> Error {
-        Error::Query { message: message.into(), source: None }
-    }
-
-    /// A query error: `message`, caused by `source`.
-    pub fn query_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
-        Error::Query { message: message.into(), source: Some(source.into()) }
-    }
-
-    /// An environment error with a message only.
-    pub fn environment(message: impl Into<String>) -> Error {
-        Error::Environment { message: message.into(), source: None }
-    }
-
-    /// An environment error: `message`, caused by `source`.
-    pub fn environment_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
-        Error::Environment { message: message.into(), source: Some(source.into()) }
-    }
-
-    /// A usage error with a message only.
-    pub fn usage(message: impl Into<String>) -> Error {
-        Error::Usage { message: message.into(), source: None }
-    }
-
-    /// A usage error: `message`, caused by `source`.
-    pub fn usage_from(message: impl Into<String>, source: impl Into<Cause>) -> Error {
-        Error::Usage { message: message.into(), source: Some(source.into()) }
     }
 
     /// The process exit code for this error: 2 for command-line usage, 3 for input that is

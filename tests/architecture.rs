@@ -39,12 +39,13 @@ fn layer(module: &str) -> Option<u8> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file below `dir` whose name ends with `.{ext}`.
+fn files_with_ext(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
+            files_with_ext(&p, ext, out);
+        } else if p.extension().is_some_and(|x| x == ext) {
             out.push(p);
         }
     }
@@ -72,7 +73,7 @@ fn used_modules(text: &str) -> Vec<String> {
 fn src_files() -> (PathBuf, Vec<PathBuf>) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    files_with_ext(&src, "rs", &mut files);
     (src, files)
 }
 
@@ -209,18 +210,8 @@ fn code_literals(text: &str) -> Vec<(usize, String)> {
 
 /// Every table name and column name documented in `schemas/` (the tables a run holds).
 fn documented_tables_and_columns() -> (Vec<String>, Vec<String>) {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
     let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"), &mut files);
+    files_with_ext(&Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"), "json", &mut files);
     let (mut tables, mut columns) = (Vec::new(), Vec::new());
     for f in files {
         let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();

@@ -178,3 +178,26 @@ fn collect_sql(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Every query block of every `.slt` file names the independent source of its expected values
+/// in a `# source:` comment written since the previous query block.
+#[test]
+fn every_golden_block_names_its_source() {
+    let mut unsourced = Vec::new();
+    for f in slt_files() {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let mut sourced = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with('#') && line.to_ascii_lowercase().contains("source") {
+                sourced = true;
+            }
+            if line.starts_with("query") {
+                if !sourced {
+                    unsourced.push(format!("{}:{}", f.display(), n + 1));
+                }
+                sourced = false;
+            }
+        }
+    }
+    assert!(unsourced.is_empty(), "query blocks with no `# source:` comment:\n{}", unsourced.join("\n"));
+}
