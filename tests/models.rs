@@ -276,7 +276,7 @@ fn real_smollm2_tokenizer_matches_llama_cpp_and_answers() {
     assert!(c.tokens_out > 0 && c.latency > Duration::ZERO, "{c:?}");
     // Requantized to Q8_0 at load: still the same model's knowledge, under its own identity (so
     // its answers never share a response-cache entry with the file's own weights).
-    let q8 = LocalModel::load_as(&path, Some(lucid::llm::config::Requantize::Q8_0)).unwrap();
+    let q8 = LocalModel::load_as(&path, Some(lucid::llm::local::Requantize::Q8_0)).unwrap();
     let text = q8.continue_text("The capital of France is", &d).unwrap();
     assert!(text.contains("Paris"), "{text:?}");
     assert_ne!(q8.identity(), model.identity());
@@ -296,7 +296,7 @@ fn real_qwen_tokenizer_matches_and_answers() {
     }
     let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
     let path = lucid::model_files::chat_model_path(&dir, "qwen2.5-coder").unwrap();
-    let model = LocalModel::load_as(&path, Some(lucid::llm::config::Requantize::Q8_0)).unwrap();
+    let model = LocalModel::load_as(&path, Some(lucid::llm::local::Requantize::Q8_0)).unwrap();
     // Ids of the Qwen2 pipeline (HF tokenizers with the model's tokenizer.json rules) on this vocabulary.
     let cases: &[(&str, &[u32])] = &[
         ("Hello, world!", &[9707, 11, 1879, 0]),

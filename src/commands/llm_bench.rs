@@ -10,8 +10,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::llm::config::Requantize;
 use crate::llm::local::LocalModel;
+use crate::llm::local::Requantize;
 use crate::llm::qlinear::Linear;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 

@@ -30,7 +30,7 @@ pub fn run(a: &RunArgs) -> Result<bool> {
         quiet: a.quiet,
         cache_dir: a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir),
         base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
-        sharing: crate::pipeline::runner::Sharing {
+        sharing: crate::pipeline::options::Sharing {
             store: a.store.clone(),
             shard: a.shard.as_deref().map(parse_shard).transpose()?,
             lease_s: a.lease,

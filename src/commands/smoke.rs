@@ -14,7 +14,7 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     let qwen = crate::model_files::chat_model_path(dir, "qwen2.5-coder").ok();
     let models = [("smollm2", Some(crate::model_files::smollm2_path(dir)?)), ("qwen2.5-coder", qwen)];
     for (name, path) in models.into_iter().filter_map(|(n, p)| Some((n, p?))) {
-        let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::config::Requantize::Q8_0))?;
+        let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::local::Requantize::Q8_0))?;
         let req = ChatRequest {
             messages: vec![
                 Message::system("You write one SQLite query. Reply with SQL only."),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::engine::{QueryRun, Ran};
+use super::query_run::{QueryRun, Ran};
 use crate::error::{Error, Result};
 
 /// Bump when what a cached result means changes.

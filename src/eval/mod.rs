@@ -5,6 +5,7 @@ pub mod check_gold;
 pub mod engine;
 pub mod gold_cache;
 pub mod inputs;
+pub mod query_run;
 pub mod report;
 
 pub use engine::{EvalOptions, EvalStats, ExVerdict, Pair, PairResult, evaluate};

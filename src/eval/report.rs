@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::engine::{PairResult, QueryRun, Ran};
+use super::engine::PairResult;
 use super::inputs::EvalSet;
+use super::query_run::{QueryRun, Ran};
 use crate::error::{Error, Result};
 
 /// BIRD's difficulty levels, in its column order.

@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::http::{HttpClient, Secret};
+use super::local::{LocalModel, Requantize};
 use super::retry::RetryPolicy;
-use super::{ChatModel, anthropic::Anthropic, local::LocalModel, openai::OpenAi, replay::Replay};
+use super::{ChatModel, anthropic::Anthropic, openai::OpenAi, replay::Replay};
 use crate::error::{Error, Result};
 
 /// Which model answers, and how to reach it.
@@ -82,18 +83,6 @@ pub struct LocalConfig {
     /// file's own weights, computed as llama.cpp computes them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requantize: Option<Requantize>,
-}
-
-/// A weight format to convert Q4_1 tensors to at load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Requantize {
-    /// 8-bit blocks of 32 (candle's SIMD kernels). Since lucid runs Q4_1 and Q5_0 with its own
-    /// SIMD kernels this is no longer faster (tests/bench/results/models.md); it stays for runs
-    /// that used it. Each weight moves by under 1/220 of its block's largest magnitude (half a
-    /// Q8_0 step plus the f16 rounding of the scale), so answers can differ from llama.cpp's on
-    /// the same file.
-    #[serde(rename = "q8_0")]
-    Q8_0,
 }
 
 /// The replay backend.

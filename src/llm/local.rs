@@ -11,13 +11,25 @@ use std::time::Instant;
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use candle_transformers::generation::{LogitsProcessor, Sampling};
+use serde::{Deserialize, Serialize};
 
-use super::config::Requantize;
 use super::gguf_tokenizer::GgufChat;
 use super::qlinear::Linear;
 use super::transformer::{Cache, Transformer};
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Fault, Result};
+
+/// A weight format to convert Q4_1 tensors to at load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Requantize {
+    /// 8-bit blocks of 32 (candle's SIMD kernels). Since lucid runs Q4_1 and Q5_0 with its own
+    /// SIMD kernels this is no longer faster (tests/bench/results/models.md); it stays for runs
+    /// that used it. Each weight moves by under 1/220 of its block's largest magnitude (half a
+    /// Q8_0 step plus the f16 rounding of the scale), so answers can differ from llama.cpp's on
+    /// the same file.
+    #[serde(rename = "q8_0")]
+    Q8_0,
+}
 
 /// Weight formats candle 0.11 has only scalar CPU kernels for (Q4_1: SmolLM2; Q5_0: most of
 /// Qwen2.5-Coder's tensors); lucid runs them with its own kernels ([`super::qlinear`]).

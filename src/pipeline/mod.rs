@@ -5,6 +5,7 @@ pub mod cache_key;
 pub mod checkpoint;
 pub mod episode_scheduler;
 pub mod manifest;
+pub mod options;
 pub mod overrides;
 pub mod plan;
 pub mod progress;
@@ -16,4 +17,5 @@ pub mod spec;
 pub mod stage;
 pub mod store;
 
-pub use runner::{RunOptions, RunSummary, run};
+pub use options::RunOptions;
+pub use runner::{RunSummary, run};

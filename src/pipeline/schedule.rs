@@ -15,9 +15,9 @@ use arrow::datatypes::{Field, Schema};
 
 use super::cache_key::{CacheKey, STORE_FORMAT};
 use super::manifest::{InstanceRecord, Manifest, State};
+use super::options::RunOptions;
 use super::plan::Plan;
 use super::progress::Display;
-use super::runner::RunOptions;
 use super::shared::Shared;
 use super::stage::{AxisValue, Inputs, StageContext};
 use super::store::{Store, StoredInstance};

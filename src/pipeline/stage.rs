@@ -100,7 +100,7 @@ pub struct StageContext {
 impl StageContext {
     /// The seed of this instance, if the stage is expanded over seeds.
     pub fn seed(&self) -> Option<u64> {
-        match self.matrix.get(super::spec::Axis::Seed.as_str()) {
+        match self.matrix.get(crate::columns::SEED.name) {
             Some(AxisValue::Seed(s)) => Some(*s),
             _ => None,
         }
@@ -108,7 +108,7 @@ impl StageContext {
 
     /// The arm of this instance, if the stage is expanded over arms.
     pub fn arm(&self) -> Option<&str> {
-        match self.matrix.get(super::spec::Axis::Arm.as_str()) {
+        match self.matrix.get(crate::columns::ARM.name) {
             Some(AxisValue::Arm(a)) => Some(a),
             _ => None,
         }

@@ -17,7 +17,7 @@ use crate::domain::factual::gold_judge::{GoldJudge, JudgeConfig};
 use crate::domain::factual::{FactualConfig, FactualDomain};
 use crate::domain::{Domain, Judge};
 use crate::error::{Error, Result};
-use crate::eval::engine::Ran;
+use crate::eval::query_run::Ran;
 use crate::eval::{EvalOptions, Pair, evaluate};
 use crate::pipeline::checkpoint::run_chunks;
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
