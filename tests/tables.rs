@@ -34,8 +34,8 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
 fn schemas_are_the_column_definitions() {
     use lucid::domain::{factual::FactualDomain, sql::SqlDomain};
     let defined = [
-        ("", lucid::agent::records::episodes_table::<SqlDomain>().doc_json()),
-        ("", lucid::agent::records::calls_table().doc_json()),
+        ("", lucid::agent::tables::episodes_table::<SqlDomain>().doc_json()),
+        ("", lucid::agent::tables::calls_table().doc_json()),
         ("", lucid::datasets::tables::tasks_table().doc_json()),
         ("", lucid::datasets::tables::gold_table().doc_json()),
         ("", lucid::stages::evaluate::evaluation_table().doc_json()),
@@ -44,7 +44,7 @@ fn schemas_are_the_column_definitions() {
         ("", lucid::agent::retrieval::draws_table().doc_json()),
         ("", lucid::stages::verifiers::verifier_table().doc_json()),
         ("", lucid::stages::permutation::order_table().doc_json()),
-        ("factual", lucid::agent::records::episodes_table::<FactualDomain>().doc_json()),
+        ("factual", lucid::agent::tables::episodes_table::<FactualDomain>().doc_json()),
         ("factual", lucid::datasets::factual::tables::tasks_table().doc_json()),
         ("factual", lucid::datasets::factual::tables::gold_table().doc_json()),
         ("factual", lucid::domain::factual::evaluate::evaluation_table().doc_json()),

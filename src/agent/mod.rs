@@ -11,3 +11,4 @@ pub mod parse;
 pub mod prompts;
 pub mod records;
 pub mod retrieval;
+pub mod tables;

@@ -22,6 +22,7 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::records::Episode;
+pub use crate::agent::records::{Channels, Fired};
 use crate::columns::Column;
 use crate::error::Result;
 
@@ -94,38 +95,6 @@ impl Serialize for DomainConfig {
             map.extend(o);
         }
         map.serialize(s)
-    }
-}
-
-/// One answer-free channel's result on one episode.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fired {
-    /// The channel's name (`episodes.channels[].name`).
-    pub name: &'static str,
-    /// Whether it fired (says the episode is likely wrong).
-    pub fired: bool,
-    /// What made it fire, when the channel says (e.g. the ungrounded literals, as JSON).
-    pub detail: Option<String>,
-}
-
-/// Every channel's result on one episode, in the domain's order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Channels(pub Vec<Fired>);
-
-impl Channels {
-    /// Whether channel `name` fired.
-    pub fn fired(&self, name: &str) -> bool {
-        self.0.iter().any(|c| c.name == name && c.fired)
-    }
-
-    /// The detail of channel `name`.
-    pub fn detail(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|c| c.name == name).and_then(|c| c.detail.as_deref())
-    }
-
-    /// Whether any of `names` fired.
-    pub fn any_of(&self, names: &[String]) -> bool {
-        names.iter().any(|n| self.fired(n))
     }
 }
 

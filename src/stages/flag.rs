@@ -89,7 +89,7 @@ impl Stage for FlagStage {
         let tasks = super::tasks(ctx, inputs)?;
         let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
         let e = inputs.get(ctx, "episodes")?;
-        let t = crate::agent::records::episodes_table::<SqlDomain>();
+        let t = crate::agent::tables::episodes_table::<SqlDomain>();
         let (step, qid, sql) = (
             t.column::<UInt64Array>(e, ep, "step")?,
             t.column::<Int64Array>(e, ep, "question_id")?,
