@@ -338,3 +338,26 @@ fn public_type_names_are_unique() {
         seen.into_iter().filter(|(_, at)| at.len() > 1).map(|(n, at)| format!("{n}: {}", at.join(", "))).collect();
     assert!(twice.is_empty(), "public type names defined more than once:\n{}", twice.join("\n"));
 }
+
+/// The README's layout section names every top-level module of `src/` (a file as `name.rs`, a
+/// folder as `name/`), so a module added, moved or renamed shows up there.
+#[test]
+fn the_readme_layout_names_every_module_of_src() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("\n## Layout\n").expect("README has a Layout section");
+    let layout = &readme[start + 1..];
+    let layout = &layout[..layout[3..].find("\n## ").map_or(layout.len(), |e| e + 3)];
+    let words: Vec<&str> = layout.split(|c: char| c.is_whitespace() || c == '(' || c == ',').collect();
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(root.join("src")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let entry = if p.is_dir() { format!("{name}/") } else { name };
+        if !words.contains(&entry.as_str()) {
+            missing.push(format!("src/{entry}"));
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "not in the README's layout section:\n{}", missing.join("\n"));
+}
