@@ -135,6 +135,8 @@ fn golden_sql_files() {
     let mut failed = Vec::new();
     for f in &files {
         let mut runner = sqllogictest::Runner::new(|| async { Ok(Session::new()) });
+        // Each column's type letter (I integer, R float, T text) must match what the SQL returns.
+        runner.with_column_validator(sqllogictest::strict_column_validator);
         if let Err(e) = runner.run_file(f) {
             failed.push(format!("{}:\n{}", f.display(), e.display(false)));
         }
@@ -180,7 +182,7 @@ fn collect_sql(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every query block of every `.slt` file names the independent source of its expected values
-/// in a `# source:` comment written since the previous query block.
+/// in a comment starting `# source:`, written since the previous query block.
 #[test]
 fn every_golden_block_names_its_source() {
     let mut unsourced = Vec::new();
@@ -188,7 +190,7 @@ fn every_golden_block_names_its_source() {
         let text = std::fs::read_to_string(&f).expect("read");
         let mut sourced = false;
         for (n, line) in text.lines().enumerate() {
-            if line.starts_with('#') && line.to_ascii_lowercase().contains("source") {
+            if line.starts_with("# source:") {
                 sourced = true;
             }
             if line.starts_with("query") {

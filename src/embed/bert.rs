@@ -81,10 +81,8 @@ impl Embedder {
 
     fn embed_batch(&self, batch: &[&str], threads: usize) -> Result<Vec<Vec<f32>>> {
         let h = self.dim;
-        let enc = self
-            .tokenizer
-            .encode_batch(batch.to_vec(), true)
-            .map_err(|err| Error::model(format!("tokenize: {err}")))?;
+        let enc =
+            self.tokenizer.encode_batch(batch.to_vec(), true).map_err(|err| Error::model_from("tokenize", err))?;
         let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
         let hidden = self.encoder.forward(&ids, threads)?;
         let spans = spans(&ids);

@@ -31,8 +31,8 @@ pub struct RunSummary {
     pub failed: Vec<String>,
     /// The output tables of stages that print them (report stages), by name.
     pub printed: Vec<(String, RecordBatch)>,
-    /// The study's report of the run folder (`report: true`, every instance done), written
-    /// into `<run>/report/`.
+    /// The study's report of the run folder (`report: true` and no instance failed; a partial
+    /// run, `--only` or `--shard`, reports what its folder holds), written into `<run>/report/`.
     pub report: Option<crate::report::Written>,
 }
 

@@ -564,5 +564,6 @@ fn with_matrix_columns(
     }
     fields.extend(schema.fields().iter().map(|f| f.as_ref().clone()));
     cols.extend(batch.columns().iter().cloned());
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+        .map_err(|e| Error::stage(stage, format!("table '{name}' {e}")))
 }
