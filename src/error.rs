@@ -18,11 +18,13 @@ fn line(message: &str, source: &Option<Cause>) -> String {
 /// A failure inside a model (tokenizer, chat template, tensor arithmetic, an API's answer): what
 /// failed and, when there is one, the error that caused it. Its text is what a failed call
 /// records (`calls.error`); as an [`Error`] it becomes [`Error::Model`] with itself as the source.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}", line(.message, .source))]
 pub struct Fault {
     /// What failed.
     pub message: String,
     /// The underlying error.
+    #[source]
     pub source: Option<Cause>,
 }
 
@@ -35,18 +37,6 @@ impl Fault {
     /// A fault: `message`, caused by `source`.
     pub fn from(message: impl Into<String>, source: impl Into<Cause>) -> Fault {
         Fault { message: message.into(), source: Some(source.into()) }
-    }
-}
-
-impl std::fmt::Display for Fault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&line(&self.message, &self.source))
-    }
-}
-
-impl std::error::Error for Fault {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_ref().map(|s| s.as_ref() as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -44,15 +44,6 @@ pub fn register_batches(ctx: &SessionContext, tables: &[(String, RecordBatch)]) 
     Ok(())
 }
 
-/// Run `sql` over in-memory tables.
-pub fn sql_over(tables: &[(String, RecordBatch)], sql: &str) -> Result<RecordBatch> {
-    block_on(async {
-        let ctx = new();
-        register_batches(&ctx, tables)?;
-        collect(&ctx, sql).await
-    })
-}
-
 /// The tables of one run folder: subfolders holding `.parquet` files, and loose `.parquet` files.
 pub fn run_tables(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     let rd = std::fs::read_dir(dir).map_err(|source| Error::Read { path: dir.into(), source })?;

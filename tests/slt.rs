@@ -16,10 +16,9 @@ use arrow::datatypes::DataType;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use sqllogictest::{DBOutput, DefaultColumnType};
 
-/// A lucid SQL session (every function lucid registers) on its own runtime.
+/// A lucid SQL session (every function lucid registers).
 struct Session {
     ctx: datafusion::prelude::SessionContext,
-    rt: tokio::runtime::Runtime,
 }
 
 #[derive(Debug)]
@@ -39,8 +38,7 @@ fn root() -> &'static Path {
 
 impl Session {
     fn new() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        Session { ctx: lucid::session::new(), rt }
+        Session { ctx: lucid::session::new() }
     }
 
     /// The SQL to run for `sql`: itself, or the file a `REPORT` statement names (with the run
@@ -55,7 +53,8 @@ impl Session {
             .and_then(|c| c.schema("public"))
             .map(|s| s.table_names())
             .unwrap_or_default();
-        self.rt.block_on(lucid::runs::define_views(&self.ctx, &tables, false)).map_err(|e| SltError(e.to_string()))?;
+        lucid::session::block_on(lucid::runs::define_views(&self.ctx, &tables, false))
+            .map_err(|e| SltError(e.to_string()))?;
         Ok(text)
     }
 }
@@ -100,7 +99,8 @@ impl sqllogictest::DB for Session {
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SltError> {
         let sql = self.resolve(sql)?;
         let ctx = self.ctx.clone();
-        let batch = self.rt.block_on(lucid::session::collect(&ctx, &sql)).map_err(|e| SltError(e.to_string()))?;
+        let batch =
+            lucid::session::block_on(lucid::session::collect(&ctx, &sql)).map_err(|e| SltError(e.to_string()))?;
         let is_statement = sql.trim_start().to_ascii_uppercase().starts_with("CREATE ");
         if is_statement {
             return Ok(DBOutput::StatementComplete(0));

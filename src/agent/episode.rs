@@ -11,7 +11,7 @@ use super::parse::{Verdict, parse_verdict};
 use super::prompts::{Prompts, ShownMemory, Vars};
 use super::records::{CallRecord, Episode, Retrieved};
 use crate::domain::Domain;
-use crate::error::Result;
+use crate::error::{Invalid, Result};
 use crate::llm::cache::request_key;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 
@@ -111,13 +111,13 @@ impl<D: Domain> Agent<'_, D> {
             Some(String::new())
         };
         let artifact = match plan {
-            None => Err(crate::error::Invalid::from("planner call failed")),
+            None => Err(Invalid::from("planner call failed")),
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
                 let executor = self.prompts.render("executor.txt", &vars)?;
                 match self.call("executor", executor, &self.roles.executor, step, &mut ep, &mut calls)? {
                     Some(text) => self.domain.extract(&text),
-                    None => Err(crate::error::Invalid::from("executor call failed")),
+                    None => Err(Invalid::from("executor call failed")),
                 }
             }
         };

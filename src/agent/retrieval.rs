@@ -26,6 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{ARM, Column, Getter, SEED, Table};
+use crate::error::Invalid;
 use crate::rng::SplitMix64;
 
 /// The policy by name.
@@ -123,15 +124,15 @@ impl Retrieval {
     }
 
     /// What is wrong with the knobs for a loop showing `k` memories, if anything.
-    pub fn check(&self, k: usize) -> std::result::Result<(), crate::error::Invalid> {
+    pub fn check(&self, k: usize) -> std::result::Result<(), Invalid> {
         if self.policy == Policy::Softmax && !(self.temperature > 0.0 && self.temperature.is_finite()) {
-            return Err(crate::error::Invalid(format!("retrieval.temperature must be > 0, got {}", self.temperature)));
+            return Err(Invalid(format!("retrieval.temperature must be > 0, got {}", self.temperature)));
         }
         if self.policy == Policy::Hybrid && !self.lambda.is_finite() {
-            return Err(crate::error::Invalid(format!("retrieval.lambda must be a number, got {}", self.lambda)));
+            return Err(Invalid(format!("retrieval.lambda must be a number, got {}", self.lambda)));
         }
         if !self.is_similarity() && self.candidates <= k {
-            return Err(crate::error::Invalid(format!(
+            return Err(Invalid(format!(
                 "retrieval.candidates ({}) must exceed k ({k}): with no more candidates than memories shown, every \
                  candidate is shown and the {} policy ranks nothing",
                 self.candidates,

@@ -4,6 +4,7 @@
 //! toward a verifier). Pure `f64` functions, no I/O: reports check the paper's figures against
 //! them, so each one is the equation as printed, with its degenerate corners documented.
 
+use crate::error::Invalid;
 use serde::Serialize;
 
 /// Theorem 1, retrieval channel: `A_ret = e^{b/T} (W + R e^{1/T}) / (W e^{b/T} + R e^{1/T})`,
@@ -91,15 +92,15 @@ pub struct Attractor {
 ///
 /// Errors name the input when `l`, `s` or `e0` is outside `[0, 1]`, or `kappa` is negative or
 /// not finite.
-pub fn attractor(inp: AttractorInputs) -> std::result::Result<Attractor, crate::error::Invalid> {
+pub fn attractor(inp: AttractorInputs) -> std::result::Result<Attractor, Invalid> {
     let AttractorInputs { kappa, leniency: l, sensitivity: s, e0 } = inp;
     for (name, value) in [("leniency", l), ("sensitivity", s), ("e0", e0)] {
         if !(0.0..=1.0).contains(&value) {
-            return Err(crate::error::Invalid(format!("{name} must be a probability in [0, 1], got {value}")));
+            return Err(Invalid(format!("{name} must be a probability in [0, 1], got {value}")));
         }
     }
     if !kappa.is_finite() || kappa < 0.0 {
-        return Err(crate::error::Invalid(format!("kappa must be a finite coupling >= 0, got {kappa}")));
+        return Err(Invalid(format!("kappa must be a finite coupling >= 0, got {kappa}")));
     }
     let p_star = fixed_point(kappa, l, s, e0);
     let p0 = corruption(e0, l, s);

@@ -279,7 +279,7 @@ mod tests {
     use super::*;
 
     fn run(sql: &str) -> arrow::array::RecordBatch {
-        crate::session::sql_over(&[], sql).unwrap()
+        crate::session::block_on(crate::session::collect(&crate::session::new(), sql)).unwrap()
     }
 
     #[test]

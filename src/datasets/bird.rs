@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{Benchmark, GoldQuery, Task};
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 
 #[derive(Deserialize)]
 struct Entry {
@@ -77,16 +77,12 @@ pub fn load_files(questions: &Path, db_root: &Path, gold_sql: Option<&Path>) -> 
 }
 
 /// `<root>/<db>/<db>.sqlite`, or a message saying it is missing.
-pub fn database_path(db_root: &Path, db_id: &str) -> std::result::Result<PathBuf, crate::error::Invalid> {
+pub fn database_path(db_root: &Path, db_id: &str) -> std::result::Result<PathBuf, Invalid> {
     if db_id.is_empty() || db_id.contains(['/', '\\']) || db_id == ".." {
-        return Err(crate::error::Invalid(format!("invalid database id {db_id:?}")));
+        return Err(Invalid(format!("invalid database id {db_id:?}")));
     }
     let p = db_root.join(db_id).join(format!("{db_id}.sqlite"));
-    if p.is_file() {
-        Ok(p)
-    } else {
-        Err(crate::error::Invalid(format!("database '{db_id}' not found (expected {})", p.display())))
-    }
+    if p.is_file() { Ok(p) } else { Err(Invalid(format!("database '{db_id}' not found (expected {})", p.display()))) }
 }
 
 /// Parse a JSON file, naming the file (and serde's line and column) on failure.

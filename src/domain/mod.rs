@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::records::Episode;
 pub use crate::agent::records::{Channels, Fired};
 use crate::columns::Column;
-use crate::error::Result;
+use crate::error::{Invalid, Result};
 
 /// The memory loop's `domain:` block: `kind` (default `sql`) and the domain's options beside it.
 /// A kind other than sql and factual is a domain registered from outside lucid's source
@@ -146,7 +146,7 @@ pub trait Domain: Sync {
     /// The task's prompt variables besides `question` (SQL: `evidence`, `schema`).
     fn context(&self, w: &mut Self::Worker, task: &Self::Task) -> Result<Vec<(&'static str, String)>>;
     /// The artifact in the executor's answer, or why there is none.
-    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid>;
+    fn extract(&self, text: &str) -> std::result::Result<String, Invalid>;
     /// The record of an episode with no artifact (`why`: what failed).
     fn unobserved(&self, why: &str) -> Self::Obs;
     /// Observe `artifact` without any reference.
@@ -174,13 +174,11 @@ pub trait Judge: Domain {
 }
 
 /// Check that every name of `names` is a channel of `D` (`what` names the list in errors).
-pub fn check_channels<D: Domain>(names: &[String], what: &str) -> std::result::Result<(), crate::error::Invalid> {
+pub fn check_channels<D: Domain>(names: &[String], what: &str) -> std::result::Result<(), Invalid> {
     match names.iter().find(|n| !D::CHANNELS.contains(&n.as_str())) {
-        Some(n) => Err(crate::error::Invalid(format!(
-            "{what}: '{n}' is not a {} channel (channels: {})",
-            D::NAME,
-            D::CHANNELS.join(", ")
-        ))),
+        Some(n) => {
+            Err(Invalid(format!("{what}: '{n}' is not a {} channel (channels: {})", D::NAME, D::CHANNELS.join(", "))))
+        }
         None => Ok(()),
     }
 }

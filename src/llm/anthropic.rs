@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::http::HttpClient;
 use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity, Role};
+use crate::error::Fault;
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -43,8 +44,8 @@ pub fn body(model: &str, req: &ChatRequest) -> serde_json::Value {
 }
 
 /// Text and token counts from a response.
-pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), crate::error::Fault> {
-    let blocks = v["content"].as_array().ok_or_else(|| crate::error::Fault::new("response has no content array"))?;
+pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), Fault> {
+    let blocks = v["content"].as_array().ok_or_else(|| Fault::new("response has no content array"))?;
     let text: String = blocks.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect();
     let tok = |k: &str| v["usage"][k].as_u64().unwrap_or(0) as u32;
     Ok((text, tok("input_tokens"), tok("output_tokens")))

@@ -17,6 +17,7 @@
 //! returns no log-probabilities, or none that starts any choice, is refused with an error that
 //! says so (the call is recorded as failed, never guessed).
 
+use crate::error::Fault;
 use serde_json::{Value, json};
 
 /// How many alternatives per position the request asks for (OpenAI's maximum).
@@ -58,9 +59,9 @@ pub fn request(mut body: Value, choices: &[String]) -> Value {
 
 /// The choice a response picks, in the local backend's text format, with every score; or why
 /// the response cannot decide.
-pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<String, crate::error::Fault> {
+pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<String, Fault> {
     let top = response["choices"][0]["logprobs"]["content"][0]["top_logprobs"].as_array().ok_or_else(|| {
-        crate::error::Fault::new(
+        Fault::new(
             "the server returned no log-probabilities (choices[0].logprobs.content[0].top_logprobs): forced choice \
          over HTTP needs a server that returns logprobs (vLLM, SGLang); generate instead (drop `choices`)",
         )
@@ -68,7 +69,7 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
     let prefix = common_prefix(choices).len();
     let rests: Vec<&str> = choices.iter().map(|c| &c[prefix..]).collect();
     if let Some(c) = choices.iter().zip(&rests).find(|(_, r)| r.trim().is_empty()) {
-        return Err(crate::error::Fault::new(format!("choice '{}' is all common prefix: nothing to score it by", c.0)));
+        return Err(Fault::new(format!("choice '{}' is all common prefix: nothing to score it by", c.0)));
     }
     let tokens: Vec<(&str, f64)> =
         top.iter().filter_map(|t| Some((t["token"].as_str()?, t["logprob"].as_f64()?))).collect();
@@ -77,7 +78,7 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
         !tok.is_empty() && rest.starts_with(tok)
     };
     if let Some((tok, _)) = tokens.iter().find(|(tok, _)| rests.iter().filter(|r| starts(r, tok)).count() > 1) {
-        return Err(crate::error::Fault::new(format!(
+        return Err(Fault::new(format!(
             "token '{tok}' starts more than one choice: these choices cannot be told apart by one token"
         )));
     }
@@ -87,7 +88,7 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
         .collect();
     if scores.iter().all(|s| s.is_infinite()) {
         let seen: Vec<&str> = top.iter().filter_map(|t| t["token"].as_str()).collect();
-        return Err(crate::error::Fault::new(format!(
+        return Err(Fault::new(format!(
             "none of the server's top {} tokens after '{}' starts a choice (tokens: {seen:?})",
             top.len(),
             &choices[0][..prefix]
@@ -95,10 +96,7 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
     }
     let best = (0..choices.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
     if (0..choices.len()).any(|i| i != best && scores[i] == scores[best]) {
-        return Err(crate::error::Fault::new(format!(
-            "two choices score {:.3}: a tie is not decided by list order",
-            scores[best]
-        )));
+        return Err(Fault::new(format!("two choices score {:.3}: a tie is not decided by list order", scores[best])));
     }
     let listed: Vec<String> = choices.iter().zip(&scores).map(|(c, s)| format!("{c} = {s:.3}")).collect();
     Ok(format!("{}\n(forced choice by log-likelihood: {})", choices[best], listed.join("; ")))

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::http::HttpClient;
 use super::{CallFailure, ChatModel, ChatRequest, Completion, ModelIdentity};
+use crate::error::Fault;
 
 /// The OpenAI-compatible backend.
 pub struct OpenAi {
@@ -39,10 +40,10 @@ pub fn body(model: &str, req: &ChatRequest) -> serde_json::Value {
 }
 
 /// Text and token counts from a response, or why it is unusable.
-pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), crate::error::Fault> {
+pub fn parse(v: &serde_json::Value) -> Result<(String, u32, u32), Fault> {
     let text = v["choices"][0]["message"]["content"]
         .as_str()
-        .ok_or_else(|| crate::error::Fault::new("response has no choices[0].message.content"))?;
+        .ok_or_else(|| Fault::new("response has no choices[0].message.content"))?;
     let tok = |k: &str| v["usage"][k].as_u64().unwrap_or(0) as u32;
     Ok((text.to_string(), tok("prompt_tokens"), tok("completion_tokens")))
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::error::Fault;
 use serde::{Deserialize, Serialize};
 
 /// When and how long to retry.
@@ -63,17 +64,17 @@ impl RetryPolicy {
 
     /// Run `f(attempt)` until it succeeds, fails fatally, or attempts run out.
     /// Returns the value or the last message, with the number of attempts made.
-    pub fn run<T>(&self, mut f: impl FnMut(u32) -> Attempt<T>) -> (Result<T, crate::error::Fault>, u32) {
+    pub fn run<T>(&self, mut f: impl FnMut(u32) -> Attempt<T>) -> (Result<T, Fault>, u32) {
         let mut rng = jitter_seed();
         let mut n = 0;
         loop {
             n += 1;
             match f(n) {
                 Attempt::Ok(v) => return (Ok(v), n),
-                Attempt::Fatal(m) => return (Err(crate::error::Fault::new(m)), n),
+                Attempt::Fatal(m) => return (Err(Fault::new(m)), n),
                 Attempt::Retry { message, retry_after } => {
                     if n >= self.max_attempts.max(1) {
-                        return (Err(crate::error::Fault::new(message)), n);
+                        return (Err(Fault::new(message)), n);
                     }
                     rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     let jitter = (rng >> 11) as f64 / (1u64 << 53) as f64;

@@ -2,15 +2,16 @@
 //! a segment addresses the stage with that `id` (or a list index). The value is parsed as YAML,
 //! so `--set seeds=[0,1,2]` gives a list and `--set stages.evaluate.config.chunk_size=64` a number.
 
+use crate::error::Invalid;
 use serde_norway::Value;
 
 /// Apply one override.
-pub fn apply(tree: &mut Value, assignment: &str) -> std::result::Result<(), crate::error::Invalid> {
+pub fn apply(tree: &mut Value, assignment: &str) -> std::result::Result<(), Invalid> {
     let (path, raw) = assignment.split_once('=').ok_or("expected key.path=value")?;
     let value: Value = serde_norway::from_str(raw).map_err(|e| format!("value is not YAML: {e}"))?;
     let segments: Vec<&str> = path.split('.').collect();
     if segments.iter().any(|s| s.is_empty()) {
-        return Err(crate::error::Invalid(format!("bad key path '{path}'")));
+        return Err(Invalid(format!("bad key path '{path}'")));
     }
     let mut node = tree;
     for (i, seg) in segments.iter().enumerate() {
@@ -36,10 +37,10 @@ pub fn apply(tree: &mut Value, assignment: &str) -> std::result::Result<(), crat
                 }
                 &mut items[idx]
             }
-            _ => return Err(crate::error::Invalid(format!("'{}' is not a mapping", segments[..i].join(".")))),
+            _ => return Err(Invalid(format!("'{}' is not a mapping", segments[..i].join(".")))),
         };
     }
-    Err(crate::error::Invalid(format!("bad key path '{path}'")))
+    Err(Invalid(format!("bad key path '{path}'")))
 }
 
 #[cfg(test)]

@@ -52,9 +52,9 @@ impl Shared {
 
     /// The finished instance `digest` from the shared store, its objects copied into `store`.
     pub fn fetch(&self, store: &Store, digest: &str) -> Result<Option<StoredInstance>> {
-        let Some(bytes) = self.remote.get(&format!("stages/{digest}.json"))? else { return Ok(None) };
+        let Some(bytes) = self.remote.get(&entry_key(digest))? else { return Ok(None) };
         let entry: StoredInstance = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::environment_from(format!("store {}: stages/{digest}.json", self.remote.url()), e))?;
+            .map_err(|e| Error::environment_from(format!("store {}: {}", self.remote.url(), entry_key(digest)), e))?;
         for hash in entry.outputs.values() {
             if store.verify(hash) {
                 continue;
@@ -72,13 +72,17 @@ impl Shared {
     /// Make a result this worker had in its local store (computed before it shared the pipeline)
     /// available to the others: its objects and entry, create-only, when the store lacks it.
     pub fn share_hit(&self, store: &Store, digest: &str, entry: &StoredInstance) -> Result<()> {
-        if self.remote.get(&format!("stages/{digest}.json"))?.is_some() {
+        if self.remote.get(&entry_key(digest))?.is_some() {
             return Ok(());
         }
         self.upload_objects(store, entry)?;
-        self.remote
-            .create(&format!("stages/{digest}.json"), serde_json::to_vec_pretty(entry).expect("entry serializes"))?;
+        self.create_entry(digest, entry)?;
         Ok(())
+    }
+
+    /// Write the entry of instance `digest`, create-only; false when one is already there.
+    fn create_entry(&self, digest: &str, entry: &StoredInstance) -> Result<bool> {
+        self.remote.create(&entry_key(digest), serde_json::to_vec_pretty(entry).expect("entry serializes"))
     }
 
     /// Upload the output objects of `entry` from `store` (create-only: present ones are kept).
@@ -131,12 +135,16 @@ impl Shared {
         holding.check(&self.remote)?;
         self.upload_objects(store, entry)?;
         holding.check(&self.remote)?;
-        let bytes = serde_json::to_vec_pretty(entry).expect("entry serializes");
-        if self.remote.create(&format!("stages/{digest}.json"), bytes)? {
+        if self.create_entry(digest, entry)? {
             return Ok(entry.clone());
         }
-        self.fetch(store, digest)?.ok_or_else(|| Error::environment(format!("stages/{digest}.json vanished")))
+        self.fetch(store, digest)?.ok_or_else(|| Error::environment(format!("{} vanished", entry_key(digest))))
     }
+}
+
+/// The key of instance `digest`'s entry in the shared store.
+fn entry_key(digest: &str) -> String {
+    format!("stages/{digest}.json")
 }
 
 impl Holding {

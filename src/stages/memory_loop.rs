@@ -39,7 +39,7 @@ use crate::domain::sql::SqlDomain;
 use crate::domain::sql::detector::DetectorConfig;
 use crate::domain::sql::schema::SchemaStyle;
 use crate::domain::{DomainConfig, Judge, check_channels};
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
@@ -138,7 +138,7 @@ struct Loaded<D: Judge> {
 
 impl MemoryLoopStage {
     /// The domain's config, with the top-level text-to-SQL options folded in.
-    fn fold_domain(&self) -> std::result::Result<DomainConfig, crate::error::Invalid> {
+    fn fold_domain(&self) -> std::result::Result<DomainConfig, Invalid> {
         let legacy = [
             ("schema_style", self.schema_style.is_some()),
             ("schema_chars", self.schema_chars.is_some()),
@@ -149,7 +149,7 @@ impl MemoryLoopStage {
         ];
         let Some((first, _)) = legacy.iter().find(|(_, set)| *set) else { return Ok(self.domain.clone()) };
         let DomainConfig::Sql(c) = &self.domain else {
-            return Err(crate::error::Invalid(format!(
+            return Err(Invalid(format!(
                 "`{first}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
                 self.domain.kind()
             )));
@@ -158,9 +158,7 @@ impl MemoryLoopStage {
         let under = serde_json::to_value(c).unwrap_or_default();
         let default = serde_json::to_value(crate::domain::sql::SqlConfig::default()).unwrap_or_default();
         if let Some((key, _)) = legacy.iter().find(|(k, set)| *set && under.get(*k) != default.get(*k)) {
-            return Err(crate::error::Invalid(format!(
-                "`{key}` is set both at the top of the config and under `domain:`: keep one"
-            )));
+            return Err(Invalid(format!("`{key}` is set both at the top of the config and under `domain:`: keep one")));
         }
         let mut c = c.clone();
         c.schema_style = self.schema_style.unwrap_or(c.schema_style);
@@ -176,7 +174,7 @@ impl MemoryLoopStage {
 
     /// [`Self::fold_domain`], checked: a registered kind, a factual domain's options.
     fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
-        let invalid = |e: crate::error::Invalid| Error::stage(&ctx.stage_id, e);
+        let invalid = |e: Invalid| Error::stage(&ctx.stage_id, e);
         let config = self.fold_domain().map_err(invalid)?;
         match &config {
             DomainConfig::Factual(c) => c.check().map_err(invalid)?,
@@ -367,7 +365,7 @@ impl Stage for MemoryLoopStage {
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let gold_cache = Some(ctx.cache_dir.join("gold-results.sqlite"));
-        let invalid = |e: crate::error::Invalid| Error::stage(&ctx.stage_id, e);
+        let invalid = |e: Invalid| Error::stage(&ctx.stage_id, e);
         match self.domain_config(ctx)? {
             DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
             DomainConfig::Factual(c) => {
@@ -403,7 +401,7 @@ impl MemoryLoopStage {
         let (mut state, done) = resume::<D>(ctx, data.order.len())?;
         let episodes = Episodes { ctx, data: &data, agent, oracle, policy, seed };
         self.run_episodes(&episodes, &mut state, &done)?;
-        self.outputs(&policy, seed, &data, state)
+        self.outputs(&episodes, state)
     }
 
     /// The agent's model, prompts and flag channels, checked against the arm and the domain.
@@ -482,9 +480,7 @@ impl MemoryLoopStage {
     /// The output tables: every part's episodes and calls in step order, and the draws when written.
     fn outputs<D: Judge>(
         &self,
-        policy: &Retrieval,
-        seed: u64,
-        data: &Loaded<D>,
+        run: &Episodes<'_, D>,
         mut state: LoopState<D::Obs>,
     ) -> Result<Vec<(String, RecordBatch)>> {
         state.parts.sort_by_key(|(range, _)| range.start);
@@ -497,7 +493,7 @@ impl MemoryLoopStage {
             ("calls".into(), concat(1, calls_table().schema())?),
         ];
         if self.writes_draws() {
-            out.push(("draws".into(), draws_table().batch(&self.draws(policy, seed, data, &state.bank))?));
+            out.push(("draws".into(), draws_table().batch(&self.draws(&run.policy, run.seed, run.data, &state.bank))?));
         }
         Ok(out)
     }

@@ -23,7 +23,7 @@ use crate::columns::{Column, Getter};
 use crate::datasets::factual::evidence::{BUNDLED_TOPICS, Corpus};
 use crate::datasets::factual::normalize::{contains_words, matches, normalize};
 use crate::datasets::factual::{FactGold, FactTask, tables};
-use crate::error::Result;
+use crate::error::{Invalid, Result};
 
 /// The factual domain's options (the memory loop's `domain: {kind: factual, ...}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,9 +60,9 @@ impl Default for FactualConfig {
 
 impl FactualConfig {
     /// Its options checked: channel names, `top_k` at least 1.
-    pub fn check(&self) -> std::result::Result<(), crate::error::Invalid> {
+    pub fn check(&self) -> std::result::Result<(), Invalid> {
         super::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
-        if self.top_k == 0 { Err(crate::error::Invalid::from("domain.top_k must be at least 1")) } else { Ok(()) }
+        if self.top_k == 0 { Err(Invalid::from("domain.top_k must be at least 1")) } else { Ok(()) }
     }
 
     /// The corpus file, resolved by `resolve` (None: bundled).
@@ -198,7 +198,7 @@ impl Domain for FactualDomain {
         Ok(vec![("topic", task.topic.clone()), ("answer_type", task.answer_type.clone())])
     }
 
-    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid> {
+    fn extract(&self, text: &str) -> std::result::Result<String, Invalid> {
         channels::answer_line(text).ok_or_else(|| "no answer in the executor's text".into())
     }
 

@@ -20,7 +20,7 @@ use super::{Channels, Domain, Judge, Observation};
 use crate::agent::records::Episode;
 use crate::columns::{Column, Getter};
 use crate::datasets::Task;
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::sql::connections::Connections;
 use crate::sql::outcome::Outcome;
 use crate::sql::sandbox::{Limits, OpenOptions};
@@ -86,10 +86,7 @@ pub struct SqlDomain {
 
 impl SqlDomain {
     /// The domain with `config`; `gold_cache` is where gold results are remembered.
-    pub fn new(
-        config: SqlConfig,
-        gold_cache: Option<PathBuf>,
-    ) -> std::result::Result<SqlDomain, crate::error::Invalid> {
+    pub fn new(config: SqlConfig, gold_cache: Option<PathBuf>) -> std::result::Result<SqlDomain, Invalid> {
         let timeout = Duration::try_from_secs_f64(config.timeout_secs)
             .ok()
             .filter(|d| !d.is_zero())
@@ -155,7 +152,7 @@ impl Domain for SqlDomain {
         Ok(vec![("evidence", task.evidence.clone()), ("schema", schema.to_string())])
     }
 
-    fn extract(&self, text: &str) -> std::result::Result<String, crate::error::Invalid> {
+    fn extract(&self, text: &str) -> std::result::Result<String, Invalid> {
         extract::extract_sql(text).ok_or_else(|| "no SQL query in the executor's answer".into())
     }
 
