@@ -60,6 +60,10 @@ pub struct AuditArgs {
     /// Verifier columns (default: every column named v_<name>).
     #[arg(long, value_delimiter = ',')]
     pub verifiers: Vec<String>,
+    /// The judges the ensembles and the gold-fit combine (default: every verifier of a bank file;
+    /// for a run, its judge stages without the detector's channels, the detector and panels).
+    #[arg(long, value_delimiter = ',')]
+    pub ensemble: Option<Vec<String>>,
     /// The fold column for leave-one-seed-out (used when the bank has it).
     #[arg(long, default_value = "seed")]
     pub seed_col: String,
@@ -69,6 +73,9 @@ pub struct AuditArgs {
     /// The reuse-count column (used when the bank has it).
     #[arg(long, default_value = "n")]
     pub n_col: String,
+    /// Whether each memory's self-grade parsed (boolean or 0/1; used when the bank has it).
+    #[arg(long, default_value = "graded")]
+    pub graded_col: String,
     /// EIA decorrelation threshold: |Corr(nu, b)| below it.
     #[arg(long, default_value_t = AUDIT.tau_dec)]
     pub tau_dec: f64,

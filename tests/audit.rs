@@ -84,7 +84,7 @@ fn audit_recovers_the_planted_verifiers() {
     let sc = c("self-consistency prune");
     assert_eq!(f(&sc, "demoted"), k, "{sc}");
     assert!(f(&sc, "delta") < 0.0, "agreement that follows the self-grade demotes right memories: {sc}");
-    let rnd = c("random prune (mean of 200 seeded draws)");
+    let rnd = c("random prune at 100 % of K (mean of 200 seeded draws)");
     assert!(f(&rnd, "delta") < f(&pt, "delta") / 2.0 && f(&rnd, "demoted_correct") > f(&pt, "demoted_correct"));
     let sweep: Vec<f64> =
         [25, 50, 75, 100].iter().map(|s| f(&c(&format!("truthful at {s} % of K")), "delta")).collect();
@@ -101,11 +101,18 @@ fn audit_recovers_the_planted_verifiers() {
     assert_eq!((&iso["spearman"], &iso["auc"]), (&identity["spearman"], &identity["auc"]), "two levels: no split");
     // Leave-one-seed-out: the truthful verifier is selected on every pair of seeds and pays on the third.
     let folds = v["tables"]["leave_one_seed_out"].as_array().unwrap();
-    assert_eq!(folds.len(), 3);
-    for fold in folds {
+    assert_eq!(folds.len(), 4, "three folds and their means");
+    for fold in &folds[..3] {
         assert_eq!(fold["selected"], "truthful", "{fold}");
         assert!(f(fold, "held_out_delta") > 0.3 && f(fold, "pass_minus_fail") > 0.3, "{fold}");
+        assert_eq!((fold["held_out_rank"].as_u64(), fold["passing"].as_u64()), (Some(1), Some(1)), "{fold}");
     }
+    assert_eq!(folds[3]["fold"], "mean over 3 folds");
+    // The planted Echo Gap: E[b | U=0] = l, Cov(b, n | U=0) = echo_reuse l (1 - l), within sampling error.
+    let gap = &v["tables"]["echo_gap"][0];
+    assert!(gap["gap"] == true && (f(gap, "mean_b") - spec.leniency).abs() < 0.05, "{gap}");
+    let planted = spec.echo_reuse * spec.leniency * (1.0 - spec.leniency);
+    assert!((f(gap, "cov_b_n") - planted).abs() < 0.15, "{gap} vs planted {planted}");
     // The same audit twice is the same audit (seeded), whatever the bootstrap's thread count.
     assert_eq!(v, audit_json(dir.path(), &bank, &["--bootstrap", "300"]));
 }
@@ -132,20 +139,25 @@ fn audit_agrees_with_numpy() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for (i, spec) in [
-        Planted { memories: 1200, verifiers: 5, ..Planted::default() },
-        Planted { memories: 900, verifiers: 3, continuous: true, seed: 3, ..Planted::default() },
-    ]
-    .iter()
-    .enumerate()
-    {
-        let bank = write_bank(dir.path(), spec);
+    // The third case names the ensemble's judges (issue 33, item 9).
+    for (i, spec, judges) in [
+        (0, Planted { memories: 1200, verifiers: 5, ..Planted::default() }, None),
+        (1, Planted { memories: 900, verifiers: 3, continuous: true, seed: 3, ..Planted::default() }, None),
+        (2, Planted { memories: 900, verifiers: 5, seed: 5, ..Planted::default() }, Some("truthful,judge4,judge5")),
+    ] {
+        let bank = write_bank(dir.path(), &spec);
         let out = dir.path().join(format!("out{i}"));
-        let o = lucid(dir.path()).arg("audit").arg(&bank).arg("--out").arg(&out).output().unwrap();
+        let ensemble: Vec<&str> = judges.map(|j| vec!["--ensemble", j]).unwrap_or_default();
+        let o = lucid(dir.path()).arg("audit").arg(&bank).args(&ensemble).arg("--out").arg(&out).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/audit.py");
-        let o =
-            std::process::Command::new("python3").arg(&script).arg(&bank).arg(out.join("audit.json")).output().unwrap();
+        let o = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&bank)
+            .arg(out.join("audit.json"))
+            .args(judges)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "case {i}: {}{}", stdout(&o), stderr(&o));
     }
 }
@@ -158,7 +170,13 @@ fn audit_writes_markdown_json_and_html() {
     let o = lucid(dir.path()).arg("audit").arg(&bank).args(["--bootstrap", "100", "--out"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let md = stdout(&o);
-    for want in ["## Table 2: Echo-Independence", "| truthful | verifier |", "PASS", "echoes the grader", "Table 6"] {
+    for want in [
+        "## Table 2: the Error-Independence Assumption",
+        "| truthful | verifier |",
+        "PASS",
+        "echoes the grader",
+        "Table 6",
+    ] {
         assert!(md.contains(want), "markdown lacks {want}:\n{md}");
     }
     assert!(stderr(&o).contains("audit.html"), "the page's path is printed");
@@ -185,6 +203,9 @@ fn audit_writes_markdown_json_and_html() {
     }
     let html = std::fs::read_to_string(out.join("audit.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("admissible box") && html.contains("truthful (PASS)"), "{html}");
+    // Each point on the EIA plot carries its verifier's name; the error correlations are a matrix.
+    assert!(html.contains("<text class=\"point-label\"") && html.contains(">truthful</text>"), "{html}");
+    assert!(html.contains("Corr(nu_a, nu_b)"), "error correlations as a matrix");
     assert_eq!(std::fs::read_to_string(out.join("audit.md")).unwrap(), md);
 }
 
@@ -210,6 +231,22 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
     for channel in ["execution", "degeneracy", "literal", "detector"] {
         assert_eq!(row(&v, "eia", "verifier", channel)["kind"], "verifier");
     }
+    // The detector's channels and the detector are verifiers, not judges: no ensemble of them.
+    assert_eq!(v["ensemble"], serde_json::json!([]));
+    assert!(v["tables"]["eia"].as_array().unwrap().iter().all(|r| r["kind"] != "ensemble"));
+    // `lucid audit RUN` and grader.sql give the same leniency (over graded episodes) for the arm.
+    let grader_sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/paper/grader.sql");
+    let sql_rows = crate::support::study::query(&cache, dir.path(), grader_sql.to_str().unwrap());
+    let pooled = sql_rows.iter().find(|r| r["arm"] == "memento" && r["seed"].is_null()).expect("memento pooled row");
+    let graded = &v["tables"]["grader"][0];
+    for k in ["leniency", "sensitivity"] {
+        let same = match (graded[k].as_f64(), pooled[k].as_f64()) {
+            (Some(a), Some(b)) => (a - b).abs() < 5e-5,
+            (a, b) => a == b,
+        };
+        assert!(same, "{k}: audit {graded} vs grader.sql {pooled}");
+    }
+    assert!(graded["leniency"].is_number(), "the scripted run has wrong memento episodes");
     // The bank is what the SQL says: r as stored, U, channels by name (the audit's V = 1 - fired),
     // n = times shown later.
     let sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/bank.sql");
@@ -297,4 +334,160 @@ fn unscored_memories_are_skipped_not_refused() {
     assert_eq!((row("partial")["scored"].as_u64(), row("partial")["skipped"].as_u64()), (Some(32), Some(8)));
     assert_eq!((row("truthful")["scored"].as_u64(), row("truthful")["skipped"].as_u64()), (Some(40), Some(0)));
     assert!(v["tables"]["payoff"].as_array().unwrap().iter().any(|r| r["verifier"] == "partial"));
+}
+
+fn audit_csv(dir: &Path, name: &str, csv: &str, extra: &[&str]) -> Value {
+    let path = dir.join(name);
+    std::fs::write(&path, csv).unwrap();
+    audit_json(dir, &path, &[&["--bootstrap", "100"], extra].concat())
+}
+
+/// Issue 33, item 1: a verifier that left one memory unscored is still audited over the whole
+/// bank. On the shipped synthetic bank, blanking a `v_truthful` cell that does not flag leaves
+/// K = 495, the selection and leave-one-seed-out as they were; blanking one that flags a trusted
+/// memory gives K = 494 with the same selections; the tables say "1 unscored".
+#[test]
+fn one_unscored_cell_keeps_the_verifier_in_every_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/banks/synthetic.csv");
+    let text = std::fs::read_to_string(&shipped).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (ri, vi) = (at("r"), at("v_truthful"));
+    let find = |flag: bool| {
+        (1..lines.len())
+            .find(|&l| {
+                let c: Vec<&str> = lines[l].split(',').collect();
+                c[ri].parse::<f64>().unwrap() >= 0.5 && (c[vi].parse::<f64>().unwrap() < 0.5) == flag
+            })
+            .unwrap()
+    };
+    let (keeps, flags) = (find(false), find(true));
+    let blank = |lines: &mut Vec<String>, l: usize| {
+        let mut c: Vec<String> = lines[l].split(',').map(str::to_string).collect();
+        c[vi] = String::new();
+        lines[l] = c.join(",");
+    };
+    let mut base = None;
+    for (name, line, k) in [("keeps.csv", keeps, 495), ("flags.csv", flags, 494)] {
+        let mut edited = lines.clone();
+        blank(&mut edited, line);
+        let v = audit_csv(dir.path(), name, &(edited.join("\n") + "\n"), &[]);
+        let t = row(&v, "eia", "verifier", "truthful");
+        assert_eq!(
+            (t["scored"].as_u64(), t["skipped"].as_u64(), &t["pass"]),
+            (Some(1499), Some(1), &Value::Bool(true))
+        );
+        let p = row(&v, "payoff", "verifier", "truthful");
+        assert_eq!((f(p, "demoted"), f(p, "unscored")), (k as f64, 1.0), "{p}");
+        let before: Vec<&Value> = v["tables"]["payoff"].as_array().unwrap().iter().map(|r| &r["before"]).collect();
+        assert!(before.windows(2).all(|w| w[0] == w[1]), "every payoff row shares one before: {before:?}");
+        let sel = &v["tables"]["controls"][0];
+        assert_eq!(sel["control"], format!("truthful (selected verifier), K = {k}"));
+        assert!(sel["note"].as_str().unwrap().contains("1 unscored"), "{sel}");
+        let folds: Vec<&Value> = v["tables"]["leave_one_seed_out"].as_array().unwrap().iter().take(3).collect();
+        assert!(folds.iter().all(|f| f["selected"] == "truthful"), "{folds:?}");
+        assert!(folds.iter().any(|f| f["note"].as_str().unwrap().contains("1 unscored by truthful")), "{folds:?}");
+        if k == 495 {
+            base = Some(v);
+        }
+    }
+    // Blanking a cell that does not flag changes no demotion: the payoff is the one of the shipped bank.
+    let shipped_v = audit_json(dir.path(), &shipped, &["--bootstrap", "100"]);
+    let (a, b) = (
+        row(&shipped_v, "payoff", "verifier", "truthful"),
+        row(base.as_ref().unwrap(), "payoff", "verifier", "truthful"),
+    );
+    assert_eq!((&a["delta"], &a["demoted"]), (&b["delta"], &b["demoted"]));
+}
+
+/// Issue 33, item 5 (hand count): the self-consistency prune at K = 6 when only 4 trusted
+/// memories have an sc demotes those 4 (all right), never the 6 without one.
+#[test]
+fn the_sc_prune_never_demotes_memories_without_sc() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("r,u,v_a,sc\n");
+    for i in 0..10 {
+        let sc = if i % 2 == 1 && i < 8 { format!("0.{i}") } else { String::new() };
+        csv.push_str(&format!("1,{},{},{sc}\n", i % 2, u8::from(i >= 6)));
+    }
+    for i in 10..14 {
+        csv.push_str(&format!("0,{},1,\n", i % 2));
+    }
+    let v = audit_csv(dir.path(), "sc.csv", &csv, &[]);
+    let sc = row(&v, "controls", "control", "self-consistency prune");
+    assert_eq!((f(sc, "demoted"), f(sc, "demoted_correct")), (4.0, 4.0), "{sc}");
+    assert!(sc["note"].as_str().unwrap().contains("6 trusted without sc: never pruned"), "{sc}");
+    assert_eq!(v["tables"]["controls"][0]["control"], "a (selected verifier), K = 6");
+}
+
+/// Issue 33, item 7: the budget sweep of a binary verifier samples its tied flags instead of
+/// taking the earliest rows. The 40 flagged trusted memories put their 10 right ones first; at
+/// 25 % of K = 40 the sweep demotes 10, of which 10 x 10 / 40 = 2.5 right in expectation
+/// (hypergeometric; the mean of 200 draws has a standard error of 0.085), where row order gave 10.
+#[test]
+fn the_budget_sweep_breaks_ties_by_draws_not_row_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("r,u,v_a\n");
+    for i in 0..40 {
+        csv.push_str(&format!("1,{},0\n", u8::from(i < 10)));
+    }
+    for i in 0..40 {
+        csv.push_str(&format!("{},{},1\n", u8::from(i < 20), u8::from(i % 2 == 0)));
+    }
+    let v = audit_csv(dir.path(), "ties.csv", &csv, &[]);
+    let quarter = row(&v, "controls", "control", "a at 25 % of K");
+    assert_eq!(f(quarter, "demoted"), 10.0);
+    assert!((f(quarter, "demoted_correct") - 2.5).abs() < 0.5, "{quarter}");
+    assert!(quarter["note"].as_str().unwrap().contains("tie"), "{quarter}");
+    let random = row(&v, "controls", "control", "random prune at 25 % of K (mean of 200 seeded draws)");
+    assert_eq!(f(random, "demoted"), 10.0, "random prunes at every share of K");
+}
+
+/// Issue 33, item 10: a constant verifier's Corr(V, U) is undefined (not about 1e-7), and it
+/// fails EIA saying so, not "echoes the grader and barely tracks U".
+#[test]
+fn a_constant_verifier_is_undefined_not_an_echo() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("r,u,v_const,v_truth\n");
+    for i in 0..30 {
+        csv.push_str(&format!("{},{},0.7,{}\n", u8::from(i % 3 != 0), i % 2, i % 2));
+    }
+    let v = audit_csv(dir.path(), "const.csv", &csv, &[]);
+    let c = row(&v, "eia", "verifier", "const");
+    assert!(c["corr_v_u"].is_null(), "{c}");
+    assert_eq!(c["pass"], false);
+    assert!(c["failure"].as_str().unwrap().starts_with("undefined"), "{c}");
+}
+
+/// Issue 33, item 12 (hand count): a binary self-grade whose first trusted memory is wrong keeps
+/// its two isotonic blocks (r = 0: mean U 1/3, r = 1: 3/4), so the gold-fit isotonic map ranks as
+/// r does: AUC = (6 wins + 5 ties / 2) / 12 = 8.5 / 12.
+#[test]
+fn isotonic_keeps_two_blocks_when_the_first_trusted_memory_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = "r,u,v_a\n1,0,1\n1,1,1\n1,1,1\n1,1,1\n0,0,1\n0,0,0\n0,1,1\n";
+    let v = audit_csv(dir.path(), "iso.csv", csv, &[]);
+    let iso = row(&v, "calibration", "map", "isotonic (gold-fit)");
+    let identity = row(&v, "calibration", "map", "identity");
+    assert!((f(iso, "auc") - 8.5 / 12.0).abs() < 1e-12, "{iso}");
+    assert_eq!(iso["spearman"], identity["spearman"]);
+    assert!(!iso["spearman"].is_null());
+}
+
+/// Issue 33, item 3 (hand count): with a `graded` column the grader table has the self-grade over
+/// graded memories (leniency 3 of 4 wrong, sensitivity 3 of 3 right) and over the stored labels
+/// (3 of 6, 3 of 4), each with the 3 ungraded beside it.
+#[test]
+fn ungraded_memories_count_once_as_stored_and_never_as_graded() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv =
+        "r,u,graded,v_a\n1,0,1,1\n1,0,1,0\n1,0,1,1\n0,0,1,0\n0,0,0,0\n0,0,0,1\n1,1,1,1\n1,1,1,1\n1,1,1,0\n0,1,0,1\n";
+    let v = audit_csv(dir.path(), "graded.csv", csv, &[]);
+    let g = v["tables"]["grader"].as_array().unwrap();
+    assert_eq!(g.len(), 2);
+    let pick = |i: usize| (f(&g[i], "leniency"), f(&g[i], "sensitivity"), f(&g[i], "ungraded"), f(&g[i], "memories"));
+    assert_eq!(pick(0), (0.75, 1.0, 3.0, 7.0));
+    assert_eq!(pick(1), (0.5, 0.75, 3.0, 10.0));
 }

@@ -214,17 +214,16 @@ fn an_edited_database_reruns_the_loop_and_evaluation() {
     run(dir.path());
     run(dir.path());
     assert!(computed(&manifest(dir.path())).is_empty(), "an identical rerun computes nothing");
-    // Touching the file (same bytes) leaves everything after the benchmark cached.
+    // Touching the file (same bytes, a new time) leaves everything after the benchmark cached.
     let db = data.join("dev_databases/shop/shop.sqlite");
-    let bytes = std::fs::read(&db).unwrap();
-    std::thread::sleep(Duration::from_millis(20));
-    std::fs::write(&db, &bytes).unwrap();
+    set_mtime(&db, 1_000_000_000);
     run(dir.path());
     assert_eq!(computed(&manifest(dir.path())), vec!["benchmark[all]"]);
     // New bytes: the loop and evaluation run again, and see the new data.
     let adults = "SELECT result_hash FROM episodes WHERE question_id = 4";
     let before = query(dir.path(), adults);
     rusqlite::Connection::open(&db).unwrap().execute("INSERT INTO people VALUES ('Di', 'Ox', 40, 3)", []).unwrap();
+    set_mtime(&db, 1_000_000_001);
     run(dir.path());
     let again: BTreeMap<String, ()> = computed(&manifest(dir.path())).into_iter().map(|c| (c, ())).collect();
     for inst in ["benchmark[all]", "agent[seed-0_arm-no-memory]", "evaluate[seed-0_arm-no-memory]"] {
@@ -233,6 +232,14 @@ fn an_edited_database_reruns_the_loop_and_evaluation() {
     assert_ne!(query(dir.path(), adults), before, "the count of adults is read from the new data");
     let hashes = query(dir.path(), "SELECT count(DISTINCT db_hash) AS h FROM tasks");
     assert_eq!(hashes[0]["h"].as_i64(), Some(1));
+}
+
+/// Set `path`'s modification time to `secs` after the epoch. lucid looks at a database again when
+/// its (path, size, time) changes; an edit that keeps the size within the filesystem's clock tick
+/// would keep the time too, so the tests set a distinct time instead of waiting for one.
+fn set_mtime(path: &Path, secs: u64) {
+    let time = std::time::UNIX_EPOCH + Duration::from_secs(secs);
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(time).unwrap();
 }
 
 #[test]
@@ -309,17 +316,27 @@ fn forced_choice_on_a_generating_backend_is_refused_before_any_call() {
     assert!(server.requests().is_empty(), "no call was made");
 }
 
+/// What a run under test did: asked the model, or ended.
+enum Run {
+    Asked,
+    Ended(std::process::Output),
+}
+
 /// A prompt edited while the loop runs: the instances that read it are not stored under the key
 /// computed from the old text (they fail, naming the file); a rerun computes them with the new one.
 #[test]
 fn a_prompt_edited_during_a_run_is_not_stored_under_the_old_key() {
     // The model answers nothing until the test has edited the prompt: the edit lands while the
-    // loop instance runs, whatever the machine's load.
+    // loop instance runs, whatever the machine's load. The test waits for events (the model is
+    // asked, the run ends), never for a time.
     let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
     let held = gate.clone();
+    let (events, next) = std::sync::mpsc::channel();
+    let asked = events.clone();
     let server = FakeServer::start(
         vec![],
         Reply::func(move |p| {
+            let _ = asked.send(Run::Asked);
             let (open, cv) = &*held;
             let _open = cv.wait_while(open.lock().unwrap(), |open| !*open).unwrap();
             crate::support::study::scripted(p)
@@ -345,17 +362,18 @@ fn a_prompt_edited_during_a_run_is_not_stored_under_the_old_key() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    std::thread::spawn(move || _ = events.send(Run::Ended(child.wait_with_output().unwrap())));
     // Edit once a loop instance has asked the model (its key was computed from the old text),
     // then let the model answer.
-    while server.requests().is_empty() {
-        std::thread::yield_now();
+    if let Run::Ended(o) = next.recv().unwrap() {
+        panic!("the run ended before it asked the model:\n{}", stderr(&o));
     }
     let system = prompts.join("system.txt");
     let edited = std::fs::read_to_string(&system).unwrap() + "Answer carefully.\n";
     std::fs::write(&system, edited).unwrap();
     *gate.0.lock().unwrap() = true;
     gate.1.notify_all();
-    let o = child.wait_with_output().unwrap();
+    let o = next.iter().find_map(|e| if let Run::Ended(o) = e { Some(o) } else { None }).unwrap();
     assert!(!o.status.success(), "an instance that read the old prompt must not be stored");
     assert!(stderr(&o).contains("changed while it ran") && stderr(&o).contains("system.txt"), "{}", stderr(&o));
     let o = lucid(&cache).current_dir(dir.path()).args(["run", "study.yaml", "--quiet"]).output().unwrap();

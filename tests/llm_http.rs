@@ -20,6 +20,13 @@ fn set_key() {
     ONCE.call_once(|| unsafe { std::env::set_var(KEY_VAR, KEY) });
 }
 
+/// The client's timeout where a timeout is the fault under test (a reply that never comes).
+const FAULT_TIMEOUT: f64 = 2.0;
+
+/// The client's timeout everywhere else: far past any answer from a loopback server, so the
+/// machine's load never turns an answer into a timeout and a retry.
+const UNHURRIED: f64 = 120.0;
+
 fn config(backend: &str, url: &str, timeout_secs: f64, concurrency: usize) -> ModelConfig {
     set_key();
     let yaml = format!(
@@ -49,13 +56,14 @@ fn every_fault_is_retried_until_success() {
                 Reply::Status(500, "{\"error\": \"boom\"}", None),
                 Reply::Drop,
                 Reply::Malformed,
-                // Far past the client's 2 s timeout, whatever the load: a timeout, then a retry.
-                Reply::Slow(Duration::from_secs(8), "late"),
+                // Answers long after the test has ended: only the client's timeout ends this
+                // attempt, whatever the load; then a retry.
+                Reply::Slow(Duration::from_secs(24 * 3600), "late"),
             ],
             Reply::Answer("SELECT 1; -- done"),
         );
         let url = if backend == "openai" { format!("{}/v1", server.url) } else { server.url.clone() };
-        let model = config(backend, &url, 2.0, 2).build(&models_dir()).unwrap();
+        let model = config(backend, &url, FAULT_TIMEOUT, 2).build(&models_dir()).unwrap();
         let c = model.chat(&req("one")).unwrap();
         assert_eq!(c.text, "SELECT 1", "{backend}: stop sequence cut");
         assert_eq!(c.attempts, 6, "{backend}: five faults, then success");
@@ -83,7 +91,7 @@ fn every_fault_is_retried_until_success() {
 fn failures_are_recorded_not_lost_and_keys_never_leak() {
     // Fatal status: one attempt.
     let server = FakeServer::start(vec![], Reply::Status(401, "{\"error\": \"bad key\"}", None));
-    let model = config("openai", &format!("{}/v1", server.url), 0.5, 2).build(&models_dir()).unwrap();
+    let model = config("openai", &format!("{}/v1", server.url), UNHURRIED, 2).build(&models_dir()).unwrap();
     let f = model.chat(&req("x")).unwrap_err();
     assert_eq!(f.attempts, 1);
     assert!(f.message.contains("401"), "{f:?}");
@@ -92,7 +100,7 @@ fn failures_are_recorded_not_lost_and_keys_never_leak() {
     let server = FakeServer::start(vec![], Reply::EchoAuth);
     let dir = tempfile::tempdir().unwrap();
     for backend in ["openai", "anthropic"] {
-        let inner = config(backend, &server.url, 0.5, 2).build(&models_dir()).unwrap();
+        let inner = config(backend, &server.url, UNHURRIED, 2).build(&models_dir()).unwrap();
         let cached = CachedModel::new(inner, &dir.path().join("responses.sqlite")).unwrap();
         let f = cached.chat(&req("y")).unwrap_err();
         assert_eq!(f.attempts, 6);
@@ -101,7 +109,7 @@ fn failures_are_recorded_not_lost_and_keys_never_leak() {
     }
     // Nothing written anywhere holds the key.
     let ok = FakeServer::start(vec![], Reply::Answer("SELECT 2"));
-    let inner = config("openai", &format!("{}/v1", ok.url), 0.5, 2).build(&models_dir()).unwrap();
+    let inner = config("openai", &format!("{}/v1", ok.url), UNHURRIED, 2).build(&models_dir()).unwrap();
     let cached = CachedModel::new(inner, &dir.path().join("responses.sqlite")).unwrap();
     cached.chat(&req("z")).unwrap();
     drop(cached);
@@ -119,7 +127,7 @@ fn failures_are_recorded_not_lost_and_keys_never_leak() {
 #[test]
 fn concurrency_is_bounded_and_identical_prompts_cost_one_call() {
     let server = FakeServer::start(vec![], Reply::Slow(Duration::from_millis(60), "SELECT 3"));
-    let inner = config("openai", &format!("{}/v1", server.url), 2.0, 2).build(&models_dir()).unwrap();
+    let inner = config("openai", &format!("{}/v1", server.url), UNHURRIED, 2).build(&models_dir()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cached = Arc::new(CachedModel::new(inner, &dir.path().join("r.sqlite")).unwrap());
     let texts: Vec<String> = (0..6).map(|i| format!("q{i}")).collect();
@@ -144,7 +152,7 @@ fn concurrency_is_bounded_and_identical_prompts_cost_one_call() {
     assert_eq!(cached.misses.load(std::sync::atomic::Ordering::Relaxed), 7);
     // A second process-like writer on the same file sees the same answers.
     let again = CachedModel::new(
-        config("openai", &format!("{}/v1", server.url), 2.0, 2).build(&models_dir()).unwrap(),
+        config("openai", &format!("{}/v1", server.url), UNHURRIED, 2).build(&models_dir()).unwrap(),
         &dir.path().join("r.sqlite"),
     )
     .unwrap();
@@ -227,7 +235,7 @@ fn logprobs(body: &serde_json::Value) -> serde_json::Value {
 #[test]
 fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
     let server = FakeServer::start(vec![], Reply::Body(logprobs));
-    let model = config("openai", &format!("{}/v1", server.url), 2.0, 2).build(&models_dir()).unwrap();
+    let model = config("openai", &format!("{}/v1", server.url), UNHURRIED, 2).build(&models_dir()).unwrap();
     assert!(model.supports_choices());
     let choices = vec!["VERDICT: CORRECT".to_string(), "VERDICT: INCORRECT".to_string()];
     let ask = |q: &str| {
@@ -251,7 +259,7 @@ fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
 
     // A server that returns no log-probabilities is refused with an error that says so.
     let plain = FakeServer::start(vec![], Reply::Answer("VERDICT: CORRECT"));
-    let model = config("openai", &format!("{}/v1", plain.url), 2.0, 2).build(&models_dir()).unwrap();
+    let model = config("openai", &format!("{}/v1", plain.url), UNHURRIED, 2).build(&models_dir()).unwrap();
     let r = ChatRequest {
         messages: vec![Message::user("Is 2 + 2 = 4?")],
         decoding: Decoding { choices: choices.clone(), ..Decoding::default() },

@@ -1,7 +1,8 @@
 //! The paper's report SQL (`pipelines/reports/paper/*.sql`) against an independent computation:
 //! `tests/golden/reports.py` plants episodes and evaluations with known leniency, sensitivity,
 //! detector rates and a two-channel coupling, and computes every report table with numpy; each
-//! SQL file, run by `lucid query`, must agree row by row.
+//! SQL file, run by `lucid query`, must agree row by row. Also the k-sweep on a hand-built run and
+//! `lucid query --format json`'s nulls.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,6 +35,20 @@ fn find<'a>(rows: &'a [Row], want: &Row, keys: &[&str]) -> &'a Row {
 
 /// Every numeric column of `want` (but `skip`) equals the SQL's, to its rounding.
 fn compare(table: &str, got: &[Row], want: &[serde_json::Value], keys: &[&str], skip: &[&str]) {
+    // EX points are rounded to 2 decimals, proportions and fits to 4.
+    let tol = |col: &str| if ["ex", "lo", "hi", "diff"].contains(&col) { 0.0051 } else { 0.000051 };
+    compare_to(table, got, want, keys, skip, tol);
+}
+
+/// [`compare`] with each column's tolerance given.
+fn compare_to(
+    table: &str,
+    got: &[Row],
+    want: &[serde_json::Value],
+    keys: &[&str],
+    skip: &[&str],
+    tol: impl Fn(&str) -> f64,
+) {
     assert_eq!(got.len(), want.len(), "{table}: rows");
     for w in want {
         let w = w.as_object().unwrap();
@@ -42,8 +57,7 @@ fn compare(table: &str, got: &[Row], want: &[serde_json::Value], keys: &[&str], 
             if keys.contains(&col.as_str()) || skip.contains(&col.as_str()) {
                 continue;
             }
-            // EX points are rounded to 2 decimals, proportions and fits to 4.
-            let tol = if ["ex", "lo", "hi", "diff"].contains(&col.as_str()) { 0.0051 } else { 0.000051 };
+            let tol = tol(col);
             match (g.get(col).and_then(|x| x.as_f64()), v.as_f64()) {
                 (Some(a), Some(b)) => assert!((a - b).abs() <= tol, "{table} {w:?}: {col} = {a}, numpy {b}"),
                 (None, None) => {}
@@ -73,8 +87,36 @@ fn report_sql_matches_numpy_on_planted_data() {
     compare("trajectory", &q("trajectory.sql"), &expected["trajectory"], &["arm", "seed", "bank"], &[]);
     compare("detector", &q("detector.sql"), &expected["detector"], &["arm", "channel"], &[]);
     compare("echo_gap", &q("echo_gap.sql"), &expected["echo_gap"], &["arm", "seed"], &[]);
-    // Theorem 2 fed with the measured kappa, e0, l and s (numpy solves the quadratic itself).
+    // Theorem 2 fed with the measured kappa, e0, l and s of the shown label Q (numpy solves the
+    // quadratic itself).
     compare("attractor", &q("attractor.sql"), &expected["attractor"], &["arm", "seed"], &[]);
+    // The headline rounds EX to 0.1 point and the rest to 3 decimals.
+    let headline = q("headline.sql");
+    let tol = |c: &str| if c.starts_with("ex") { 0.051 } else { 0.00051 };
+    compare_to("headline", &headline, &expected["headline"], &["arm"], &["kappa_lo", "kappa_hi"], tol);
+
+    // Intervals pooled over seeds resample questions: they agree with numpy's own cluster
+    // bootstrap (4,000 resamples of its own generator) within 0.3 of its bootstrap sd (the Monte
+    // Carlo error of a 2.5 % quantile of 2,000 resamples is about 0.06 sd).
+    let coupling = q("coupling.sql");
+    let near = |table: &str, got: &Row, want: &serde_json::Value, col: &str, sd: &str| {
+        let (g, w, sd) = (got[col].as_f64().unwrap(), want[col].as_f64().unwrap(), want[sd].as_f64().unwrap());
+        assert!((g - w).abs() <= 0.3 * sd + 5e-5, "{table} {want}: {col} = {g}, numpy {w} (bootstrap sd {sd})");
+    };
+    for w in &expected["coupling_cluster"] {
+        let g = find(&coupling, w.as_object().unwrap(), &["arm", "seed", "difficulty"]);
+        for (col, sd) in [("kappa_lo", "kappa_sd"), ("kappa_hi", "kappa_sd"), ("e0_lo", "e0_sd"), ("e0_hi", "e0_sd")] {
+            near("coupling", g, w, col, sd);
+        }
+    }
+    for w in &expected["headline_cluster"] {
+        let g = find(&headline, w.as_object().unwrap(), &["arm"]);
+        // Rounded to 3 decimals by the SQL.
+        for col in ["kappa_lo", "kappa_hi"] {
+            let (a, b, sd) = (g[col].as_f64().unwrap(), w[col].as_f64().unwrap(), w["kappa_sd"].as_f64().unwrap());
+            assert!((a - b).abs() <= 0.3 * sd + 5e-4, "headline {w}: {col} = {a}, numpy {b}");
+        }
+    }
 
     // Paired differences: the mean agrees; the bootstrap interval holds it and is as wide as the
     // normal approximation's (its Monte Carlo cannot equal numpy's draws).
@@ -111,6 +153,71 @@ fn report_sql_matches_numpy_on_planted_data() {
     let all = grader.iter().find(|r| r["arm"] == "all").unwrap();
     assert!((all["leniency"].as_f64().unwrap() - 0.76).abs() < 0.03, "{all:?}");
     assert!((all["sensitivity"].as_f64().unwrap() - 0.90).abs() < 0.02, "{all:?}");
+}
+
+/// Regression (pooled EX intervals treated the same question under two seeds as two independent
+/// trials, so the no-memory arm's interval shrank by about sqrt(2) for nothing): the planted
+/// no-memory arm answers every question the same under both seeds, so its pooled interval is
+/// exactly one seed's Wilson interval; the memory arms, whose seeds answer independently given
+/// the retrieval, stay close to the independent-trials width.
+#[test]
+fn pooled_intervals_count_a_question_asked_under_two_seeds_once() {
+    if !crate::support::probes::require(crate::support::probes::Probe::Numpy) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/reports.py");
+    let o = Command::new("python3").arg(&script).arg(dir.path()).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (cache, run) = (dir.path().join("cache"), dir.path().join("run"));
+    let ex = query(&cache, &run, "ex.sql");
+    let row = |arm: &str, seed: Option<u64>| {
+        ex.iter()
+            .find(|r| r["arm"] == arm && r["difficulty"] == "all" && r["seed"].as_u64() == seed)
+            .unwrap_or_else(|| panic!("no {arm} {seed:?} row in {ex:?}"))
+    };
+    let f = |r: &Row, c: &str| r[c].as_f64().unwrap();
+    let (pooled, one) = (row("no-memory", None), row("no-memory", Some(0)));
+    assert_eq!((f(pooled, "ex"), f(pooled, "lo"), f(pooled, "hi")), (f(one, "ex"), f(one, "lo"), f(one, "hi")));
+    // Independent trials would have given a width sqrt(2) smaller.
+    let n = f(one, "n");
+    let naive = {
+        let (p, z) = (f(one, "ex") / 100.0, 1.959964);
+        2.0 * z * (p * (1.0 - p) / (2.0 * n) + z * z / (16.0 * n * n)).sqrt() / (1.0 + z * z / (2.0 * n))
+    };
+    let width = (f(pooled, "hi") - f(pooled, "lo")) / 100.0;
+    assert!((width / naive - 2f64.sqrt()).abs() < 0.01, "width {width} vs independent trials {naive}");
+    for arm in ["memento", "lucid"] {
+        let (p, s0) = (row(arm, None), row(arm, Some(0)));
+        let ratio = (f(p, "hi") - f(p, "lo")) / (f(s0, "hi") - f(s0, "lo"));
+        assert!((ratio - 0.5f64.sqrt()).abs() < 0.06, "{arm}: pooled / one-seed width {ratio}");
+    }
+}
+
+/// `lucid query --format json` writes every column of every row, a null as null (a JSON reader
+/// expects a row's keys to be the query's columns).
+#[test]
+fn query_json_writes_nulls_as_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let table = run.join("t");
+    std::fs::create_dir_all(&table).unwrap();
+    let batch = arrow::array::RecordBatch::try_from_iter([
+        ("a", std::sync::Arc::new(arrow::array::Int64Array::from(vec![Some(1), None])) as arrow::array::ArrayRef),
+        ("b", std::sync::Arc::new(arrow::array::StringArray::from(vec![None, Some("x")])) as arrow::array::ArrayRef),
+    ])
+    .unwrap();
+    lucid::table::write_parquet(&table.join("part.parquet"), &batch).unwrap();
+    let o = lucid(&dir.path().join("cache"))
+        .arg("query")
+        .arg(&run)
+        .arg("SELECT a, b, CAST(NULL AS DOUBLE) AS c FROM t ORDER BY a NULLS LAST")
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // source: the two rows written above, by hand.
+    assert_eq!(stdout(&o), "{\"a\":1,\"b\":null,\"c\":null}\n{\"a\":null,\"b\":\"x\",\"c\":null}\n");
 }
 
 /// `(columns of each table)` as `schemas/report.json` documents them.
@@ -305,4 +412,79 @@ fn the_html_report_renders_its_plots_in_chromium() {
     assert!(counts.iter().map(|c| c.1).sum::<usize>() > 1500, "{counts:?}");
     let blank = pixels.iter().filter(|p| p.iter().all(|&v| v > 245)).count();
     assert!(blank < pixels.len() * 95 / 100, "the page is almost blank");
+}
+
+/// Regression (the k-sweep dropped an arm x seed silently when a question had no embedding, and
+/// did not say how many recomputed sets match the stored ones): on a hand-built run, the arm whose
+/// question lacks a vector still has its rows, with the count and no fits, and the other says
+/// how many of its stored retrieved sets the recomputation reproduces.
+#[test]
+fn k_sweep_reports_missing_embeddings_and_matching_stored_sets() {
+    // Unit vectors at these angles (degrees): similarity is the cosine of the difference.
+    let angles = [(10i64, 0.0f32), (11, 10.0), (12, 50.0), (13, 100.0), (14, 20.0)];
+    let vectors: Vec<Vec<f32>> = angles.iter().map(|a| vec![a.1.to_radians().cos(), a.1.to_radians().sin()]).collect();
+    let ids: Vec<i64> = angles.iter().map(|a| a.0).collect();
+    let emb = lucid::embed::table::embeddings_batch(&ids, "hand", &vectors, 2).unwrap();
+    let ctx = lucid::session::new();
+    lucid::session::register_batches(&ctx, &[("embeddings".into(), emb)]).unwrap();
+    let retrieved = "arrow_cast(retrieved, 'List(Struct(\"step\": UInt64, \"shown_label\": UInt8))')";
+    let sql = [
+        format!(
+            "CREATE TABLE episodes AS SELECT arm, CAST(seed AS BIGINT UNSIGNED) AS seed, \
+             CAST(step AS BIGINT UNSIGNED) AS step, CAST(question_id AS BIGINT) AS question_id, \
+             CAST(stored_q AS TINYINT UNSIGNED) AS stored_q, {retrieved} AS retrieved FROM (VALUES \
+             ('memento', 0, 0, 10, 1, []), \
+             ('memento', 0, 1, 11, 1, [named_struct('step', 0, 'shown_label', 1)]), \
+             ('memento', 0, 2, 12, 0, [named_struct('step', 1, 'shown_label', 1), named_struct('step', 0, 'shown_label', 1)]), \
+             ('memento', 0, 3, 13, 1, [named_struct('step', 2, 'shown_label', 0), named_struct('step', 1, 'shown_label', 1)]), \
+             ('memento', 0, 4, 14, 1, [named_struct('step', 1, 'shown_label', 1), named_struct('step', 2, 'shown_label', 0)]), \
+             ('lucid', 0, 0, 10, 1, []), \
+             ('lucid', 0, 1, 99, 0, [named_struct('step', 0, 'shown_label', 1)]), \
+             ('lucid', 0, 2, 11, 1, [named_struct('step', 0, 'shown_label', 1), named_struct('step', 1, 'shown_label', 0)]), \
+             ('no-memory', 0, 0, 99, 0, [])) AS t(arm, seed, step, question_id, stored_q, retrieved)"
+        ),
+        "CREATE TABLE evaluation AS SELECT arm, CAST(seed AS BIGINT UNSIGNED) AS seed, \
+         CAST(step AS BIGINT UNSIGNED) AS step, CAST(u AS TINYINT UNSIGNED) AS u FROM (VALUES \
+         ('memento', 0, 0, 0), ('memento', 0, 1, 1), ('memento', 0, 2, 0), ('memento', 0, 3, 0), ('memento', 0, 4, 1), \
+         ('lucid', 0, 0, 1), ('lucid', 0, 1, 0), ('lucid', 0, 2, 1), ('no-memory', 0, 0, 0)) AS t(arm, seed, step, u)"
+            .to_string(),
+    ];
+    for s in &sql {
+        lucid::session::block_on(lucid::session::collect(&ctx, s)).unwrap();
+    }
+    let batch = lucid::session::block_on(lucid::report::ksweep::k_sweep(&ctx)).unwrap();
+    let got = lucid::report::rows_json(&batch).unwrap();
+    // source: by hand from the angles above. memento's top sets by angle difference: step 1 {0};
+    // step 2 (50°) {1, 0}; step 3 (100°) {2, 1, 0}; step 4 (20°) {1, 0, 2, 3}. Stored at k = 2
+    // (run_k): steps 1-3 as recomputed, step 4 {1, 2} where the top two are {1, 0}: 3 of 4 match.
+    // Trusted and wrong (c_bad counts them): steps 0 and 3; err of steps 1-4: 0, 1, 1, 0.
+    //   k = 1: c_bad 1, 0, 0, 0 -> mean 0.25, OLS slope -2/3, intercept 2/3
+    //   k = 2: 1, 1/2, 0, 1/2 -> mean 0.5, slope -1, intercept 1
+    //   k = 4 and 8 (at most 4 earlier): 1, 1/2, 1/3, 1/2 -> mean 7/12 = 0.5833, Sxy = -1/3,
+    //     Sxx = 1/4, slope -4/3, intercept 1/2 + (4/3)(7/12) = 1.2778
+    // lucid: question 99 has no vector: 1 missing, rows without fits, run_k 2 (its step 2), no
+    // comparison. no-memory is not swept.
+    let row = |arm: &str,
+               k: u64,
+               n: u64,
+               c: Option<f64>,
+               kappa: Option<f64>,
+               e0: Option<f64>,
+               missing: u64,
+               cmp: Option<(u64, u64)>| {
+        serde_json::json!({"arm": arm, "seed": 0, "k": k, "n": n, "mean_corruption": c, "kappa": kappa, "e0": e0,
+            "missing_embeddings": missing, "run_k": 2, "stored_sets": cmp.map(|c| c.0), "matching_sets": cmp.map(|c| c.1)})
+    };
+    let m = Some((4, 3));
+    let want = vec![
+        row("lucid", 1, 0, None, None, None, 1, None),
+        row("lucid", 2, 0, None, None, None, 1, None),
+        row("lucid", 4, 0, None, None, None, 1, None),
+        row("lucid", 8, 0, None, None, None, 1, None),
+        row("memento", 1, 4, Some(0.25), Some(-0.6667), Some(0.6667), 0, m),
+        row("memento", 2, 4, Some(0.5), Some(-1.0), Some(1.0), 0, m),
+        row("memento", 4, 4, Some(0.5833), Some(-1.3333), Some(1.2778), 0, m),
+        row("memento", 8, 4, Some(0.5833), Some(-1.3333), Some(1.2778), 0, m),
+    ];
+    assert_eq!(got, want);
 }

@@ -13,14 +13,20 @@
 //! | `a_ret(b, t, W, R)` | Theorem 1's retrieval amplification (NULL unless t > 0 and W + R > 0) |
 //! | `choice_margin(text)` | the forced-choice margin a call's text records (NULL when it records none) |
 //! | `arm_order(arm)` | the reports' row order of arms: no-memory 0, memento 1, lucid 2, any other arm 3, oracle 4, NULL or `all` (a pooled row) 5 |
+//! | `cluster_wilson_lo(x, key)`, `cluster_wilson_hi(x, key)` | 95 % Wilson interval of the share of 0/1 outcomes x whose rows are clustered by an integer key (a question asked under several seeds): Wilson at the effective sample size n / deff, deff the clusters' design effect (at least 1; exactly Wilson when no key repeats) |
+//! | `cluster_slope_lo(y, x, key)`, `cluster_slope_hi(…)`, `cluster_icept_lo(…)`, `cluster_icept_hi(…)` | 95 % bootstrap interval of the OLS slope / intercept of y on x, resampling whole clusters (every row of a key together) |
 //!
-//! Every bootstrap draws [`stats::RESAMPLES`] resamples with seed [`stats::BOOT_SEED`], so a report
-//! is a function of its tables; arguments are cast to DOUBLE, NULLs are skipped.
+//! Every bootstrap draws [`stats::RESAMPLES`] (2,000) resamples with seed [`stats::BOOT_SEED`], so
+//! a report is a function of its tables and not of the order its rows arrive in; arguments are
+//! cast to DOUBLE (a cluster key to BIGINT), rows with a NULL argument are skipped. A report
+//! pooled over seeds clusters on the question: its rows are not independent trials.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int64Array, ListArray, UInt64Array};
-use arrow::datatypes::{DataType, Field, Float64Type, UInt64Type};
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type, UInt64Type};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, ColumnarValue, ScalarUDF, Signature, SimpleAggregateUDF, SimpleScalarUDF, Volatility,
@@ -56,6 +62,17 @@ pub fn register(ctx: &SessionContext) {
     }
     for (name, coef) in [("ols2_e0", 0), ("ols2_b1", 1), ("ols2_b2", 2)] {
         ctx.register_udaf(ols2_udaf(name, coef));
+    }
+    ctx.register_udaf(cluster_wilson_udaf("cluster_wilson_lo", false));
+    ctx.register_udaf(cluster_wilson_udaf("cluster_wilson_hi", true));
+    let cluster_boots: [(&str, Statistic, f64); 4] = [
+        ("cluster_slope_lo", Statistic::Slope, 0.025),
+        ("cluster_slope_hi", Statistic::Slope, 0.975),
+        ("cluster_icept_lo", Statistic::Intercept, 0.025),
+        ("cluster_icept_hi", Statistic::Intercept, 0.975),
+    ];
+    for (name, stat, q) in cluster_boots {
+        ctx.register_udaf(cluster_boot_udaf(name, stat, q));
     }
 }
 
@@ -269,6 +286,188 @@ impl Accumulator for Ols2 {
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         for (s, a) in self.sums.iter_mut().zip(states) {
             *s += f64s(a)?.iter().flatten().sum::<f64>();
+        }
+        Ok(())
+    }
+}
+
+fn i64s(a: &ArrayRef) -> Result<&Int64Array> {
+    a.as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| DataFusionError::Execution(format!("expected BIGINT, got {}", a.data_type())))
+}
+
+/// A list scalar of one row holding `values` (an aggregate's state).
+fn list_of<T: arrow::datatypes::ArrowPrimitiveType>(values: impl IntoIterator<Item = T::Native>) -> ScalarValue {
+    let row: Vec<Option<T::Native>> = values.into_iter().map(Some).collect();
+    ScalarValue::List(Arc::new(ListArray::from_iter_primitive::<T, _, _>([Some(row)])))
+}
+
+fn cluster_wilson_udaf(name: &'static str, hi: bool) -> AggregateUDF {
+    let state = vec![
+        list_field(&format!("{name}_key"), DataType::Int64),
+        list_field(&format!("{name}_n"), DataType::Float64),
+        list_field(&format!("{name}_s"), DataType::Float64),
+        Arc::new(Field::new(format!("{name}_sq"), DataType::Float64, true)),
+    ];
+    let acc = Arc::new(move |_: datafusion::logical_expr::function::AccumulatorArgs<'_>| {
+        Ok(Box::new(ClusterWilson { clusters: HashMap::default(), sum_sq: 0.0, hi }) as Box<dyn Accumulator>)
+    });
+    let sig = Signature::exact(vec![DataType::Float64, DataType::Int64], Volatility::Immutable);
+    AggregateUDF::from(SimpleAggregateUDF::new_with_signature(name, sig, DataType::Float64, acc, state))
+}
+
+/// Per cluster key, (observations, their sum), and the sum of squares: what the clustered Wilson
+/// interval needs ([`stats::cluster_wilson`]), one entry per cluster whatever its size.
+#[derive(Debug)]
+struct ClusterWilson {
+    clusters: HashMap<i64, (f64, f64), BuildHasherDefault<KeyHasher>>,
+    sum_sq: f64,
+    hi: bool,
+}
+
+/// A hasher for integer cluster keys (question ids): one multiply, its high bits mixed down;
+/// every row of a report goes through it, SipHash would cost several times as much.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
+    }
+
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        let h = (self.0 ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+impl ClusterWilson {
+    fn add(&mut self, key: i64, n: f64, s: f64) {
+        let c = self.clusters.entry(key).or_default();
+        c.0 += n;
+        c.1 += s;
+    }
+}
+
+impl Accumulator for ClusterWilson {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let (x, key) = (f64s(&values[0])?, i64s(&values[1])?);
+        for i in 0..x.len() {
+            if x.is_valid(i) && key.is_valid(i) {
+                let v = x.value(i);
+                self.add(key.value(i), 1.0, v);
+                self.sum_sq += v * v;
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        let clusters: Vec<(f64, f64)> = self.clusters.values().copied().collect();
+        let w = stats::cluster_wilson(&clusters, self.sum_sq, Z95);
+        Ok(ScalarValue::Float64(w.map(|w| if self.hi { w.1 } else { w.0 })))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.clusters.capacity() * 32
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![
+            list_of::<Int64Type>(self.clusters.keys().copied()),
+            list_of::<Float64Type>(self.clusters.values().map(|c| c.0)),
+            list_of::<Float64Type>(self.clusters.values().map(|c| c.1)),
+            ScalarValue::Float64(Some(self.sum_sq)),
+        ])
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        let (keys, ns, ss) = (states[0].as_list::<i32>(), states[1].as_list::<i32>(), states[2].as_list::<i32>());
+        for row in 0..keys.len() {
+            if keys.is_null(row) {
+                continue;
+            }
+            let (k, n, s) = (keys.value(row), ns.value(row), ss.value(row));
+            let (k, n, s) =
+                (k.as_primitive::<Int64Type>(), n.as_primitive::<Float64Type>(), s.as_primitive::<Float64Type>());
+            for i in 0..k.len() {
+                self.add(k.value(i), n.value(i), s.value(i));
+            }
+        }
+        self.sum_sq += f64s(&states[3])?.iter().flatten().sum::<f64>();
+        Ok(())
+    }
+}
+
+fn cluster_boot_udaf(name: &'static str, stat: Statistic, q: f64) -> AggregateUDF {
+    let state = vec![
+        list_field(&format!("{name}_key"), DataType::Int64),
+        list_field(&format!("{name}_y"), DataType::Float64),
+        list_field(&format!("{name}_x"), DataType::Float64),
+    ];
+    let acc = Arc::new(move |_: datafusion::logical_expr::function::AccumulatorArgs<'_>| {
+        Ok(Box::new(ClusterBoot { rows: Vec::new(), stat, q }) as Box<dyn Accumulator>)
+    });
+    let sig = Signature::exact(vec![DataType::Float64, DataType::Float64, DataType::Int64], Volatility::Immutable);
+    AggregateUDF::from(SimpleAggregateUDF::new_with_signature(name, sig, DataType::Float64, acc, state))
+}
+
+/// A bootstrap that resamples clusters ([`stats::cluster_bootstrap`]): every row (key, y, x) is
+/// kept until the end, where the rows are sorted and grouped (24 bytes a row).
+#[derive(Debug)]
+struct ClusterBoot {
+    rows: Vec<(i64, f64, f64)>,
+    stat: Statistic,
+    q: f64,
+}
+
+impl Accumulator for ClusterBoot {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let (y, x, key) = (f64s(&values[0])?, f64s(&values[1])?, i64s(&values[2])?);
+        for i in 0..y.len() {
+            if y.is_valid(i) && x.is_valid(i) && key.is_valid(i) && !y.value(i).is_nan() && !x.value(i).is_nan() {
+                self.rows.push((key.value(i), y.value(i), x.value(i)));
+            }
+        }
+        Ok(())
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        let reps = stats::cluster_bootstrap(&mut self.rows, self.stat, RESAMPLES, BOOT_SEED);
+        Ok(ScalarValue::Float64(stats::quantile(&reps, self.q)))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.rows.capacity() * 24
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![
+            list_of::<Int64Type>(self.rows.iter().map(|r| r.0)),
+            list_of::<Float64Type>(self.rows.iter().map(|r| r.1)),
+            list_of::<Float64Type>(self.rows.iter().map(|r| r.2)),
+        ])
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        let (keys, ys, xs) = (states[0].as_list::<i32>(), states[1].as_list::<i32>(), states[2].as_list::<i32>());
+        for row in 0..keys.len() {
+            if keys.is_null(row) {
+                continue;
+            }
+            let (k, y, x) = (keys.value(row), ys.value(row), xs.value(row));
+            let (k, y, x) =
+                (k.as_primitive::<Int64Type>(), y.as_primitive::<Float64Type>(), x.as_primitive::<Float64Type>());
+            self.rows.extend((0..k.len()).map(|i| (k.value(i), y.value(i), x.value(i))));
         }
         Ok(())
     }

@@ -62,22 +62,28 @@ fn platt(q: &[f64], u: &[f64]) -> Vec<f64> {
     q.iter().map(|&x| 1.0 / (1.0 + (-(a * x + b)).exp())).collect()
 }
 
-/// Isotonic regression of U on the score (pool adjacent violators), applied to the score.
+/// Isotonic regression of U on the score (pool adjacent violators), applied to the score. Tied
+/// scores form one block before any merge (the fit may not tell them apart by reading U, and a
+/// merge on a tie group's partial mean would depend on the row order inside it).
 fn isotonic(q: &[f64], u: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..q.len()).collect();
     idx.sort_by(|&a, &b| q[a].total_cmp(&q[b]));
-    // Blocks of (sum, count, members), merged while a block's mean exceeds the next one's.
-    let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    // The tie groups, in score order: (sum of U, count, members).
+    let mut groups: Vec<(f64, f64, Vec<usize>)> = Vec::new();
     for i in idx {
-        // Tied scores are one block: the fit may not tell them apart by reading U.
-        match blocks.last_mut() {
+        match groups.last_mut() {
             Some(last) if last.2.last().is_some_and(|&j| q[j] == q[i]) => {
                 last.0 += u[i];
                 last.1 += 1.0;
                 last.2.push(i);
             }
-            _ => blocks.push((u[i], 1.0, vec![i])),
+            _ => groups.push((u[i], 1.0, vec![i])),
         }
+    }
+    // Blocks merged while a block's mean exceeds the next one's.
+    let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    for g in groups {
+        blocks.push(g);
         while blocks.len() > 1 {
             let n = blocks.len();
             if blocks[n - 2].0 / blocks[n - 2].1 <= blocks[n - 1].0 / blocks[n - 1].1 {
@@ -125,4 +131,20 @@ pub fn calibration(bank: &AuditBank) -> Vec<CalibrationRow> {
             top10: top10(&q, u),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::isotonic;
+
+    /// A tie group whose first member is wrong is one block before any merge (by hand: the
+    /// score-0 group has mean 1/2, the score-1 group 3/4: already increasing, two blocks).
+    #[test]
+    fn isotonic_merges_whole_tie_groups_whatever_their_row_order() {
+        let q = [0.0, 0.0, 1.0, 1.0, 1.0, 1.0];
+        let u = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0];
+        assert_eq!(isotonic(&q, &u), vec![0.5, 0.5, 0.75, 0.75, 0.75, 0.75]);
+        let u_rev = [0.0, 1.0, 1.0, 1.0, 1.0, 0.0];
+        assert_eq!(isotonic(&q, &u_rev), vec![0.5, 0.5, 0.75, 0.75, 0.75, 0.75]);
+    }
 }

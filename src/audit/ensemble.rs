@@ -1,11 +1,14 @@
-//! Combinations of a bank's verifiers: the label-blind mean and majority ensembles (candidates
-//! like any verifier), the gold-fit optimal aggregator (least squares of U on every verifier: an
-//! upper bound on what a linear combination could do, marked as reading U, never selected), and
-//! the correlations of verifier errors (two judges whose errors correlate fail together).
+//! Combinations of a bank's judges (a named list; by default every verifier of a bank file, and a
+//! run's judge stages without the detector's channels, the detector and panels): the label-blind
+//! mean and majority ensembles by the panel's own rule ([`super::votes`]: a missing vote or a tie
+//! leaves a memory unscored), the gold-fit optimal aggregator (least squares of U on the judges
+//! over the memories all of them scored: an upper bound, marked as reading U, never selected),
+//! and the correlations of verifier errors over the memories both verifiers scored.
 
 use serde::Serialize;
 
 use super::AuditBank;
+use super::votes::{Rule, combine};
 use crate::analysis::stats::pearson;
 
 /// Name of the mean ensemble.
@@ -15,45 +18,36 @@ pub const MAJORITY: &str = "ensemble-majority";
 /// Name of the gold-fit aggregator.
 pub const GOLD_FIT: &str = "gold-fit";
 
-/// `bank` with the mean and majority ensembles of its verifiers appended (with two or more).
-/// Majority: 1 when more than half of the verifiers pass the memory (V >= 0.5), 0 when fewer than
-/// half do, 0.5 (no flag) on a tie.
-pub fn with_ensembles(bank: &AuditBank) -> AuditBank {
-    let mut out = bank.clone();
-    let k = bank.verifiers.len();
-    if k < 2 {
-        return out;
+/// The mean and majority ensembles of `bank`'s judges (with two or more; NaN: unscored).
+pub fn ensembles(bank: &AuditBank) -> Vec<(String, Vec<f64>)> {
+    let judges = bank.judge_scores();
+    if judges.len() < 2 {
+        return Vec::new();
     }
-    let n = bank.r.len();
-    let mean: Vec<f64> = (0..n).map(|i| bank.verifiers.iter().map(|(_, v)| v[i]).sum::<f64>() / k as f64).collect();
-    let majority: Vec<f64> = (0..n)
-        .map(|i| {
-            let pass = bank.verifiers.iter().filter(|(_, v)| v[i] >= 0.5).count() * 2;
-            match pass.cmp(&k) {
-                std::cmp::Ordering::Greater => 1.0,
-                std::cmp::Ordering::Less => 0.0,
-                std::cmp::Ordering::Equal => 0.5,
-            }
-        })
-        .collect();
-    out.verifiers.push((MEAN.into(), mean));
-    out.verifiers.push((MAJORITY.into(), majority));
-    out
+    let votes = |i: usize| judges.iter().map(|v| (!v[i].is_nan()).then_some(v[i])).collect::<Vec<_>>();
+    let by = |rule: Rule| (0..bank.r.len()).map(|i| combine(rule, &votes(i)).unwrap_or(f64::NAN)).collect();
+    vec![(MEAN.into(), by(Rule::Mean)), (MAJORITY.into(), by(Rule::Majority))]
 }
 
-/// The least-squares fit of U on an intercept and every verifier, clipped to [0, 1] (None with
-/// fewer than two verifiers). A tiny ridge keeps duplicated verifiers solvable.
+/// The least-squares fit of U on an intercept and the judges, clipped to [0, 1], over the
+/// memories every judge scored (NaN elsewhere); None with fewer than two judges or too few such
+/// memories. A tiny ridge keeps duplicated judges solvable.
 #[allow(clippy::needless_range_loop)] // the elimination reads as the textbook's, index by index
 pub fn gold_fit(bank: &AuditBank) -> Option<Vec<f64>> {
-    let k = bank.verifiers.len();
+    let judges = bank.judge_scores();
+    let k = judges.len();
     if k < 2 {
         return None;
     }
-    let (n, p) = (bank.r.len(), k + 1);
-    let x = |i: usize, j: usize| if j == 0 { 1.0 } else { bank.verifiers[j - 1].1[i] };
+    let complete: Vec<usize> = (0..bank.r.len()).filter(|&i| judges.iter().all(|v| !v[i].is_nan())).collect();
+    let (n, p) = (complete.len(), k + 1);
+    if n <= p {
+        return None;
+    }
+    let x = |i: usize, j: usize| if j == 0 { 1.0 } else { judges[j - 1][i] };
     // Normal equations (X'X + lambda I) beta = X'U, by Gaussian elimination with partial pivoting.
     let mut a = vec![vec![0.0f64; p + 1]; p];
-    for i in 0..n {
+    for &i in &complete {
         for r in 0..p {
             let xr = x(i, r);
             for c in r..p {
@@ -84,7 +78,11 @@ pub fn gold_fit(bank: &AuditBank) -> Option<Vec<f64>> {
         }
     }
     let beta: Vec<f64> = (0..p).map(|r| a[r][p] / a[r][r]).collect();
-    Some((0..n).map(|i| (0..p).map(|j| beta[j] * x(i, j)).sum::<f64>().clamp(0.0, 1.0)).collect())
+    let mut fit = vec![f64::NAN; bank.r.len()];
+    for &i in &complete {
+        fit[i] = (0..p).map(|j| beta[j] * x(i, j)).sum::<f64>().clamp(0.0, 1.0);
+    }
+    Some(fit)
 }
 
 /// Corr(nu_a, nu_b) for one pair of verifiers.
@@ -94,8 +92,10 @@ pub struct ErrorCorrelation {
     pub a: String,
     /// The other.
     pub b: String,
-    /// Correlation of their errors nu = V - U.
+    /// Correlation of their errors nu = V - U, over the memories both scored.
     pub corr_errors: Option<f64>,
+    /// Memories both scored.
+    pub memories: usize,
 }
 
 /// Every pair of `bank`'s verifiers.
@@ -104,10 +104,13 @@ pub fn error_correlations(bank: &AuditBank) -> Vec<ErrorCorrelation> {
     let mut out = Vec::new();
     for i in 0..nus.len() {
         for j in i + 1..nus.len() {
+            let both: Vec<usize> = (0..bank.r.len()).filter(|&m| !nus[i][m].is_nan() && !nus[j][m].is_nan()).collect();
+            let (x, y): (Vec<f64>, Vec<f64>) = both.iter().map(|&m| (nus[i][m], nus[j][m])).unzip();
             out.push(ErrorCorrelation {
                 a: bank.verifiers[i].0.clone(),
                 b: bank.verifiers[j].0.clone(),
-                corr_errors: pearson(&nus[i], &nus[j]),
+                corr_errors: pearson(&x, &y),
+                memories: both.len(),
             });
         }
     }

@@ -1,5 +1,7 @@
 //! The de-inflation payoff: the demotion-only operator (a trusted memory, r >= 0.5, that the
-//! verifier flags, V < 0.5, gets Q = 0; nothing else changes) applied per verifier, the change
+//! verifier flags, V < 0.5, gets Q = 0; nothing else changes, and a memory the verifier left
+//! unscored is not flagged) applied per verifier over the whole bank, so every row shares one
+//! "before"; the change
 //! in Corr(Q, U), and P(Delta > 0) from a seeded bootstrap over memories; with an oracle row
 //! (V = U) and a label-blind calibration row (Q = z-score of r, +0.00 by construction).
 //!
@@ -12,8 +14,10 @@
 
 use serde::Serialize;
 
-use super::{AuditBank, Candidate, delta, demote, kind};
-use crate::analysis::stats::{multinomial, pearson, quantile, z_scores};
+use super::AuditBank;
+use super::bank::{demote, demotes, unscored};
+use super::eia::{Candidate, delta, kind};
+use crate::analysis::stats::{has_spread, multinomial, pearson, quantile, z_scores};
 use crate::rng::SplitMix64;
 
 /// One row of the payoff table.
@@ -25,6 +29,8 @@ pub struct PayoffRow {
     pub kind: String,
     /// Memories demoted (trusted and flagged).
     pub demoted: usize,
+    /// Memories the verifier left unscored: not flagged, they kept their label.
+    pub unscored: usize,
     /// Of them, correct ones (U = 1).
     pub demoted_correct: usize,
     /// Retrievals of the demoted memories (when the bank has a reuse count `n`).
@@ -46,7 +52,7 @@ pub struct PayoffRow {
 /// Pearson correlation from weighted sums: n, Sx, Sxx, Sy, Syy, Sxy.
 fn corr_from_sums(n: f64, sx: f64, sxx: f64, sy: f64, syy: f64, sxy: f64) -> Option<f64> {
     let (cxx, cyy, cxy) = (sxx - sx * sx / n, syy - sy * sy / n, sxy - sx * sy / n);
-    (n > 1.0 && cxx > 1e-12 * n && cyy > 1e-12 * n).then(|| (cxy / (cxx * cyy).sqrt()).clamp(-1.0, 1.0))
+    (n > 1.0 && has_spread(cxx, sxx) && has_spread(cyy, syy)).then(|| (cxy / (cxx * cyy).sqrt()).clamp(-1.0, 1.0))
 }
 
 /// A distinct (r, u, mask) with its count; `mask` bit j: row j demotes it.
@@ -219,7 +225,8 @@ pub fn payoff(bank: &AuditBank, rows: &[Candidate], resamples: usize, seed: u64)
     let mut named: Vec<Candidate> = rows.to_vec();
     named.push(("oracle", kind::ORACLE, &bank.u));
     let flags: Vec<Vec<bool>> =
-        named.iter().map(|(_, _, v)| (0..n).map(|i| bank.r[i] >= 0.5 && v[i] < 0.5).collect()).collect();
+        named.iter().map(|(_, _, v)| (0..n).map(|i| demotes(bank.r[i], v[i])).collect()).collect();
+    let unscored: Vec<usize> = named.iter().map(|(_, _, v)| unscored(v)).collect();
     let mut named: Vec<(&str, &'static str, Vec<f64>)> =
         named.into_iter().map(|(name, k, v)| (name, k, demote(&bank.r, v))).collect();
     named.push(("calibration", kind::CALIBRATION, z_scores(&bank.r)));
@@ -235,6 +242,7 @@ pub fn payoff(bank: &AuditBank, rows: &[Candidate], resamples: usize, seed: u64)
                 verifier: name.into(),
                 kind: k.into(),
                 demoted: demoted.len(),
+                unscored: unscored.get(j).copied().unwrap_or(0),
                 demoted_correct: demoted.iter().filter(|&&i| bank.u[i] >= 0.5).count(),
                 demoted_reuse: bank.n.as_ref().map(|reuse| demoted.iter().map(|&i| reuse[i]).sum::<f64>() + 0.0),
                 before,

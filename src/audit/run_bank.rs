@@ -1,10 +1,11 @@
-//! The bank of an agent run (`lucid audit RUN_DIR --arm ARM`): the episodes of one arm, r from
-//! the self-grade, U from `evaluation`, each answer-free channel of the run's domain, by name
-//! (`v_<name>` = 1 - fired), and the detector as a whole as verifiers, n = how often the memory
-//! was retrieved — so the detector lands on the EIA axes next to a user's own verifiers. The SQL
-//! is `pipelines/reports/bank.sql`. The run's verifier stages' tables (`v_<name>`: judge,
-//! resample, panel, evidence) join as verifiers `v_<name>` (null where one left a memory
-//! unscored), the first with self-consistency values as `sc`, and their costs as the cost table.
+//! The bank of an agent run (`lucid audit RUN_DIR --arm ARM`): the episodes of one arm, r as
+//! stored and whether the self-grade parsed (`graded`), U from `evaluation`, each answer-free
+//! channel of the run's domain, by name (`v_<name>` = 1 - fired), and the detector as a whole as
+//! verifiers, n = how often the memory was retrieved — so the detector lands on the EIA axes next
+//! to a user's own verifiers. The SQL is `pipelines/reports/bank.sql`. The run's verifier stages'
+//! tables (`v_<name>`: judge, resample, panel, evidence) join as verifiers `v_<name>` (null where
+//! one left a memory unscored), the first with self-consistency values as `sc`, and their costs
+//! as the cost table; the judge stages among them (not panels) are the ensembles' default members.
 
 use std::path::Path;
 
@@ -13,7 +14,8 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, AsArray, Float64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use super::{AuditBank, Columns, bank_from_batch};
+use super::AuditBank;
+use super::read::{Columns, bank_from_batch};
 use crate::error::{Error, Result};
 
 /// The SQL that reads a run's banks (every arm).
@@ -24,14 +26,13 @@ pub fn banks(tables: &[(String, RecordBatch)]) -> Result<RecordBatch> {
     crate::runs::sql_over(tables, SQL)
 }
 
-/// The bank of `arm` (default: lucid, else memento, else the first arm with memories) among the
-/// rows `all` of [`SQL`], read from `path` (which errors name).
-pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> {
+/// The rows of `arm` (default: lucid, else memento, else the first arm with memories) among the
+/// rows `all` of [`SQL`], read from `path` (which errors name), with the channels as verifiers.
+fn rows_of(path: &Path, all: &RecordBatch, arm: Option<&str>) -> Result<(String, RecordBatch)> {
     let arms = all.column_by_name("arm").ok_or_else(|| Error::input(path, "no arm column"))?;
     let arms = arrow::compute::cast(arms, &arrow::datatypes::DataType::Utf8)?;
     let arms = arms.as_string::<i32>();
     let mut names: Vec<String> = arms.iter().flatten().map(str::to_string).collect();
-    names.dedup();
     names.sort();
     names.dedup();
     let chosen = match arm {
@@ -49,7 +50,7 @@ pub fn bank_of(path: &Path, all: &RecordBatch, arm: Option<&str>, cols: &Columns
     };
     let mask = arrow::compute::kernels::cmp::eq(arms, &arrow::array::StringArray::new_scalar(chosen.as_str()))?;
     let rows = channel_verifiers(path, &arrow::compute::filter_record_batch(all, &mask)?)?;
-    Ok(AuditBank { arm: Some(chosen), ..bank_from_batch(path, &rows, cols)? })
+    Ok((chosen, rows))
 }
 
 /// `all` (rows of [`SQL`]) with each verifier table of `verifiers` (`v_<name>`: arm, seed, step,
@@ -112,22 +113,46 @@ pub fn costs(verifiers: &[(String, RecordBatch)], arm: &str) -> Result<Vec<super
     Ok(out)
 }
 
+/// One arm's bank rows of a run, before they become an [`AuditBank`].
+pub struct RunBank {
+    /// The arm.
+    pub arm: String,
+    /// Its rows of [`SQL`], channels as `v_<name>` and verifier tables joined as `v_<name>`.
+    pub rows: RecordBatch,
+    /// The verifier stages that are judges (not panels): the ensembles' default members.
+    pub judges: Vec<String>,
+    /// What each verifier stage spent on the arm.
+    pub cost: Vec<super::CostRow>,
+}
+
+/// A panel's table (`detail` is `{"votes": ...}`): already an ensemble of judges.
+fn is_panel(table: &RecordBatch) -> bool {
+    let Some(detail) = table.column_by_name("detail").and_then(|c| c.as_string_opt::<i32>()) else { return false };
+    detail.iter().flatten().next().is_some_and(|d| d.starts_with("{\"votes\""))
+}
+
 /// The bank of `arm` among `all` (rows of [`SQL`]) with the verifier tables `verifiers` joined
 /// and their costs on that arm (`path` names the source in errors).
-pub fn bank_with(
+pub fn from_tables(
     path: &Path,
     all: &RecordBatch,
     verifiers: &[(String, RecordBatch)],
     arm: Option<&str>,
-    cols: &Columns,
-) -> Result<AuditBank> {
-    let mut bank = bank_of(path, &join_verifiers(all, verifiers)?, arm, cols)?;
-    bank.cost = costs(verifiers, bank.arm.as_deref().unwrap_or_default())?;
-    Ok(bank)
+) -> Result<RunBank> {
+    let (arm, rows) = rows_of(path, &join_verifiers(all, verifiers)?, arm)?;
+    let judges =
+        verifiers.iter().filter(|(_, t)| !is_panel(t)).map(|(n, _)| n.trim_start_matches("v_").to_string()).collect();
+    Ok(RunBank { cost: costs(verifiers, &arm)?, arm, rows, judges })
 }
 
-/// The bank of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
-pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> {
+/// The [`AuditBank`] of `run` (read from `path`, which errors name).
+pub fn into_bank(path: &Path, run: RunBank, cols: &Columns) -> Result<AuditBank> {
+    let bank = bank_from_batch(path, &run.rows, cols, Some(run.judges))?;
+    Ok(AuditBank { arm: Some(run.arm), cost: run.cost, ..bank })
+}
+
+/// The bank rows of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
+pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
     let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     for name in ["episodes", "evaluation"] {
         if !remote && !dir.join(name).exists() {
@@ -144,7 +169,7 @@ pub fn read(dir: &Path, arm: Option<&str>, cols: &Columns) -> Result<AuditBank> 
         Ok::<_, Error>((crate::session::collect(&ctx, SQL).await?, verifiers))
     })
     .map_err(|e| Error::input_from(dir, "", e))?;
-    bank_with(dir, &all, &verifiers, arm, cols)
+    from_tables(dir, &all, &verifiers, arm)
 }
 
 /// `batch` with its `channels` column (list<struct{name, fired, ...}>) replaced, in place, by

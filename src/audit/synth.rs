@@ -10,7 +10,9 @@
 //!
 //! With `continuous`, scores are spread within their side of 0.5 (r included), so every memory
 //! is distinct (the bootstrap's worst case). Also a self-consistency column `sc` (agreement that
-//! follows the self-grade) and a reuse count `n`.
+//! follows the self-grade) and a reuse count `n` with a planted Echo Gap: uniform on 0..8, plus
+//! `echo_reuse` for a wrong memory the self-grade trusted, so among wrong memories
+//! E[b | U=0] = l and Cov(b, n | U=0) = echo_reuse l (1 - l).
 
 use std::sync::Arc;
 
@@ -36,6 +38,8 @@ pub struct Planted {
     pub verifiers: usize,
     /// Spread scores within their side of 0.5.
     pub continuous: bool,
+    /// Extra retrievals of a trusted wrong memory (the planted Echo Gap).
+    pub echo_reuse: f64,
     /// Generator seed.
     pub seed: u64,
 }
@@ -50,6 +54,7 @@ impl Default for Planted {
             sensitivity: 0.95,
             verifiers: 3,
             continuous: false,
+            echo_reuse: 3.0,
             seed: 7,
         }
     }
@@ -99,7 +104,8 @@ pub fn generate(spec: &Planted) -> RecordBatch {
             v.push(score(side, &mut unif));
         }
         sc.push(if ri { 0.6 + 0.4 * unif() } else { 0.6 * unif() });
-        reuse.push((unif() * 9.0).floor());
+        let echo = if !ui && ri { spec.echo_reuse } else { 0.0 };
+        reuse.push((unif() * 9.0).floor() + echo);
     }
     let mut fields = vec![
         Field::new("id", DataType::Int64, false),

@@ -29,6 +29,7 @@ pub struct Section {
 /// Every table's name, in order.
 pub const NAMES: &[&str] = &[
     "grader",
+    "echo_gap",
     "eia",
     "error_correlations",
     "payoff",
@@ -48,13 +49,19 @@ pub fn sections(a: &Audit) -> Vec<Section> {
     vec![
         Section {
             name: "grader",
-            title: "Table 2a: the self-grade (leniency l = P(trusted | U = 0), sensitivity s = P(trusted | U = 1), 95 % Wilson)",
+            title: "Table 2a: the self-grade (leniency l = P(trusted | U = 0), sensitivity s = P(trusted | U = 1), 95 % Wilson): over graded episodes, and over the stored labels (an ungraded episode is stored untrusted)",
             paper: "BIRD l = 0.76, s = 0.90; factual banks l = 0.31 to 0.54.",
-            rows: rows(std::slice::from_ref(&a.grader)),
+            rows: rows(&a.grader),
+        },
+        Section {
+            name: "echo_gap",
+            title: "The Echo Gap among graded wrong memories (U = 0): E[b | U=0] > 0 and Cov(b, n | U=0) > 0, n = reuse",
+            paper: "Wrong memories the grader passed are retrieved more: both conditions hold on every lenient bank.",
+            rows: rows(&a.echo_gap),
         },
         Section {
             name: "eia",
-            title: "Table 2: Echo-Independence Admissibility (pass: |Corr(nu, b)| < tau_dec and Corr(V, U) > tau_tru)",
+            title: "Table 2: the Error-Independence Assumption (EIA; pass: |Corr(nu, b)| < tau_dec and Corr(V, U) > tau_tru, over the memories each verifier scored)",
             paper: "Haiku bank (n = 300): retrieval verifier +0.05 / +0.76, the only PASS; GPT-5.4 re-grade +0.31 / +0.29; \
                     mean ensemble +0.33 / +0.20; gold-fit optimal aggregator +0.30 / +0.42.",
             rows: rows(&a.eia),
@@ -67,7 +74,7 @@ pub fn sections(a: &Audit) -> Vec<Section> {
         },
         Section {
             name: "payoff",
-            title: "Table 3: de-inflation payoff of demotion-only correction (Delta Corr(Q, U), 95 % bootstrap, P(Delta > 0))",
+            title: "Table 3: de-inflation payoff of demotion-only correction over the whole bank (Delta Corr(Q, U), 95 % bootstrap, P(Delta > 0); an unscored memory is not flagged)",
             paper: "Retrieval verifier +0.22 -> +0.81 (+0.59); oracle +0.75; GPT-5.4 +0.10; nano -0.16; label-blind \
                     calibration +0.00.",
             rows: rows(&a.payoff),
@@ -81,7 +88,7 @@ pub fn sections(a: &Audit) -> Vec<Section> {
         },
         Section {
             name: "proposition2",
-            title: "Proposition 2: the best pull toward each verifier (closed form vs measured Var(b) removed)",
+            title: "Proposition 2: Var(b) the best pull toward each verifier removes (closed form; the value on the bank at alpha* equals it by algebra, a check of the arithmetic, not of the theory)",
             paper: "Removed = (1-beta)^2 Var(b)^2 / ((1-beta)^2 Var(b) + Var(eta)) at alpha*; nothing when beta = 1.",
             rows: rows(&a.proposition2),
         },
@@ -94,7 +101,7 @@ pub fn sections(a: &Audit) -> Vec<Section> {
         },
         Section {
             name: "leave_one_seed_out",
-            title: "Table 6: leave-one-seed-out EIA (select on the other seeds, measure the payoff on the held-out one)",
+            title: "Table 6: leave-one-seed-out EIA (select on the other seeds, measure the payoff and its rank on the held-out one; last row: the means over folds)",
             paper: "The verifier selected on two seeds pays on the third; PASS - FAIL gap positive on every fold.",
             rows: rows(&a.leave_one_seed_out),
         },
@@ -107,12 +114,12 @@ pub fn sections(a: &Audit) -> Vec<Section> {
     ]
 }
 
-/// `{"memories", "tau_dec", "tau_tru", "bootstrap", "rng_seed", "tables": {name: rows}}`.
+/// `{"memories", "tau_dec", "tau_tru", "bootstrap", "rng_seed", "ensemble", "tables": {name: rows}}`.
 pub fn json(a: &Audit) -> Value {
     let tables: serde_json::Map<String, Value> =
         sections(a).into_iter().map(|s| (s.name.into(), s.rows.into())).collect();
     serde_json::json!({"memories": a.memories, "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
-                       "bootstrap": a.bootstrap, "rng_seed": a.rng_seed, "tables": tables})
+                       "bootstrap": a.bootstrap, "rng_seed": a.rng_seed, "ensemble": a.ensemble, "tables": tables})
 }
 
 /// Cell `key` as text: numbers to 3 decimals (counts as whole numbers), null as `-`.
@@ -143,12 +150,28 @@ fn grid(rows: &[Value]) -> Vec<Vec<String>> {
 }
 
 fn intro(a: &Audit, source: &str) -> String {
+    let ensemble = if a.ensemble.is_empty() {
+        "no ensemble (fewer than two judges)".to_string()
+    } else {
+        format!("ensembles and gold-fit over the judges {}", a.ensemble.join(", "))
+    };
     format!(
-        "{} memories of {source}; EIA thresholds tau_dec = {}, tau_tru = {}; {} bootstrap resamples (seed {}). \
+        "{} memories of {source}; EIA thresholds tau_dec = {}, tau_tru = {}; {} bootstrap resamples (seed {}); {ensemble}. \
          The demotion-only operator: a trusted memory (r >= 0.5) that the verifier flags (V < 0.5) gets Q = 0; \
-         nothing else changes. Rows marked \"reads U\" are upper bounds, not methods.",
+         nothing else changes, and a memory a verifier left unscored is not flagged (it keeps its label). \
+         Rows marked \"reads U\" are upper bounds, not methods.",
         a.memories, a.tau_dec, a.tau_tru, a.bootstrap, a.rng_seed
     )
+}
+
+/// Why a table has no rows.
+fn empty(name: &str) -> &'static str {
+    match name {
+        "echo_gap" => "No rows (the Echo Gap needs a reuse-count column n).",
+        "leave_one_seed_out" => "No rows (leave-one-seed-out needs a seed column with two or more seeds).",
+        "controls" => "No rows (no verifier to set the budget).",
+        _ => "No rows.",
+    }
 }
 
 /// The audit as Markdown.
@@ -158,7 +181,7 @@ pub fn markdown(a: &Audit, source: &str) -> String {
         let _ = writeln!(s, "## {}\n\n> Paper: {}\n", sec.title, sec.paper);
         let g = grid(&sec.rows);
         if g.is_empty() {
-            s.push_str("_No rows (leave-one-seed-out needs a seed column with two or more seeds)._\n\n");
+            let _ = writeln!(s, "_{}_\n", empty(sec.name));
             continue;
         }
         s.push_str(&crate::report::markdown::table(&g));
@@ -182,9 +205,40 @@ fn eia_chart(a: &Audit) -> String {
         if let (Some(x), Some(y)) = (e.corr_nu_b, e.corr_v_u) {
             let label = format!("{} ({})", e.verifier, if e.pass { "PASS" } else { "fail" });
             c.points(&[(x, y)], PALETTE[i % PALETTE.len()], &label);
+            c.point_label(x, y, &e.verifier);
         }
     }
     c.finish(true)
+}
+
+/// The error correlations as a matrix: a row and a column per verifier, Corr(nu_a, nu_b) (and
+/// over how many memories both scored) in each cell.
+fn error_matrix(a: &Audit) -> Vec<Vec<String>> {
+    let mut names: Vec<&str> = Vec::new();
+    for p in &a.error_correlations {
+        for n in [p.a.as_str(), p.b.as_str()] {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    let mut out =
+        vec![std::iter::once("Corr(nu_a, nu_b)".to_string()).chain(names.iter().map(|n| n.to_string())).collect()];
+    for &row in &names {
+        let mut cells = vec![row.to_string()];
+        for &col in &names {
+            let pair = a.error_correlations.iter().find(|p| (p.a == row && p.b == col) || (p.a == col && p.b == row));
+            cells.push(match pair {
+                None => "1".into(),
+                Some(p) => match p.corr_errors {
+                    Some(c) => format!("{c:+.2} (n={})", p.memories),
+                    None => format!("- (n={})", p.memories),
+                },
+            });
+        }
+        out.push(cells);
+    }
+    out
 }
 
 /// The audit as one self-contained HTML page.
@@ -202,7 +256,11 @@ pub fn html(a: &Audit, source: &str) -> String {
         );
         let g = grid(&sec.rows);
         if g.is_empty() {
-            s.push_str("<p><em>No rows (leave-one-seed-out needs a seed column with two or more seeds).</em></p>");
+            let _ = write!(s, "<p><em>{}</em></p>", esc(empty(sec.name)));
+            continue;
+        }
+        if sec.name == "error_correlations" {
+            s.push_str(&crate::report::html::table(&error_matrix(a)));
             continue;
         }
         s.push_str(&crate::report::html::table(&g));

@@ -12,8 +12,14 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     if a.bootstrap == 0 {
         return Err(Error::usage("--bootstrap must be at least 1"));
     }
-    let cols =
-        Columns { verifiers: a.verifiers.clone(), seed: a.seed_col.clone(), sc: a.sc_col.clone(), n: a.n_col.clone() };
+    let cols = Columns {
+        verifiers: a.verifiers.clone(),
+        ensemble: a.ensemble.clone(),
+        seed: a.seed_col.clone(),
+        sc: a.sc_col.clone(),
+        n: a.n_col.clone(),
+        graded: a.graded_col.clone(),
+    };
     let bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
     let opts = Options {
         tau_dec: a.tau_dec,

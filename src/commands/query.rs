@@ -58,7 +58,11 @@ fn emit(batch: &RecordBatch, format: Format, out: Option<&Path>) -> Result<()> {
             .map_err(werr)?,
         Format::Csv => arrow::csv::Writer::new(&mut buf).write(batch)?,
         Format::Json => {
-            let mut w = arrow::json::LineDelimitedWriter::new(&mut buf);
+            // One object a line with every column, a null written as null (as a JSON reader
+            // expects a row's keys to be the query's columns).
+            let mut w = arrow::json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, arrow::json::writer::LineDelimited>(&mut buf);
             w.write(batch)?;
             w.finish()?;
         }

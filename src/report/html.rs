@@ -159,7 +159,11 @@ fn k_sweep_chart(b: &RecordBatch) -> Option<String> {
             keys.push(key);
         }
     }
-    keys.retain(|key| key.1.as_deref() != Some("oracle"));
+    // Not the oracle, nor an arm and seed the sweep could not compute (a question without a vector).
+    let fitted = |key: &(Option<String>, Option<String>, Option<String>)| {
+        (0..b.num_rows()).any(|i| kappa[i].is_some() && (run[i].clone(), arm[i].clone(), seed[i].clone()) == *key)
+    };
+    keys.retain(|key| key.1.as_deref() != Some("oracle") && fitted(key));
     keys.truncate(3);
     if keys.is_empty() {
         return None;
@@ -223,7 +227,9 @@ pub fn render(report: &Report) -> Result<String> {
         "<p>Intervals are 95 %: Wilson for proportions, a seeded bootstrap (2,000 resamples) for differences and \
          fits. Each table is a SQL file in <code>pipelines/reports/paper/</code>, rerunnable with \
          <code>lucid query RUN FILE</code>; <code>k_sweep</code> is recomputed from the stored embeddings. Rows with \
-         an empty <code>seed</code> pool the seeds.</p><div class=\"plots\">",
+         an empty <code>seed</code> pool the seeds, and their intervals count a question once, its episodes under \
+         every seed one cluster (Wilson at the effective sample size; questions resampled whole).</p>\
+         <div class=\"plots\">",
     );
     let multi = report.runs.len() > 1;
     if let Some(svg) = report.table("ex").and_then(|b| ex_chart(b, multi)) {

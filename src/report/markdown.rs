@@ -40,7 +40,9 @@ pub fn render(report: &Report) -> Result<String> {
         s,
         "Every table is a SQL file in `pipelines/reports/paper/` (rerun one with `lucid query RUN FILE`), except \
          `k_sweep`, computed from the stored embeddings. Intervals are 95 %: Wilson for proportions, a seeded \
-         bootstrap (2,000 resamples) for differences and fits. Rows with an empty `seed` pool the seeds.\n"
+         bootstrap (2,000 resamples) for differences and fits. Rows with an empty `seed` pool the seeds, and their \
+         intervals count a question once, its episodes under every seed one cluster (Wilson at the effective \
+         sample size; questions resampled whole).\n"
     );
     for t in &report.tables {
         let _ = writeln!(s, "## {}\n\n> Paper: {}\n", t.spec.name, t.spec.paper);

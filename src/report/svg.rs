@@ -93,6 +93,20 @@ impl Chart {
         self.legend.push((label.into(), color.into(), false));
     }
 
+    /// A text label just right of the point at (`x`, `y`) (never part of the legend).
+    pub fn point_label(&mut self, x: f64, y: f64, text: &str) {
+        if !(x.is_finite() && y.is_finite()) {
+            return;
+        }
+        let _ = write!(
+            self.body,
+            "<text class=\"point-label\" x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\">{}</text>",
+            self.px(x) + 6.0,
+            self.py(y) - 4.0,
+            esc(text)
+        );
+    }
+
     /// A bar from 0 to `y` centred at `x`, `width` data units wide, with a whisker `(lo, hi)`.
     pub fn bar(&mut self, x: f64, width: f64, y: f64, (lo, hi): (f64, f64), color: &str, label: &str) {
         self.drawn += 1;

@@ -38,6 +38,11 @@ pub struct AuditStage {
     /// Verifier columns (default: every `v_<name>` column).
     #[serde(default)]
     pub verifiers: Vec<String>,
+    /// The judges the ensembles and the gold-fit combine (default: every verifier of a bank file;
+    /// for the run's bank, its judge stages without the detector's channels, the detector and
+    /// panels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ensemble: Option<Vec<String>>,
     /// EIA decorrelation threshold.
     #[serde(default = "d_tau_dec")]
     pub tau_dec: f64,
@@ -66,8 +71,9 @@ impl Stage for AuditStage {
     }
 
     fn version(&self) -> u32 {
-        // 2: verifier tables as inputs; the cost table.
-        2
+        // 2: verifier tables as inputs; the cost table. 3: whole-bank payoff, controls, ensembles
+        // and leave-one-seed-out; the echo_gap table; graded and stored-label grader rows.
+        3
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
@@ -107,7 +113,7 @@ impl Stage for AuditStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let cols = Columns { verifiers: self.verifiers.clone(), ..Columns::default() };
+        let cols = Columns { verifiers: self.verifiers.clone(), ensemble: self.ensemble.clone(), ..Columns::default() };
         let bank = match &self.bank {
             Some(b) => read_bank(&ctx.resolve(b), &cols, None)?,
             None => {
@@ -123,7 +129,8 @@ impl Stage for AuditStage {
                     .map(|(n, b)| (n.clone(), b.clone()))
                     .collect();
                 let here = std::path::PathBuf::from(format!("stage {}", ctx.stage_id));
-                run_bank::bank_with(&here, &all, &verifiers, self.arm.as_deref(), &cols)?
+                let run = run_bank::from_tables(&here, &all, &verifiers, self.arm.as_deref())?;
+                run_bank::into_bank(&here, run, &cols)?
             }
         };
         let opts = Options {

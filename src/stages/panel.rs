@@ -16,21 +16,11 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, UInt64Type};
 use serde::{Deserialize, Serialize};
 
+pub use crate::audit::votes::{Rule, combine};
+
 use super::verifiers::{self, Scored};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
-
-/// How votes are combined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rule {
-    /// Mean V.
-    Mean,
-    /// More yes than no among all votes.
-    Majority,
-    /// More than half of all named judges.
-    Strict,
-}
 
 /// Config of a panel stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -45,29 +35,6 @@ pub struct PanelStage {
 impl PanelStage {
     /// The YAML `kind:` of this stage.
     pub const KIND: &'static str = "panel";
-}
-
-/// The panel's V from the votes (None: missing), by `rule`.
-pub fn combine(rule: Rule, votes: &[Option<f64>]) -> Option<f64> {
-    let cast: Vec<f64> = votes.iter().flatten().copied().collect();
-    let missing = cast.len() < votes.len();
-    let yes = cast.iter().filter(|v| **v >= 0.5).count();
-    let no = cast.len() - yes;
-    match rule {
-        Rule::Mean => (!missing && !cast.is_empty()).then(|| cast.iter().sum::<f64>() / cast.len() as f64),
-        Rule::Majority if missing || yes == no => None,
-        Rule::Majority => Some(if yes > no { 1.0 } else { 0.0 }),
-        Rule::Strict => {
-            let half = votes.len() as f64 / 2.0;
-            if yes as f64 > half {
-                Some(1.0)
-            } else if no as f64 > half {
-                Some(0.0)
-            } else {
-                None
-            }
-        }
-    }
 }
 
 impl Stage for PanelStage {
@@ -130,26 +97,5 @@ impl Stage for PanelStage {
             })
             .collect();
         verifiers::output(ctx, &rows)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ties_and_missing_votes_are_unscored_never_decided_by_order() {
-        let (y, n) = (Some(1.0), Some(0.0));
-        assert_eq!(combine(Rule::Majority, &[y, n]), None);
-        assert_eq!(combine(Rule::Majority, &[n, y]), None);
-        assert_eq!(combine(Rule::Majority, &[y, y, None]), None);
-        assert_eq!(combine(Rule::Majority, &[y, n, y]), Some(1.0));
-        assert_eq!(combine(Rule::Mean, &[y, None]), None);
-        assert_eq!(combine(Rule::Mean, &[y, n, y, y]), Some(0.75));
-        // Strict: two of three is over half even with the third missing; one of three is not.
-        assert_eq!(combine(Rule::Strict, &[y, y, None]), Some(1.0));
-        assert_eq!(combine(Rule::Strict, &[y, n, None]), None);
-        assert_eq!(combine(Rule::Strict, &[n, n, y]), Some(0.0));
-        assert_eq!(combine(Rule::Strict, &[y, n]), None);
     }
 }

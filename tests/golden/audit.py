@@ -1,6 +1,7 @@
 """Independent computation of `lucid audit`'s statistics with numpy, for tests/audit.rs.
 
-usage: audit.py BANK.csv AUDIT.json  -> exit 0 when every table agrees, else prints the differences.
+usage: audit.py BANK.csv AUDIT.json [JUDGES]  -> exit 0 when every table agrees, else prints the
+differences. JUDGES: the comma-separated verifiers the ensembles combine (default: every v_ column).
 
 Everything is recomputed from the bank's columns with numpy's own routines (corrcoef, lstsq,
 argsort) and the paper's definitions; nothing is read from lucid except the numbers compared.
@@ -16,7 +17,9 @@ r, u = cols["r"].astype(float), cols["u"].astype(float)
 names = [n for n in cols.dtype.names if n.startswith("v_")]
 V = {n[2:]: cols[n].astype(float) for n in names}
 seed = cols["seed"].astype(int)
-got = json.load(open(audit_path))["tables"]
+judges = sys.argv[3].split(",") if len(sys.argv) > 3 else list(V)
+audit = json.load(open(audit_path))
+got = audit["tables"]
 bad = []
 
 
@@ -30,14 +33,18 @@ def close(what, a, b, tol=1e-9):
 
 
 def corr(x, y):
-    if np.std(x) == 0 or np.std(y) == 0:
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     return float(np.corrcoef(x, y)[0, 1])
 
 
 def demote(v):
+    # NaN < 0.5 is False: an unscored memory is not flagged.
     q = r.copy()
-    q[(r >= 0.5) & (v < 0.5)] = 0.0
+    with np.errstate(invalid="ignore"):
+        q[(r >= 0.5) & (v < 0.5)] = 0.0
     return q
 
 
@@ -55,18 +62,34 @@ def avg_ranks(x):
     return ranks
 
 
-# Grader row: leniency and sensitivity.
+# Grader row: leniency and sensitivity (every memory of a synthetic bank was graded).
 g = got["grader"][0]
+close("ungraded", g["ungraded"], 0, 0)
 close("leniency", g["leniency"], float(np.mean(r[u == 0] >= 0.5)))
 close("sensitivity", g["sensitivity"], float(np.mean(r[u == 1] >= 0.5)))
 close("trusted_corruption", g["trusted_corruption"], float(np.mean(u[r >= 0.5] == 0)))
 
-# Ensembles and the gold-fit aggregator.
-M = np.column_stack([V[k] for k in V])
+# The Echo Gap among wrong memories: E[b | U=0], population Cov(b, n | U=0), Corr.
+if "n" in cols.dtype.names:
+    w = u == 0
+    bw, nw = (r - u)[w], cols["n"].astype(float)[w]
+    e = got["echo_gap"][0]
+    close("echo_gap wrong", e["wrong"], int(w.sum()), 0)
+    close("echo_gap mean_b", e["mean_b"], float(bw.mean()))
+    close("echo_gap cov_b_n", e["cov_b_n"], float(np.cov(bw, nw, bias=True)[0, 1]))
+    close("echo_gap corr_b_n", e["corr_b_n"], corr(bw, nw))
+    if e["gap"] != bool(bw.mean() > 0 and np.cov(bw, nw, bias=True)[0, 1] > 0):
+        bad.append(f"echo_gap gap {e['gap']}")
+
+# Ensembles of the judges (a tie or a missing vote: unscored, NaN) and the gold-fit aggregator.
+if audit["ensemble"] != (judges if len(judges) > 1 else []):
+    bad.append(f"ensemble members: lucid {audit['ensemble']} numpy {judges}")
+M = np.column_stack([V[k] for k in judges])
 rows = dict(V)
 rows["ensemble-mean"] = M.mean(axis=1)
-passes = (M >= 0.5).sum(axis=1) * 2
-rows["ensemble-majority"] = np.where(passes > M.shape[1], 1.0, np.where(passes < M.shape[1], 0.0, 0.5))
+yes = (M >= 0.5).sum(axis=1)
+no = M.shape[1] - yes
+rows["ensemble-majority"] = np.where(yes > no, 1.0, np.where(yes < no, 0.0, np.nan))
 X = np.column_stack([np.ones(len(r)), M])
 beta, *_ = np.linalg.lstsq(X, u, rcond=None)
 rows["gold-fit"] = np.clip(X @ beta, 0, 1)
@@ -78,13 +101,16 @@ for e in got["eia"]:
     tol = 1e-6 if e["verifier"] == "gold-fit" else 1e-9  # lstsq vs normal equations with a tiny ridge
     close(f"eia {e['verifier']} corr_nu_b", e["corr_nu_b"], corr(v - u, b), tol)
     close(f"eia {e['verifier']} corr_v_u", e["corr_v_u"], corr(v, u), tol)
-    want = abs(corr(v - u, b)) < 0.3 and corr(v, u) > 0.3
+    dec, tru = corr(v - u, b), corr(v, u)
+    want = dec is not None and tru is not None and abs(dec) < 0.3 and tru > 0.3
+    close(f"eia {e['verifier']} scored", e["scored"], int(np.sum(~np.isnan(v))), 0)
     if e["pass"] != want:
         bad.append(f"eia {e['verifier']} pass {e['pass']} numpy {want}")
 
 # Error correlations.
 for p in got["error_correlations"]:
     close(f"errors {p['a']}~{p['b']}", p["corr_errors"], corr(V[p["a"]] - u, V[p["b"]] - u))
+    close(f"errors {p['a']}~{p['b']} memories", p["memories"], int(np.sum(~np.isnan(V[p["a"]] + V[p["b"]]))), 0)
 
 # Payoff: the point estimates, and the bootstrap interval against numpy's own bootstrap.
 rng = np.random.default_rng(1)
@@ -106,10 +132,14 @@ for p in got["payoff"]:
         close(f"payoff {name} lo", p["lo"], float(lo), 0.25 * (hi - lo))
         close(f"payoff {name} hi", p["hi"], float(hi), 0.25 * (hi - lo))
 
-# Proposition 2: beta, Var(eta), alpha*, removed (closed form) and measured.
+# Proposition 2: beta, Var(eta), alpha*, removed (closed form) and measured, over the memories
+# the row scored.
 for p in got["proposition2"]:
     v = rows[p["verifier"]]
-    nu = v - u
+    keep = ~np.isnan(v)
+    close(f"prop2 {p['verifier']} scored", p["scored"], int(keep.sum()), 0)
+    v, b, rk, uk = v[keep], (r - u)[keep], r[keep], u[keep]
+    nu = v - uk
     var_b = np.var(b)
     be = np.cov(nu, b, bias=True)[0, 1] / var_b
     var_eta = np.var(nu - be * b)
@@ -119,7 +149,7 @@ for p in got["proposition2"]:
     close(f"prop2 {p['verifier']} beta", p["beta"], float(be), tol)
     close(f"prop2 {p['verifier']} var_eta", p["var_eta"], float(var_eta), tol)
     close(f"prop2 {p['verifier']} alpha_star", p["alpha_star"], alpha, tol)
-    b2 = r - alpha * (r - v) - u
+    b2 = rk - alpha * (rk - v) - uk
     close(f"prop2 {p['verifier']} removed_measured", p["removed_measured"], float(var_b - np.var(b2)), tol)
 
 # Calibration: Spearman, AUC (Mann-Whitney) and top-10 gold rate of the label-blind maps.
@@ -147,23 +177,39 @@ for c in got["calibration"]:
     top = np.lexsort((np.arange(len(q)), -q))[:10]
     close(f"calibration {c['map']} top10", c["top10"], float(u[top].mean()))
 
-# Leave-one-seed-out: select on the other seeds, measure on the held-out one.
-for f in got["leave_one_seed_out"]:
+# Leave-one-seed-out: select on the other seeds, measure on the held-out one; how many pass on
+# the other seeds, the selected one's held-out rank, and the means over folds.
+folds = got["leave_one_seed_out"]
+deltas, gaps = [], []
+for f in folds[:-1]:
     s = f["held_out"]
     tr, te = seed != s, seed == s
-    best, best_d = None, -np.inf
+    best, best_d, passing, test_d = None, -np.inf, {}, {}
     for name, v in ((k, w) for k, w in rows.items() if k != "gold-fit"):
         e_dec, e_tru = corr(v[tr] - u[tr], r[tr] - u[tr]), corr(v[tr], u[tr])
-        if abs(e_dec) < 0.3 and e_tru > 0.3:
-            q = demote(v)
+        passing[name] = e_dec is not None and e_tru is not None and abs(e_dec) < 0.3 and e_tru > 0.3
+        q = demote(v)
+        test_d[name] = corr(q[te], u[te]) - corr(r[te], u[te])
+        if passing[name]:
             d = corr(q[tr], u[tr]) - corr(r[tr], u[tr])
-            if d > best_d:
+            if d >= best_d:
                 best, best_d = name, d
+    close(f"loso {s} passing", f["passing"], sum(passing.values()), 0)
     if f["selected"] != best:
         bad.append(f"loso {s}: lucid selected {f['selected']}, numpy {best}")
     elif best is not None:
-        q = demote(rows[best])
-        close(f"loso {s} held_out_delta", f["held_out_delta"], corr(q[te], u[te]) - corr(r[te], u[te]))
+        close(f"loso {s} held_out_delta", f["held_out_delta"], test_d[best])
+        close(f"loso {s} rank", f["held_out_rank"], 1 + sum(d > test_d[best] for d in test_d.values()), 0)
+        deltas.append(test_d[best])
+    p_ = [test_d[k] for k in test_d if passing[k]]
+    f_ = [test_d[k] for k in test_d if not passing[k]]
+    gap = float(np.mean(p_) - np.mean(f_)) if p_ and f_ else None
+    close(f"loso {s} pass_minus_fail", f["pass_minus_fail"], gap)
+    if gap is not None:
+        gaps.append(gap)
+if folds:
+    close("loso mean held_out_delta", folds[-1]["held_out_delta"], float(np.mean(deltas)) if deltas else None)
+    close("loso mean gap", folds[-1]["pass_minus_fail"], float(np.mean(gaps)) if gaps else None)
 
 if bad:
     print("\n".join(bad))

@@ -5,11 +5,15 @@
 -- from the draws, not computed. The honest mass is the first draw's probability of a wrong memory
 -- when every label is the truth (Q = U): W / (W + R e^{1/T}) per step, exact. measured_a = wrong
 -- first draws / honest mass is the amplification the run showed;
--- exact_a uses the run's own draw probabilities instead of the draws (no sampling error);
--- closed_form is Theorem 1's A_ret(b, T, W, R) per step, weighted by the honest mass, with b the
--- mean stored label of the step's wrong candidates (exact when the right ones are stored at 1
--- and the wrong ones at one common b, as under a grader that passes everything). Per arm x seed
--- and pooled (seed NULL); `lucid theory amplification` gives the closed form for any W, R, b, T.
+-- exact_a uses the run's own draw probabilities instead of the draws (no sampling error): it is
+-- the amplification. mean_b_bound is not a check of it: Theorem 1's A_ret(b, T, W, R) per step,
+-- weighted by the honest mass, with b the MEAN stored label of the step's wrong candidates and
+-- every right one taken at 1. By Jensen (e^{q/T} is convex: W e^{mean q / T} <= sum e^{q/T}), and
+-- as a right memory stored below 1 draws less and leaves more to the wrong ones, it is a lower
+-- bound of exact_a,
+-- equal to it only where every wrong candidate of a step has one label and every right one is
+-- stored at 1 (a grader that passes everything); with mixed labels it understates the mass.
+-- Per arm x seed and pooled (seed NULL); `lucid theory amplification` gives A_ret for any W, R, b, T.
 WITH c AS (
   SELECT d.arm, d.seed, d.step, d.temperature AS t, coalesce(d.draw_order = 0, false) AS drawn, d.p_first, CAST(d.label AS DOUBLE) AS q,
          CAST(v.u AS DOUBLE) AS u, exp((CAST(v.u AS DOUBLE) - 1.0) / d.temperature) AS w_honest
@@ -39,7 +43,7 @@ SELECT arm, seed, max(t) AS temperature, count(*) AS steps, CAST(sum(draws) AS B
        round(sum(honest_mass) / count(*), 4) AS honest_share,
        round(sum(wrong_draws) / sum(draws) / (sum(honest_mass) / count(*)), 4) AS measured_a,
        round(sum(run_mass) / sum(honest_mass), 4) AS exact_a,
-       round(sum(closed_mass) / sum(honest_mass), 4) AS closed_form
+       round(sum(closed_mass) / sum(honest_mass), 4) AS mean_b_bound
 FROM f
 GROUP BY GROUPING SETS ((arm, seed), (arm))
 ORDER BY arm, seed NULLS LAST

@@ -1,0 +1,161 @@
+//! Reading a bank: a file (`.parquet`, `.csv`, `.jsonl`) or an agent run's own bank (see
+//! [`super::run_bank`]) becomes one record batch, and the batch becomes one [`AuditBank`] here.
+//! Errors name the file, the column and the row.
+
+use std::path::Path;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{DataType, Float64Type};
+
+use super::bank::AuditBank;
+use super::run_bank;
+use crate::error::{Error, Result};
+
+/// Which columns of a bank mean what.
+#[derive(Clone, Debug)]
+pub struct Columns {
+    /// Verifier columns (empty: every column named `v_<name>`).
+    pub verifiers: Vec<String>,
+    /// The judges the ensembles and the gold-fit combine (None: every verifier of a bank file;
+    /// for a run's bank, its verifier stages' judges, without the detector's channels, the
+    /// detector and panels).
+    pub ensemble: Option<Vec<String>>,
+    /// The fold column (used when present).
+    pub seed: String,
+    /// The self-consistency column (used when present).
+    pub sc: String,
+    /// The reuse-count column (used when present).
+    pub n: String,
+    /// Whether the self-grade parsed (boolean or 0/1; used when present; absent: all graded).
+    pub graded: String,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            verifiers: Vec::new(),
+            ensemble: None,
+            seed: "seed".into(),
+            sc: "sc".into(),
+            n: "n".into(),
+            graded: "graded".into(),
+        }
+    }
+}
+
+/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
+/// (local or in a shared store) for `arm`.
+pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<AuditBank> {
+    let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
+    if path.is_dir() || remote_run {
+        let run = run_bank::read(path, arm)?;
+        return run_bank::into_bank(path, run, cols);
+    }
+    bank_from_batch(path, &read_file(path)?, cols, None)
+}
+
+/// A bank file as one batch.
+fn read_file(path: &Path) -> Result<RecordBatch> {
+    crate::session::block_on(async {
+        let ctx = crate::session::new();
+        let loc = path.display().to_string();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let registered = match ext {
+            "parquet" => ctx.register_parquet("bank", &loc, Default::default()).await,
+            "csv" => ctx.register_csv("bank", &loc, Default::default()).await,
+            "jsonl" | "json" | "ndjson" => {
+                let dotted = format!(".{ext}");
+                let opts = datafusion::datasource::file_format::options::JsonReadOptions {
+                    file_extension: &dotted,
+                    ..Default::default()
+                };
+                ctx.register_json("bank", &loc, opts).await
+            }
+            _ => {
+                return Err(Error::input(path, "a bank is a .parquet, .csv or .jsonl file, or an agent run folder"));
+            }
+        };
+        registered.map_err(|e| Error::input_from(path, "", e))?;
+        crate::session::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input_from(path, "", e))
+    })
+}
+
+/// Column `name` of `batch` as numbers, a null (and, with `gaps`, only then) read as NaN.
+fn numbers(path: &Path, batch: &RecordBatch, name: &str, gaps: bool) -> Result<Vec<f64>> {
+    let c = batch.column_by_name(name).ok_or_else(|| {
+        let have: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+        Error::input(path, format!("no column '{name}' (columns: {})", have.join(", ")))
+    })?;
+    let cast = arrow::compute::cast(c, &DataType::Float64)
+        .map_err(|_| Error::input(path, format!("column '{name}' is not numeric ({})", c.data_type())))?;
+    let x = cast.as_primitive::<Float64Type>();
+    // An empty cell (null in the file) may be a gap; a cell that is there but no number never is.
+    (0..x.len())
+        .map(|i| match (c.is_valid(i), x.is_valid(i) && x.value(i).is_finite()) {
+            (false, _) if gaps => Ok(f64::NAN),
+            (true, true) => Ok(x.value(i)),
+            _ => Err(Error::input(path, format!("row {i}: column '{name}' has no number"))),
+        })
+        .collect()
+}
+
+/// The bank in `batch` (read from `path`, which errors name); `judges`: the default members of
+/// the ensembles when `cols` names none (None: every verifier).
+pub fn bank_from_batch(
+    path: &Path,
+    batch: &RecordBatch,
+    cols: &Columns,
+    judges: Option<Vec<String>>,
+) -> Result<AuditBank> {
+    if batch.num_rows() == 0 {
+        return Err(Error::input(path, "the bank is empty"));
+    }
+    let column = |name: &str| numbers(path, batch, name, false);
+    let optional =
+        |name: &str, gaps: bool| batch.column_by_name(name).map(|_| numbers(path, batch, name, gaps)).transpose();
+    let names: Vec<String> = if cols.verifiers.is_empty() {
+        batch.schema().fields().iter().filter(|f| f.name().starts_with("v_")).map(|f| f.name().clone()).collect()
+    } else {
+        cols.verifiers.clone()
+    };
+    if names.is_empty() {
+        return Err(Error::input(path, "no verifier: name them with --verifiers, or call their columns v_<name>"));
+    }
+    // A verifier may leave memories unscored (null): NaN here.
+    let verifiers = names
+        .iter()
+        .map(|n| Ok((n.trim_start_matches("v_").to_string(), numbers(path, batch, n, true)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let u = column("u")?;
+    if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0) {
+        return Err(Error::input(path, format!("row {i}: column 'u' is {}, not 0 or 1", u[i])));
+    }
+    let have: Vec<String> = verifiers.iter().map(|(n, _)| n.clone()).collect();
+    let judges = match &cols.ensemble {
+        Some(list) => {
+            let list: Vec<String> = list.iter().map(|n| n.trim_start_matches("v_").to_string()).collect();
+            if let Some(miss) = list.iter().find(|n| !have.contains(n)) {
+                return Err(Error::input(
+                    path,
+                    format!("--ensemble names '{miss}', which is not a verifier here (verifiers: {})", have.join(", ")),
+                ));
+            }
+            list
+        }
+        None => judges.unwrap_or(have),
+    };
+    let graded = optional(&cols.graded, false)?.map(|g| g.into_iter().map(|x| x != 0.0).collect());
+    Ok(AuditBank {
+        r: column("r")?,
+        u,
+        verifiers,
+        judges,
+        graded,
+        seed: optional(&cols.seed, false)?.map(|s| s.into_iter().map(|s| s as i64).collect()),
+        // A memory a resample left unscored has no sc (NaN): never pruned by the sc control.
+        sc: optional(&cols.sc, true)?,
+        n: optional(&cols.n, false)?,
+        arm: None,
+        cost: Vec::new(),
+    })
+}
