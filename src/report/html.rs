@@ -159,9 +159,12 @@ fn k_sweep_chart(b: &RecordBatch) -> Option<String> {
             keys.push(key);
         }
     }
-    // Not the oracle, nor an arm and seed the sweep could not compute (a question without a vector).
+    // Not the oracle, nor an arm and seed with nothing to draw (the sweep could not compute it: a
+    // question without a vector).
     let fitted = |key: &(Option<String>, Option<String>, Option<String>)| {
-        (0..b.num_rows()).any(|i| kappa[i].is_some() && (run[i].clone(), arm[i].clone(), seed[i].clone()) == *key)
+        (0..b.num_rows()).any(|i| {
+            (kappa[i].is_some() || corr[i].is_some()) && (run[i].clone(), arm[i].clone(), seed[i].clone()) == *key
+        })
     };
     keys.retain(|key| key.1.as_deref() != Some("oracle") && fitted(key));
     keys.truncate(3);
