@@ -19,6 +19,7 @@ mod reports;
 mod shared_store;
 mod slt;
 mod spiderman;
+mod stage_keys;
 mod study;
 mod support;
 mod tables;

@@ -261,3 +261,66 @@ fn demo10_pipeline(model: &str) -> String {
     assert!(out.contains(model), "pipelines/demo.yaml changed its model lines");
     out
 }
+
+/// A scripted closed-book answerer: a country's capital or an element's symbol right for some
+/// questions, wrong for others; the grader trusts every answer that is one word.
+fn factual_answers(prompt: &str) -> String {
+    let last = prompt.rsplit("Question:").next().unwrap_or("");
+    if prompt.contains("VERDICT") {
+        let answer = last.split("Answer:").nth(1).unwrap_or("").trim();
+        let one_word = !answer.is_empty() && !answer.contains(' ');
+        return if one_word { "VERDICT: CORRECT" } else { "VERDICT: INCORRECT" }.into();
+    }
+    let q = last.lines().next().unwrap_or("");
+    let a = if q.contains("capital") {
+        if q.len() % 2 == 0 { "Paris" } else { "The capital city" }
+    } else if q.contains("symbol") {
+        "Fe"
+    } else if q.contains("How many") || q.contains("number") {
+        "8"
+    } else {
+        "Gold"
+    };
+    a.into()
+}
+
+/// `pipelines/factual.yaml` on one question of each topic (11), both seeds, every arm, its
+/// model a scripted server (no forced choice), embeddings by the real MiniLM, the bundled facts
+/// and evidence corpus from `lucid models fetch`: tables, report and audit.
+#[test]
+fn the_factual_demo_on_its_first_questions_is_unchanged() {
+    if !require(Probe::MiniLm) || !require(Probe::Facts) {
+        return;
+    }
+    let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    let server = FakeServer::start(vec![], Reply::func(factual_answers));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::os::unix::fs::symlink(&models, cache.join("models")).unwrap();
+    let pipelines = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines");
+    let text = std::fs::read_to_string(pipelines.join("factual.yaml")).unwrap();
+    let model = format!("{{backend: openai, model: scripted, base_url: '{}/v1'}}", server.url);
+    let yaml = text
+        .replace("{backend: local, requantize: q8_0}", &model)
+        .replace("grader: {choices: [\"VERDICT: CORRECT\", \"VERDICT: INCORRECT\"]}", "grader: {max_tokens: 8}")
+        .replace(": pipelines/", &format!(": {}/", pipelines.display()));
+    assert!(yaml.contains(&model) && !yaml.contains("choices"), "pipelines/factual.yaml changed its model lines");
+    std::fs::write(dir.path().join("factual.yaml"), yaml).unwrap();
+    let o = lucid(&cache)
+        .current_dir(dir.path())
+        .args(["run", "factual.yaml", "--set", "stages.benchmark.config.per_topic=1", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = dir.path().join("runs/factual");
+    // The coupling tables' bootstrap intervals are left out: on 11 questions a seed their
+    // resamples differ between two runs of one binary (the rows reach the bootstrap in the order
+    // DataFusion's partitions merge), a reproducibility defect of its own, noted in #34's note.
+    let mut report = report(&run.join("report"), dir.path());
+    for t in ["coupling", "coupling_bins"] {
+        report["tables"].as_object_mut().unwrap().remove(t);
+    }
+    let got = json!({"tables": tables(&run, dir.path(), &["calls.key", "calls.endpoint"]), "report": report});
+    check("factual11", got);
+}
