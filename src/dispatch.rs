@@ -36,6 +36,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Status(a) => commands::status::run(&a),
         Command::Cache(a) => commands::cache::run(&a),
         Command::Models(a) => commands::models::run(&a),
+        Command::Domains => commands::domains::run(),
         Command::Theory(a) => commands::theory::run(&a),
         Command::Report(a) => commands::report::run(&a),
         Command::Audit(a) => commands::audit::run(&a),

@@ -17,15 +17,20 @@
 //!    functions), `session` (DataFusion sessions over run tables, with those functions),
 //!    `remote` (the shared run store on object storage: create-only objects, claims and leases),
 //!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
-//! 2. the agent, its domains, its judge, the report and audits — `agent` (prompts, verdicts,
-//!    bank, one episode of any domain, the episodes and calls tables), `domain` (what is specific to text-to-SQL, factual QA:
-//!    context, artifact, observation, answer-free channels, gold scoring), `eval` (BIRD-exact execution accuracy), `runs` (a run's tables as SQL: the
-//!    paper's views, older runs upgraded), `report` (the paper's tables and
-//!    plots of runs), `audit` (EIA and de-inflation payoff of any memory bank)
-//! 3. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
+//! 2. the domain seam — `domain` (what the loop asks of any domain: [`domain::Domain`],
+//!    [`domain::Judge`], and the episode records every domain shares), `eval` (BIRD-exact
+//!    execution accuracy, the SQL engine's scorer)
+//! 3. the agent, the report and audits — `agent` (prompts, verdicts, bank, one episode of any
+//!    domain, the episodes and calls tables), `runs` (a run's tables as SQL: the paper's views,
+//!    older runs upgraded), `report` (the paper's tables and plots of runs), `audit` (EIA and
+//!    de-inflation payoff of any memory bank)
+//! 4. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
-//! 4. `stages` — one file per stage kind, and the registry of kinds
-//! 5. the command line — `cli`, `commands` (one file per subcommand), `dispatch` (from arguments to a command and an exit code)
+//! 5. `domains` — one folder per domain (text-to-SQL, factual QA), each a [`domains::DomainKind`]: its
+//!    options, sources, evaluation, channels after the fact; nothing outside its folder imports it
+//! 6. `stages` — one file per stage kind, the registry of kinds and the registry of domains
+//!    (`stages::domains`, the one place a domain is named)
+//! 7. the command line — `cli`, `commands` (one file per subcommand), `dispatch` (from arguments to a command and an exit code)
 
 pub mod agent;
 pub mod analysis;
@@ -39,6 +44,7 @@ mod commands;
 pub mod datasets;
 mod dispatch;
 pub mod domain;
+pub mod domains;
 pub mod embed;
 pub mod error;
 pub mod eval;

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use lucid::agent::arms::{Mode, arm_spec, stored_q};
 use lucid::agent::parse::{Verdict, parse_verdict};
-use lucid::domain::sql::detector::{Channel, DetectorConfig, Observed};
-use lucid::domain::sql::extract::extract_sql;
+use lucid::domains::sql::detector::{Channel, DetectorConfig, Observed};
+use lucid::domains::sql::extract::extract_sql;
 use lucid::sql::sandbox::{Limits, OpenOptions, Sandbox};
 
 #[test]

@@ -338,7 +338,7 @@ stages:
 
 #[test]
 fn the_answer_line_drops_lead_ins_and_refuses_a_new_question() {
-    use lucid::domain::factual::channels::answer_line;
+    use lucid::domains::factual::channels::answer_line;
     for (text, want) in [
         ("Paris", Some("Paris")),
         ("\n**Answer:** Paris.\nBecause ...", Some("Paris")),

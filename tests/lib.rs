@@ -6,6 +6,7 @@ mod audit;
 #[cfg(feature = "ballista")]
 mod ballista;
 mod dag_loop;
+mod domain_registry;
 mod eval_cli;
 mod eval_rule;
 mod exactness;

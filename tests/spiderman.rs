@@ -52,7 +52,7 @@ fn gold_queries_are_extracted_exactly() {
         let last = lucid::sql::lexer::tokenize(want).into_iter().rfind(|t| t.is_significant()).unwrap();
         endings.insert(format!("{:?}:{}", last.kind, last.text.chars().last().unwrap()));
         for answer in [format!("```sql\n{}\n```\nThis answers it.", q.sql), format!("{};\n\nThis answers it.", q.sql)] {
-            assert_eq!(lucid::domain::sql::extract::extract_sql(&answer).as_deref(), Some(want), "{answer:?}");
+            assert_eq!(lucid::domains::sql::extract::extract_sql(&answer).as_deref(), Some(want), "{answer:?}");
         }
     }
     // Backtick-quoted names, string literals, numbers, parentheses and bare words all end queries.

@@ -32,14 +32,14 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
 /// `LUCID_WRITE_SCHEMAS=1 cargo test schemas` rewrites the files from the definitions.
 #[test]
 fn schemas_are_the_column_definitions() {
-    use lucid::domain::{factual::FactualDomain, sql::SqlDomain};
+    use lucid::domains::{factual::FactualDomain, sql::SqlDomain};
     let defined = [
         ("", lucid::agent::tables::episodes_table::<SqlDomain>().doc_json()),
         ("", lucid::agent::tables::calls_table().doc_json()),
         ("", lucid::datasets::tables::tasks_table().doc_json()),
         ("", lucid::datasets::tables::gold_table().doc_json()),
-        ("", lucid::stages::evaluate::evaluation_table().doc_json()),
-        ("", lucid::stages::flag::flags_table().doc_json()),
+        ("", lucid::domains::sql::evaluate::evaluation_table().doc_json()),
+        ("", lucid::domains::sql::flags::flags_table().doc_json()),
         ("", lucid::stages::retrieve::retrieval_table().doc_json()),
         ("", lucid::agent::retrieval::draws_table().doc_json()),
         ("", lucid::stages::verifiers::verifier_table().doc_json()),
@@ -47,7 +47,9 @@ fn schemas_are_the_column_definitions() {
         ("factual", lucid::agent::tables::episodes_table::<FactualDomain>().doc_json()),
         ("factual", lucid::datasets::factual::tables::tasks_table().doc_json()),
         ("factual", lucid::datasets::factual::tables::gold_table().doc_json()),
-        ("factual", lucid::domain::factual::evaluate::evaluation_table().doc_json()),
+        ("factual", lucid::domains::factual::evaluate::evaluation_table().doc_json()),
+        // The flag stage's table in every domain without its own (factual QA's).
+        ("factual", lucid::domains::flags::table().doc_json()),
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for (sub, doc) in defined {

@@ -14,7 +14,7 @@ use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Sch
 use lucid::agent::retrieval::{Policy, Retrieval};
 use lucid::analysis::theory::a_ret;
 use lucid::rng::SplitMix64;
-use lucid::stages::memory_loop::register_domain;
+use lucid::stages::domains::register;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::tiny_models::BERT_WORDS;
@@ -244,7 +244,7 @@ fn planted_run() -> &'static [Arm] {
 }
 
 fn run() -> Vec<Arm> {
-    register_domain::<Arithmetic>("arithmetic");
+    register::<Arithmetic>();
     let server = FakeServer::start(vec![], Reply::func(planted));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -268,7 +268,7 @@ arms: [cool, warm]
 stages:
   - id: benchmark
     kind: benchmark
-    config: {{source: jsonl, path: sums.jsonl}}
+    config: {{source: sums, path: sums.jsonl}}
 {front}  - id: agent
     kind: memory_loop
     matrix: [seed, arm]

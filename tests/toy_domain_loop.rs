@@ -4,44 +4,18 @@
 
 use std::path::Path;
 
-use lucid::stages::memory_loop::register_domain;
+use lucid::stages::domains::register;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::toy_domain::Arithmetic;
 
-/// 2 + 2 and 3 + 4 right, 5 + 5 negative, 1 + 1 in words.
-fn answers(prompt: &str) -> String {
-    if prompt.contains("VERDICT") {
-        return "VERDICT: CORRECT".into();
-    }
-    let q = prompt.rsplit("Question:").next().unwrap_or("");
-    let a = if q.contains("2 + 2") {
-        "4"
-    } else if q.contains("3 + 4") {
-        "7"
-    } else if q.contains("5 + 5") {
-        "-10"
-    } else {
-        "two"
-    };
-    a.into()
-}
-
 #[test]
 fn a_registered_toy_domain_runs_through_the_loop() {
-    register_domain::<Arithmetic>("arithmetic");
-    let server = FakeServer::start(vec![], Reply::func(answers));
+    register::<Arithmetic>();
+    let server = FakeServer::start(vec![], Reply::func(crate::toy_domain::scripted));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let questions: String = ["2 + 2", "3 + 4", "5 + 5", "1 + 1"]
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let sum: i64 = s.split(" + ").map(|x| x.parse::<i64>().unwrap()).sum();
-            format!("{{\"id\": {i}, \"question\": \"What is {s}?\", \"answer\": \"{sum}\", \"topic\": \"sums\"}}\n")
-        })
-        .collect();
-    std::fs::write(d.join("sums.jsonl"), questions).unwrap();
+    std::fs::write(d.join("sums.jsonl"), crate::toy_domain::sums_jsonl()).unwrap();
     let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/toy_domain/prompts");
     let yaml = format!(
@@ -51,7 +25,7 @@ arms: [no-memory, memento, lucid]
 stages:
   - id: benchmark
     kind: benchmark
-    config: {{source: jsonl, path: sums.jsonl}}
+    config: {{source: sums, path: sums.jsonl}}
 {front}  - id: agent
     kind: memory_loop
     matrix: [seed, arm]

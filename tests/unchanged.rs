@@ -273,7 +273,7 @@ fn factual_answers(prompt: &str) -> String {
     }
     let q = last.lines().next().unwrap_or("");
     let a = if q.contains("capital") {
-        if q.len() % 2 == 0 { "Paris" } else { "The capital city" }
+        if q.len().is_multiple_of(2) { "Paris" } else { "The capital city" }
     } else if q.contains("symbol") {
         "Fe"
     } else if q.contains("How many") || q.contains("number") {

@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
 
 use super::prompts::ShownMemory;
-use super::records::{Episode, Retrieved};
 use super::tables::episodes_table;
 use crate::domain::Domain;
+use crate::domain::records::{Episode, Retrieved};
 use crate::error::Result;
 
 /// The bank.

@@ -9,6 +9,5 @@ pub mod bank;
 pub mod episode;
 pub mod parse;
 pub mod prompts;
-pub mod records;
 pub mod retrieval;
 pub mod tables;

@@ -100,6 +100,28 @@ impl Prompts {
         Ok(out.trim().to_string())
     }
 
+    /// The variables the templates use that none of `given` names, as (file, variable), in file
+    /// order: what a domain does not provide (checked when the pipeline is planned).
+    pub fn unknown_variables(&self, given: &[&str]) -> Vec<(String, String)> {
+        // minijinja's own globals are not variables a domain gives.
+        const GLOBALS: &[&str] = &["range", "dict", "namespace", "debug", "loop", "caller", "varargs", "kwargs"];
+        let mut out = Vec::new();
+        for f in FILES {
+            let Ok(t) = self.env.get_template(f) else { continue };
+            let mut names: Vec<String> = t
+                .undeclared_variables(false)
+                .into_iter()
+                .filter(|v| !given.contains(&v.as_str()) && !GLOBALS.contains(&v.as_str()))
+                .collect();
+            names.sort();
+            out.extend(names.into_iter().map(|v| (f.to_string(), v)));
+        }
+        out
+    }
+
+    /// The variables every domain gives every template besides its artifact and its own.
+    pub const COMMON: &'static [&'static str] = &["question", "memories", "plan", "status", "result"];
+
     /// Content hashes of the template files, for the cache key.
     pub fn fingerprint(dir: &Path) -> Result<BTreeMap<String, String>> {
         FILES

@@ -11,9 +11,9 @@ use arrow::array::{
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 
-use super::records::{CallRecord, Episode, Fired, Retrieved};
 use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::domain::Domain;
+use crate::domain::records::{CallRecord, Channels, Episode, Fired, Retrieved};
 use crate::error::Result;
 
 /// The fields of one retrieved memory in `episodes.retrieved`.
@@ -66,19 +66,24 @@ fn channel_fields() -> Fields {
     ])
 }
 
-/// The type of `episodes.channels`.
-fn channels_type() -> DataType {
+/// The type of `episodes.channels` (and of `flags.channels` in domains other than text-to-SQL).
+pub fn channels_type() -> DataType {
     DataType::List(Arc::new(Field::new("item", DataType::Struct(channel_fields()), false)))
 }
 
 fn channels_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {
-    let all: Vec<&Fired> = eps.iter().flat_map(|e| &e.channels.0).collect();
+    channel_lists(&eps.iter().map(|e| &e.channels).collect::<Vec<_>>())
+}
+
+/// A `channels` column: one list of channels per row.
+pub fn channel_lists(rows: &[&Channels]) -> Result<ArrayRef> {
+    let all: Vec<&Fired> = rows.iter().flat_map(|c| &c.0).collect();
     let children: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(all.iter().map(|c| c.name))),
         Arc::new(BooleanArray::from(all.iter().map(|c| c.fired).collect::<Vec<_>>())),
         Arc::new(all.iter().map(|c| c.detail.as_deref()).collect::<StringArray>()),
     ];
-    list_of_structs(channel_fields(), channels_type(), children, eps.iter().map(|e| e.channels.0.len()))
+    list_of_structs(channel_fields(), channels_type(), children, rows.iter().map(|c| c.0.len()))
 }
 
 type C = Getter<CallRecord>;

@@ -30,7 +30,8 @@ use serde::Serialize;
 
 pub use bank::{AuditBank, CostRow};
 pub use eia::{Candidate, kind};
-pub use read::{Columns, read_bank};
+pub use read::Columns;
+pub use run_bank::read_bank;
 
 /// The knobs of an audit.
 #[derive(Clone, Debug)]

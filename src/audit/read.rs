@@ -1,5 +1,5 @@
 //! Reading a bank: a file (`.parquet`, `.csv`, `.jsonl`) or an agent run's own bank (see
-//! [`super::run_bank`]) becomes one record batch, and the batch becomes one [`AuditBank`] here.
+//! `super::run_bank`) becomes one record batch, and the batch becomes one [`AuditBank`] here.
 //! Errors name the file, the column and the row.
 
 use std::path::Path;
@@ -8,7 +8,6 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type};
 
 use super::bank::AuditBank;
-use super::run_bank;
 use crate::error::{Error, Result};
 
 /// Which columns of a bank mean what.
@@ -43,19 +42,8 @@ impl Default for Columns {
     }
 }
 
-/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
-/// (local or in a shared store) for `arm`.
-pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<AuditBank> {
-    let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
-    if path.is_dir() || remote_run {
-        let run = run_bank::read(path, arm)?;
-        return run_bank::into_bank(path, run, cols);
-    }
-    bank_from_batch(path, &read_file(path)?, cols, None)
-}
-
 /// A bank file as one batch.
-fn read_file(path: &Path) -> Result<RecordBatch> {
+pub(super) fn read_file(path: &Path) -> Result<RecordBatch> {
     crate::session::block_on(async {
         let ctx = crate::session::new();
         let loc = path.display().to_string();

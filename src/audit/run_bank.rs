@@ -15,7 +15,7 @@ use arrow::array::{ArrayRef, AsArray, Float64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 
 use super::AuditBank;
-use super::read::{Columns, bank_from_batch};
+use super::read::{Columns, bank_from_batch, read_file};
 use crate::error::{Error, Result};
 
 /// The SQL that reads a run's banks (every arm).
@@ -149,6 +149,17 @@ pub fn from_tables(
 pub fn into_bank(path: &Path, run: RunBank, cols: &Columns) -> Result<AuditBank> {
     let bank = bank_from_batch(path, &run.rows, cols, Some(run.judges))?;
     Ok(AuditBank { arm: Some(run.arm), cost: run.cost, ..bank })
+}
+
+/// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
+/// (local or in a shared store) for `arm`.
+pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<AuditBank> {
+    let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
+    if path.is_dir() || remote_run {
+        let run = read(path, arm)?;
+        return into_bank(path, run, cols);
+    }
+    bank_from_batch(path, &read_file(path)?, cols, None)
 }
 
 /// The bank rows of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).

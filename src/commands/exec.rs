@@ -2,7 +2,7 @@
 
 use super::timeout;
 use crate::cli::ExecArgs;
-use crate::domain::sql::detector::{DetectorConfig, Observed};
+use crate::domains::sql::detector::{DetectorConfig, Observed};
 use crate::error::Result;
 use crate::sql::{Limits, OpenOptions, Sandbox};
 

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod ballista;
 pub mod cache;
 pub mod demo;
+pub mod domains;
 pub mod eval;
 pub mod exec;
 pub mod llm_bench;

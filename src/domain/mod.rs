@@ -1,4 +1,7 @@
-//! Domains: what of the memory loop is specific to one kind of task. The loop, the arms, the
+//! The domain seam: what of the memory loop is specific to one kind of task, and the episode
+//! records every domain shares ([`records`]). The domains themselves (text-to-SQL, factual QA)
+//! live in the `domains` module, each in its folder, and are reached through one registry
+//! (the stages' `domains` registry). The loop, the arms, the
 //! bank, the scheduler and the tables know a domain only through [`Domain`]: the task as the
 //! agent sees it and its prompt variables, the artifact read out of the executor's text, how the
 //! artifact is observed without any reference (the SQL run in the sandbox; the answer looked up
@@ -12,91 +15,17 @@
 //! other domains, `task_id` (Utf8, the source's own id), so every table downstream joins on one
 //! Int64 key.
 
-pub mod factual;
-pub mod sql;
+pub mod records;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use arrow::array::RecordBatch;
-use serde::{Deserialize, Serialize};
 
-use crate::agent::records::Episode;
-pub use crate::agent::records::{Channels, Fired};
+use self::records::Episode;
+pub use self::records::{Channels, Fired};
 use crate::columns::Column;
 use crate::error::{Invalid, Result};
-
-/// The memory loop's `domain:` block: `kind` (default `sql`) and the domain's options beside it.
-/// A kind other than sql and factual is a domain registered from outside lucid's source
-/// (`stages::memory_loop::register_domain`), its options kept as written.
-#[derive(Clone, Debug, PartialEq)]
-pub enum DomainConfig {
-    /// Text-to-SQL (the default).
-    Sql(sql::SqlConfig),
-    /// Factual question answering, closed book.
-    Factual(factual::FactualConfig),
-    /// A registered domain.
-    Other {
-        /// Its name.
-        kind: String,
-        /// Its options (the block without `kind`).
-        options: serde_json::Value,
-    },
-}
-
-impl Default for DomainConfig {
-    fn default() -> Self {
-        DomainConfig::Sql(sql::SqlConfig::default())
-    }
-}
-
-impl DomainConfig {
-    /// The domain's name.
-    pub fn kind(&self) -> &str {
-        match self {
-            DomainConfig::Sql(_) => "sql",
-            DomainConfig::Factual(_) => "factual",
-            DomainConfig::Other { kind, .. } => kind,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for DomainConfig {
-    fn deserialize<De: serde::Deserializer<'de>>(d: De) -> std::result::Result<Self, De::Error> {
-        use serde::de::Error as _;
-        let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let kind = match map.remove("kind") {
-            None => "sql".to_string(),
-            Some(serde_json::Value::String(k)) => k,
-            Some(other) => return Err(De::Error::custom(format!("domain.kind must be a name, not {other}"))),
-        };
-        let options = serde_json::Value::Object(map);
-        let typed = |e: serde_json::Error| De::Error::custom(format!("domain ({kind}): {e}"));
-        match kind.as_str() {
-            "sql" => serde_json::from_value(options).map(DomainConfig::Sql).map_err(typed),
-            "factual" => serde_json::from_value(options).map(DomainConfig::Factual).map_err(typed),
-            _ => Ok(DomainConfig::Other { kind, options }),
-        }
-    }
-}
-
-impl Serialize for DomainConfig {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::Error as _;
-        let options = match self {
-            DomainConfig::Sql(c) => serde_json::to_value(c),
-            DomainConfig::Factual(c) => serde_json::to_value(c),
-            DomainConfig::Other { options, .. } => Ok(options.clone()),
-        }
-        .map_err(S::Error::custom)?;
-        let mut map = serde_json::Map::new();
-        map.insert("kind".into(), self.kind().into());
-        if let serde_json::Value::Object(o) = options {
-            map.extend(o);
-        }
-        map.serialize(s)
-    }
-}
 
 /// What observing an artifact gives: the domain's record of it and what the grader is shown.
 pub struct Observation<O> {

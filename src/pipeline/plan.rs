@@ -55,6 +55,19 @@ pub fn build(path: &Path, text: &str, spec: PipelineSpec) -> Result<Plan> {
     Ok(Plan { spec, instances, stage_inputs })
 }
 
+/// Every stage's own check ([`super::stage::Stage::check`]) against the arms it runs and the
+/// folder its paths resolve in: an error names the file, line and column of what it is about.
+pub fn check_stages(path: &Path, text: &str, plan: &Plan, base_dir: &Path) -> Result<()> {
+    for s in &plan.spec.stages {
+        let arms = s.arms.as_deref().unwrap_or(&plan.spec.arms);
+        let planned = super::stage::Planned { arms, base_dir };
+        if let Err(e) = s.stage.check(&planned) {
+            return Err(located(path, text, &s.id, &e.at, format!("stage '{}': {}", s.id, e.message)));
+        }
+    }
+    Ok(())
+}
+
 /// Which stages write each table, after checking unique ids, `arms:`, matrix axes and distinct seeds.
 fn producers(
     path: &Path,

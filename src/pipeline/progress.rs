@@ -129,6 +129,20 @@ impl Progress {
         self.inner.lock().expect("progress lock").message = Some(msg);
     }
 
+    /// Say something the user should see before the stage goes on (printed even with `--quiet`,
+    /// and kept in the manifest entry's `notes.warnings`).
+    pub fn warn(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(format!("warning: {line}")),
+            None => eprintln!("warning: {line}"),
+        }
+        let mut inner = self.inner.lock().expect("progress lock");
+        let warnings = inner.notes.entry("warnings".into()).or_insert_with(|| serde_json::json!([]));
+        if let Some(list) = warnings.as_array_mut() {
+            list.push(line.into());
+        }
+    }
+
     /// Record a fact about this instance for its manifest entry (`notes`).
     pub fn note(&self, key: &str, value: serde_json::Value) {
         self.inner.lock().expect("progress lock").notes.insert(key.into(), value);

@@ -48,6 +48,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
         }
     }
     let plan = plan::build(pipeline, &text, spec)?;
+    plan::check_stages(pipeline, &text, &plan, &opts.base_dir)?;
     let name = &plan.spec.name;
     if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
         return Err(Error::input(pipeline, format!("run name {name:?} must be a plain folder name")));

@@ -49,12 +49,50 @@ pub trait Stage: Send + Sync + std::fmt::Debug {
     fn outputs(&self, stage_id: &str) -> Vec<String>;
     /// The resolved config, as it enters the cache key (defaults filled in).
     fn config_json(&self) -> serde_json::Value;
+    /// Check the config against what can be known before anything runs (a domain's options, the
+    /// arms' channels, the prompts' variables, a benchmark's source), so `lucid run --dry-run`
+    /// and every stage before a bad one are refused. Default: nothing to check.
+    fn check(&self, _planned: &Planned<'_>) -> std::result::Result<(), Misplanned> {
+        Ok(())
+    }
     /// Hashes of anything outside the input tables that changes the output (files it reads).
     fn fingerprint(&self, _ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         Ok(BTreeMap::new())
     }
     /// Compute the outputs.
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>>;
+}
+
+/// What a stage's [`Stage::check`] may read when the pipeline is planned.
+pub struct Planned<'a> {
+    /// The arms the stage runs (its `arms:`, else the pipeline's).
+    pub arms: &'a [String],
+    /// Where relative paths in configs are resolved.
+    pub base_dir: &'a std::path::Path,
+}
+
+impl Planned<'_> {
+    /// A config path made absolute against the base directory.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        self.base_dir.join(path)
+    }
+}
+
+/// A config the planner refuses: the message, and the text of the pipeline file it is about
+/// (a key or a value: the error points at its first appearance in the stage).
+#[derive(Debug)]
+pub struct Misplanned {
+    /// What to point at in the stage's YAML.
+    pub at: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Misplanned {
+    /// A refusal pointing at `at`.
+    pub fn new(at: impl Into<String>, message: impl Into<String>) -> Misplanned {
+        Misplanned { at: at.into(), message: message.into() }
+    }
 }
 
 /// A matrix axis value of one stage instance.

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::judge::default_answer;
 use super::verifiers::{self, Scored, Template};
-use crate::domain::factual::{FactualConfig, FactualDomain};
+use crate::domains::factual::{FactualConfig, FactualDomain};
 use crate::error::Result;
 use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};

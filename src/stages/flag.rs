@@ -1,61 +1,42 @@
-//! `kind: flag` — the answer-free detector run over recorded episodes, after the fact (`flags`:
-//! step, question_id, flag_exec, flag_degenerate, flag_literal, literals, flagged). The memory
-//! loop runs the same detector live (LUCID's demotion needs it at write time); this stage lets a
-//! user try other channels or thresholds on a finished run without a single model call, e.g. to
-//! measure each channel's precision. It reads the question, the SQL and how it executed, never gold.
+//! `kind: flag` — the domain's answer-free channels run over recorded episodes, after the fact
+//! (`flags`). The memory loop runs the same channels live (LUCID's demotion needs them at write
+//! time); this stage lets a user try other channels or thresholds on a finished run without a
+//! single model call, e.g. to measure each channel's precision. It never reads gold. The domain
+//! is the tasks' (`domain:` names it when the config is to be checked before the run); its config
+//! is the domain's: text-to-SQL's detector options (channels, thresholds) at the top level, as
+//! before domains existed; in another domain `channels:` and the domain's `options:`.
 
-use std::collections::HashMap;
-use std::path::Path;
-
-use arrow::array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray, UInt64Array};
+use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-use crate::columns::{ARM, Column, Getter, SEED, Table};
-use crate::domain::sql::SqlDomain;
-use crate::domain::sql::detector::{DetectorConfig, Flags, Observed};
+use super::domains;
 use crate::error::{Error, Result};
-use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
-/// Config of the flag stage: the detector's.
+/// Config of the flag stage: the domain (default: the tasks'), and the domain's flag options.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct FlagStage(pub DetectorConfig);
-
-/// One `flags` row.
-pub struct FlagRow {
-    /// The episode's step.
-    pub step: u64,
-    /// The task.
-    pub question_id: i64,
-    /// The channels.
-    pub flags: Flags,
-    /// Any of the stage's channels fired.
-    pub flagged: bool,
-}
-
-/// The `flags` table: one definition per column (schema, batch, `schemas/flags.json`).
-pub fn flags_table() -> Table<FlagRow> {
-    type V = Getter<FlagRow>;
-    Table {
-        name: "flags",
-        description: "The answer-free detector run over recorded episodes after the fact, with the flag stage's channels and thresholds.",
-        written_by: "the flag stage",
-        matrix: &[SEED, ARM],
-        columns: vec![
-            Column::new("step", V::U64(|r| r.step), "The episode's step."),
-            Column::new("question_id", V::I64(|r| r.question_id), "The task."),
-            Column::new("flag_exec", V::Bool(|r| r.flags.exec), "Execution channel."),
-            Column::new("flag_degenerate", V::Bool(|r| r.flags.degenerate), "Degeneracy channel."),
-            Column::new("flag_literal", V::Bool(|r| r.flags.literal), "Literal-grounding channel."),
-            Column::new("literals", V::OptText(|r| r.flags.literals_json()), "Ungrounded literals (JSON list)."),
-            Column::new("flagged", V::Bool(|r| r.flagged), "Any of the stage's channels fired."),
-        ],
-    }
+pub struct FlagStage {
+    /// The domain whose channels run (absent: the `tasks` input's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// The domain's flag options.
+    #[serde(flatten)]
+    pub options: Map<String, Value>,
 }
 
 impl FlagStage {
     /// The YAML `kind:` of this stage.
     pub const KIND: &'static str = "flag";
+
+    /// The options with their defaults, in `entry`'s domain.
+    fn options(&self, entry: &domains::Entry) -> std::result::Result<Value, Misplanned> {
+        (entry.flag_options)(&self.options).map_err(|e| {
+            let unknown = e.0.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
+            let at = unknown.map(str::to_string).or_else(|| self.options.keys().next().cloned());
+            Misplanned::new(at.unwrap_or_else(|| "kind".into()), format!("{} domain: {}", entry.name, e.0))
+        })
+    }
 }
 
 impl Stage for FlagStage {
@@ -80,42 +61,41 @@ impl Stage for FlagStage {
         vec!["flags".into()]
     }
 
-    fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
+    /// The domain's flag options with their defaults (text-to-SQL's: the detector's, as before).
+    fn config_json(&self) -> Value {
+        let entry = domains::get(self.domain.as_deref().unwrap_or(domains::DEFAULT));
+        let mut json = match entry.map(|e| self.options(&e)) {
+            Some(Ok(v)) => v,
+            _ => Value::Object(self.options.clone()),
+        };
+        if let (Some(d), Value::Object(m)) = (&self.domain, &mut json) {
+            m.insert("domain".into(), d.clone().into());
+        }
+        json
+    }
+
+    fn check(&self, _: &Planned<'_>) -> std::result::Result<(), Misplanned> {
+        let Some(name) = &self.domain else {
+            // Without a domain named the options are read when the tasks arrive; text-to-SQL's
+            // detector options (the default) are checked now.
+            return match domains::get(domains::DEFAULT) {
+                Some(e) if self.options.keys().all(|k| k != "options") => self.options(&e).map(|_| ()),
+                _ => Ok(()),
+            };
+        };
+        let entry = domains::kind(name).map_err(|e| Misplanned::new(name.as_str(), e.0))?;
+        self.options(&entry).map(|_| ())
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let ep = Path::new("episodes");
-        let tasks = super::tasks(ctx, inputs)?;
-        let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
-        let e = inputs.get(ctx, "episodes")?;
-        let t = crate::agent::tables::episodes_table::<SqlDomain>();
-        let (step, qid, sql) = (
-            t.column::<UInt64Array>(e, ep, "step")?,
-            t.column::<Int64Array>(e, ep, "question_id")?,
-            t.column::<StringArray>(e, ep, "sql")?,
-        );
-        let (status, n_rows, all_null) = (
-            t.column::<StringArray>(e, ep, "exec_status")?,
-            t.column::<UInt64Array>(e, ep, "n_rows")?,
-            t.column::<BooleanArray>(e, ep, "all_null")?,
-        );
-        let mut rows = Vec::with_capacity(e.num_rows());
-        for i in 0..e.num_rows() {
-            let &ti = text
-                .get(&qid.value(i))
-                .ok_or_else(|| Error::input(ep, format!("row {i}: question_id {} is not a task", qid.value(i))))?;
-            let observed = Observed {
-                sql: sql.is_valid(i).then(|| sql.value(i)),
-                status: status.value(i),
-                n_rows: n_rows.is_valid(i).then(|| n_rows.value(i)),
-                all_null: all_null.value(i),
-            };
-            let flags = self.0.detect(&tasks[ti].question, &tasks[ti].evidence, &observed);
-            let flagged = flags.flagged(&self.0.channels);
-            rows.push(FlagRow { step: step.value(i), question_id: qid.value(i), flags, flagged });
+        let tasks = domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        if let Some(name) = self.domain.as_deref().filter(|n| *n != tasks.name) {
+            return Err(Error::stage(
+                &ctx.stage_id,
+                format!("the config names the {name} domain, the tasks are {}", tasks.name),
+            ));
         }
-        let batch = flags_table().batch(&rows)?;
-        Ok(vec![("flags".into(), batch)])
+        let options = self.options(&tasks).map_err(|e| Error::stage(&ctx.stage_id, e.message))?;
+        Ok(vec![("flags".into(), (tasks.flags)(&options, ctx, inputs)?)])
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod benchmark;
+pub mod domains;
 pub mod embed;
 pub mod evaluate;
 pub mod evidence;

@@ -1,9 +1,9 @@
 //! `kind: resample` — self-consistency (`v_<id>`, also `sc`): the answerer's own prompt without
 //! memories (the no-memory arm's request: the prompts folder's system and executor templates),
 //! sampled `samples` times with seeds 0..n at the given temperature; V = sc = the share of
-//! answers that agree with the stored one after the factual domain's normalisation (the answer
-//! line, lower case, no punctuation or articles; an empty answer agrees with nothing, so a memory
-//! without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
+//! answers that agree with the stored one as the tasks' domain compares artifacts (factual QA:
+//! the answer line, lower case, no punctuation or articles; text-to-SQL: the query's words; an
+//! empty answer agrees with nothing, so a memory without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
 //! share; V is null when every sample failed.
 
 use std::collections::BTreeMap;
@@ -13,8 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use super::judge::{default_answer, default_jobs, yes};
 use super::verifiers::{self, Scored, Template};
-use crate::datasets::factual::normalize::normalize;
-use crate::domain::factual::channels::answer_line;
 use crate::error::{Error, Result};
 use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
@@ -57,11 +55,6 @@ impl ResampleStage {
     pub const KIND: &'static str = "resample";
 }
 
-/// The normalised answer in a sampled text (empty when there is none).
-fn answer_of(text: &str) -> String {
-    answer_line(text).map(|a| normalize(&a)).unwrap_or_default()
-}
-
 impl Stage for ResampleStage {
     verifiers::bank_stage!();
 
@@ -76,6 +69,8 @@ impl Stage for ResampleStage {
             return Err(Error::stage(&ctx.stage_id, "samples must be at least 1"));
         }
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
+        let domain = super::domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let answer_of = domain.canonical;
         let dir = ctx.resolve(&self.prompts);
         let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;

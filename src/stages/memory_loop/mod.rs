@@ -18,6 +18,8 @@
 //! concurrency) and the peak number of episodes ready or in flight; `lucid status` shows done /
 //! in flight / ready and an ETA while it runs.
 
+mod stage;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -31,18 +33,15 @@ use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
 use crate::agent::episode::{Agent, OracleFn, Roles};
 use crate::agent::prompts::Prompts;
-use crate::agent::records::{CallRecord, Episode};
 use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
 use crate::agent::tables::{calls_table, episodes_table};
-use crate::domain::factual::FactualDomain;
-use crate::domain::sql::SqlDomain;
-use crate::domain::sql::detector::DetectorConfig;
-use crate::domain::sql::schema::SchemaStyle;
-use crate::domain::{DomainConfig, Judge, check_channels};
-use crate::error::{Error, Invalid, Result};
+use crate::domain::records::{CallRecord, Episode};
+use crate::domain::{Judge, check_channels};
+use crate::domains::DomainKind;
+use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::{load_parts, save_part};
-use crate::pipeline::stage::{Inputs, Stage, StageContext};
+use crate::pipeline::stage::{Inputs, StageContext};
 use crate::table::column;
 
 /// Config of the memory-loop stage.
@@ -66,31 +65,32 @@ pub struct MemoryLoopStage {
     /// [`crate::agent::retrieval`]). An arm may set its own under `arms:`.
     #[serde(default, skip_serializing_if = "Retrieval::is_similarity")]
     pub retrieval: Retrieval,
-    /// The domain and its options (default: text-to-SQL, `{kind: sql}`).
+    /// The domain and its options (default: text-to-SQL, `{kind: sql}`; `lucid domains` lists
+    /// the kinds and their options).
     #[serde(default)]
-    pub domain: DomainConfig,
+    pub domain: DomainBlock,
     // The text-to-SQL domain's options at the top level, as before domains existed: accepted
     // with the sql domain, an error with another, and with the same option under `domain:`.
     // Never serialized: the cache key holds the domain with them folded in, so both spellings
     // of one config share a key.
     /// (sql) How the schema is shown.
     #[serde(default, skip_serializing)]
-    pub schema_style: Option<SchemaStyle>,
+    pub schema_style: Option<serde_json::Value>,
     /// (sql) Schema characters shown.
     #[serde(default, skip_serializing)]
-    pub schema_chars: Option<usize>,
+    pub schema_chars: Option<serde_json::Value>,
     /// (sql) Result rows shown to the self-grader.
     #[serde(default, skip_serializing)]
-    pub preview_rows: Option<usize>,
+    pub preview_rows: Option<serde_json::Value>,
     /// (sql) Query timeout, seconds.
     #[serde(default, skip_serializing)]
-    pub timeout_secs: Option<f64>,
+    pub timeout_secs: Option<serde_json::Value>,
     /// (sql) Row cap per query.
     #[serde(default, skip_serializing)]
-    pub max_rows: Option<u64>,
+    pub max_rows: Option<serde_json::Value>,
     /// (sql) The answer-free detector.
     #[serde(default, skip_serializing)]
-    pub detector: Option<DetectorConfig>,
+    pub detector: Option<serde_json::Value>,
     /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
     #[serde(default)]
     pub arms: BTreeMap<String, ArmSpec>,
@@ -136,61 +136,32 @@ struct Loaded<D: Judge> {
     gold: HashMap<i64, D::Gold>,
 }
 
-impl MemoryLoopStage {
-    /// The domain's config, with the top-level text-to-SQL options folded in.
-    fn fold_domain(&self) -> std::result::Result<DomainConfig, Invalid> {
-        let legacy = [
-            ("schema_style", self.schema_style.is_some()),
-            ("schema_chars", self.schema_chars.is_some()),
-            ("preview_rows", self.preview_rows.is_some()),
-            ("timeout_secs", self.timeout_secs.is_some()),
-            ("max_rows", self.max_rows.is_some()),
-            ("detector", self.detector.is_some()),
-        ];
-        let Some((first, _)) = legacy.iter().find(|(_, set)| *set) else { return Ok(self.domain.clone()) };
-        let DomainConfig::Sql(c) = &self.domain else {
-            return Err(Invalid(format!(
-                "`{first}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
-                self.domain.kind()
-            )));
+/// The memory loop's `domain:` block: `kind` (absent: the registry's default, text-to-SQL) and
+/// the domain's options beside it, as written (the registry fills in their defaults for the key).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DomainBlock {
+    /// The domain's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Its options (the block without `kind`).
+    #[serde(flatten)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl<'de> Deserialize<'de> for DomainBlock {
+    fn deserialize<De: serde::Deserializer<'de>>(d: De) -> std::result::Result<Self, De::Error> {
+        use serde::de::Error as _;
+        let mut options = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let kind = match options.remove("kind") {
+            None => None,
+            Some(serde_json::Value::String(k)) => Some(k),
+            Some(other) => return Err(De::Error::custom(format!("domain.kind must be a name, not {other}"))),
         };
-        // An option written both at the top and under `domain:` (away from its default) is ambiguous.
-        let under = serde_json::to_value(c).unwrap_or_default();
-        let default = serde_json::to_value(crate::domain::sql::SqlConfig::default()).unwrap_or_default();
-        if let Some((key, _)) = legacy.iter().find(|(k, set)| *set && under.get(*k) != default.get(*k)) {
-            return Err(Invalid(format!("`{key}` is set both at the top of the config and under `domain:`: keep one")));
-        }
-        let mut c = c.clone();
-        c.schema_style = self.schema_style.unwrap_or(c.schema_style);
-        c.schema_chars = self.schema_chars.unwrap_or(c.schema_chars);
-        c.preview_rows = self.preview_rows.unwrap_or(c.preview_rows);
-        c.timeout_secs = self.timeout_secs.unwrap_or(c.timeout_secs);
-        c.max_rows = self.max_rows.unwrap_or(c.max_rows);
-        if let Some(d) = &self.detector {
-            c.detector = d.clone();
-        }
-        Ok(DomainConfig::Sql(c))
+        Ok(DomainBlock { kind, options })
     }
+}
 
-    /// [`Self::fold_domain`], checked: a registered kind, a factual domain's options.
-    fn domain_config(&self, ctx: &StageContext) -> Result<DomainConfig> {
-        let invalid = |e: Invalid| Error::stage(&ctx.stage_id, e);
-        let config = self.fold_domain().map_err(invalid)?;
-        match &config {
-            DomainConfig::Factual(c) => c.check().map_err(invalid)?,
-            DomainConfig::Other { kind, .. } if registered(kind).is_none() => {
-                return Err(invalid(
-                    format!(
-                        "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
-                    )
-                    .into(),
-                ));
-            }
-            _ => {}
-        }
-        Ok(config)
-    }
-
+impl MemoryLoopStage {
     fn arm(&self, ctx: &StageContext) -> Result<ArmSpec> {
         let name = ctx.arm().ok_or_else(|| {
             Error::stage(&ctx.stage_id, "a memory_loop stage must expand over arms: add `matrix: [seed, arm]`")
@@ -203,18 +174,22 @@ impl MemoryLoopStage {
                 ),
             )
         })?;
+        match self.gold_refusal(name, &spec) {
+            Some(why) => Err(Error::stage(&ctx.stage_id, why)),
+            None => Ok(spec),
+        }
+    }
+
+    /// Why arm `name` may not run in this stage, if it may not: an oracle needs a stage that
+    /// reads gold, and such a stage runs nothing else.
+    fn gold_refusal(&self, name: &str, spec: &ArmSpec) -> Option<String> {
         match (spec.mode == Mode::Oracle, self.read_gold) {
-            (true, false) => Err(Error::stage(
-                &ctx.stage_id,
-                format!(
-                    "arm '{name}' is an oracle (it reads gold): run it in its own stage with `read_gold: true`, \
-                     `gold` in its inputs and `arms: [{name}]`"
-                ),
+            (true, false) => Some(format!(
+                "arm '{name}' is an oracle (it reads gold): run it in its own stage with `read_gold: true`, \
+                 `gold` in its inputs and `arms: [{name}]`"
             )),
-            (false, true) => {
-                Err(Error::stage(&ctx.stage_id, format!("reads gold, so it may run only oracle arms, not '{name}'")))
-            }
-            _ => Ok(spec),
+            (false, true) => Some(format!("reads gold, so it may run only oracle arms, not '{name}'")),
+            _ => None,
         }
     }
 
@@ -289,109 +264,18 @@ impl MemoryLoopStage {
     pub const KIND: &'static str = "memory_loop";
 }
 
-impl Stage for MemoryLoopStage {
-    fn kind(&self) -> &'static str {
-        Self::KIND
-    }
-
-    fn version(&self) -> u32 {
-        // 2: SQL extraction keeps quoted identifiers whole; a verdict's first word decides.
-        // 3: domains; episodes gain `channels`.
-        // 4 (score-ranked policies only, so similarity loops keep their keys): `draws.draw_order`.
-        if self.writes_draws() { 4 } else { 3 }
-    }
-
-    fn required_inputs(&self) -> &'static [&'static str] {
-        &["tasks", "order"]
-    }
-
-    fn optional_inputs(&self) -> &'static [&'static str] {
-        &["retrieval", "gold"]
-    }
-
-    fn reads_gold(&self) -> bool {
-        self.read_gold
-    }
-
-    fn outputs(&self, _: &str) -> Vec<String> {
-        let mut names = vec!["episodes".to_string(), "calls".into()];
-        if self.writes_draws() {
-            names.push("draws".into());
-        }
-        names
-    }
-
-    /// The config without its operational fields (they are never serialized), the top-level
-    /// text-to-SQL options folded into `domain`.
-    fn config_json(&self) -> serde_json::Value {
-        let mut keyed = self.clone();
-        if let Ok(d) = self.fold_domain() {
-            keyed.domain = d;
-        }
-        let mut json = serde_json::to_value(keyed).expect("config serializes");
-        // Only the knobs a policy reads enter the key (a temperature sweep under hybrid reuses).
-        if !self.retrieval.is_similarity() {
-            json["retrieval"] = self.retrieval.keyed();
-        }
-        for (name, arm) in &self.arms {
-            if let Some(r) = arm.retrieval {
-                json["arms"][name]["retrieval"] = r.keyed();
-            }
-        }
-        json
-    }
-
-    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        // A misconfigured domain or arm (or one naming channels its domain lacks) fails before
-        // any file is read.
-        self.domain_config(ctx)?;
-        let arm = self.arm(ctx)?;
-        self.policy(&arm).check(self.k).map_err(|e| Error::stage(&ctx.stage_id, e))?;
-        if let Some(names) = arm.channels {
-            let checked = match &self.domain {
-                DomainConfig::Sql(_) => check_channels::<SqlDomain>(&names, "the arm's channels"),
-                DomainConfig::Factual(_) => check_channels::<FactualDomain>(&names, "the arm's channels"),
-                DomainConfig::Other { .. } => Ok(()),
-            };
-            checked.map_err(|e| Error::stage(&ctx.stage_id, e))?;
-        }
-        let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
-        if let DomainConfig::Factual(c) = &self.domain {
-            fp.insert("evidence".into(), c.corpus_fingerprint(|p| ctx.resolve(p))?);
-        }
-        fp.extend(super::model_fingerprint(&self.model, ctx)?);
-        Ok(fp)
-    }
-
-    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let gold_cache = Some(ctx.cache_dir.join("gold-results.sqlite"));
-        let invalid = |e: Invalid| Error::stage(&ctx.stage_id, e);
-        match self.domain_config(ctx)? {
-            DomainConfig::Sql(c) => self.run_in(&SqlDomain::new(c, gold_cache).map_err(invalid)?, ctx, inputs),
-            DomainConfig::Factual(c) => {
-                self.run_in(&FactualDomain::load(c, |p| ctx.resolve(p), &ctx.cache_dir)?, ctx, inputs)
-            }
-            DomainConfig::Other { kind, options } => {
-                let runner = registered(&kind).ok_or_else(|| {
-                    Error::stage(
-                        &ctx.stage_id,
-                        format!(
-                            "unknown domain '{kind}': use sql or factual, or register it (memory_loop::register_domain)"
-                        ),
-                    )
-                })?;
-                runner(self, &options, ctx, inputs)
-            }
-        }
-    }
-}
-
 impl MemoryLoopStage {
     /// The loop in `domain`.
-    fn run_in<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+    pub(super) fn run_in<D: DomainKind>(
+        &self,
+        domain: &D,
+        ctx: &StageContext,
+        inputs: &Inputs,
+    ) -> Result<Vec<(String, RecordBatch)>> {
         let arm = self.arm(ctx)?;
         let (policy, seed) = (self.policy(&arm), ctx.seed().unwrap_or(0));
         let data = self.load(domain, ctx, inputs, &arm)?;
+        coverage(domain, ctx, &data, &arm.channels.clone().unwrap_or_else(|| domain.flag_channels()));
         let AgentParts { model, prompts, flag_channels } = self.agent_parts(domain, ctx, &arm)?;
         let agent =
             Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
@@ -582,27 +466,29 @@ fn flush<D: Judge>(ctx: &StageContext, st: &mut LoopState<D::Obs>) -> Result<()>
     Ok(())
 }
 
-/// A domain added from outside lucid's source: how it is built from its `domain:` options.
-pub trait Configured: Judge + Sized + 'static {
-    /// The domain from the options of its `domain:` block (without `kind`).
-    fn configure(options: &serde_json::Value, ctx: &StageContext) -> Result<Self>;
-}
-
-/// How the loop runs a registered domain.
-type Runner = fn(&MemoryLoopStage, &serde_json::Value, &StageContext, &Inputs) -> Result<Vec<(String, RecordBatch)>>;
-
-static REGISTERED: std::sync::LazyLock<std::sync::Mutex<BTreeMap<String, Runner>>> =
-    std::sync::LazyLock::new(Default::default);
-
-/// Register domain `D` under `name`, so a memory_loop stage with `domain: {kind: <name>, ...}`
-/// runs it: the one line a new domain adds besides its own folder.
-pub fn register_domain<D: Configured>(name: &str) {
-    let runner: Runner = |stage, options, ctx, inputs| stage.run_in(&D::configure(options, ctx)?, ctx, inputs);
-    REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(name.to_string(), runner);
-}
-
-fn registered(name: &str) -> Option<Runner> {
-    REGISTERED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(name).copied()
+/// How often each channel of `domain` can speak to the loop's tasks, noted in the manifest
+/// (`channels_speak`: the share of tasks per channel); a flagging channel that can speak to none of them
+/// is warned about before any episode runs (LUCID's arm would then store what memento does).
+fn coverage<D: DomainKind>(domain: &D, ctx: &StageContext, data: &Loaded<D>, flag_by: &[String]) {
+    let mut speaks: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for q in &data.order {
+        for (name, can) in domain.speaks(&data.tasks[q]) {
+            *speaks.entry(name).or_default() += usize::from(can);
+        }
+    }
+    let n = data.order.len().max(1) as f64;
+    let shares: serde_json::Map<String, serde_json::Value> =
+        speaks.iter().map(|(k, v)| (k.to_string(), serde_json::json!(*v as f64 / n))).collect();
+    ctx.progress.note("channels_speak", shares.into());
+    for (name, count) in &speaks {
+        if *count == 0 && flag_by.iter().any(|f| f == name) && !data.order.is_empty() {
+            ctx.progress.warn(&format!(
+                "{}: channel '{name}' can speak to none of the {} tasks (e.g. no evidence for their topics): it will never flag",
+                ctx.stage_id,
+                data.order.len()
+            ));
+        }
+    }
 }
 
 /// The loop's state on the scheduling thread: the bank, finished episodes not yet on disk, and

@@ -10,6 +10,8 @@
 pub mod channels;
 pub mod evaluate;
 pub mod gold_judge;
+mod kind;
+pub mod sources;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,12 +19,12 @@ use std::path::{Path, PathBuf};
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use super::{Channels, Domain, Judge, Observation};
-use crate::agent::records::Episode;
 use crate::columns::{Column, Getter};
 use crate::datasets::factual::evidence::{BUNDLED_TOPICS, Corpus};
 use crate::datasets::factual::normalize::{contains_words, matches, normalize};
 use crate::datasets::factual::{FactGold, FactTask, tables};
+use crate::domain::records::Episode;
+use crate::domain::{Channels, Domain, Judge, Observation};
 use crate::error::{Invalid, Result};
 
 /// The factual domain's options (the memory loop's `domain: {kind: factual, ...}`).
@@ -61,7 +63,7 @@ impl Default for FactualConfig {
 impl FactualConfig {
     /// Its options checked: channel names, `top_k` at least 1.
     pub fn check(&self) -> std::result::Result<(), Invalid> {
-        super::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
+        crate::domain::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
         if self.top_k == 0 { Err(Invalid::from("domain.top_k must be at least 1")) } else { Ok(()) }
     }
 

@@ -4,8 +4,12 @@
 //! degeneracy, literal grounding); gold scoring is BIRD's execution accuracy.
 
 pub mod detector;
+pub mod evaluate;
 pub mod extract;
+pub mod flags;
+mod kind;
 pub mod schema;
+pub mod sources;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,10 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use self::detector::{DetectorConfig, Observed};
 use self::schema::{SchemaStyle, Schemas};
-use super::{Channels, Domain, Judge, Observation};
-use crate::agent::records::Episode;
 use crate::columns::{Column, Getter};
 use crate::datasets::Task;
+use crate::domain::records::Episode;
+use crate::domain::{Channels, Domain, Judge, Observation};
 use crate::error::{Error, Invalid, Result};
 use crate::sql::connections::Connections;
 use crate::sql::outcome::Outcome;

