@@ -22,6 +22,9 @@ pub enum Command {
     Load(LoadArgs),
     /// Run one query in the sandbox and show its outcome and answer-free checks.
     Exec(ExecArgs),
+    /// Import another agent's memory bank (Memento, ReasoningBank, mem0, LangMem, A-MEM, Letta,
+    /// or any JSONL/JSON/CSV/Parquet) as a run folder `lucid audit` and the reports read.
+    Import(ImportArgs),
     /// The offline demo: fetch the offline models if absent, run pipelines/demo.yaml, print EX.
     Demo(DemoArgs),
     /// Run a pipeline: only what changed is computed, the rest comes from the stage store.
@@ -538,6 +541,62 @@ pub struct LoadArgs {
     /// Output folder for `tasks.parquet` and `gold.parquet`.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `lucid import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The bank file.
+    pub bank: PathBuf,
+    /// Its layout: memento, reasoningbank, mem0, langmem, amem, letta or generic.
+    #[arg(long)]
+    pub preset: String,
+    /// The run to write (`<runs-dir>/<name>`).
+    #[arg(long)]
+    pub name: String,
+    /// Memento's results log (answers, the judge's verdicts, ground truth).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// A gold file of questions and answers (JSONL/JSON/CSV/Parquet: id, question, answer, aliases).
+    #[arg(long, value_name = "FILE")]
+    pub gold: Option<PathBuf>,
+    /// The gold file's answer field (default: the preset's: `answer`, Memento's `ground_truth`).
+    #[arg(long)]
+    pub gold_answer: Option<String>,
+    /// Match memories to gold on `question` (exact text; default) or `id`.
+    #[arg(long, default_value = "question")]
+    pub match_on: String,
+    /// What separates aliases written as one string.
+    #[arg(long)]
+    pub alias_separator: Option<String>,
+    /// A per-id truth file `{id, u}` (an agentic benchmark's own evaluator).
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+    /// Where a memory's part is: `question=case`, `plan=think_list`, `answer=...`, `label=...`,
+    /// `id=...`, `order=...` (dotted paths; over the preset's).
+    #[arg(long = "field", value_name = "PART=PATH")]
+    pub fields: Vec<String>,
+    /// A label value and its r: `positive=1`, `fail=0` (over the preset's).
+    #[arg(long = "label", value_name = "VALUE=R")]
+    pub labels: Vec<String>,
+    /// Where the labels came from: self-graded, judge-with-gold, judge, environment-reward, unlabelled.
+    #[arg(long)]
+    pub label_source: Option<String>,
+    /// How U is decided: judge (normalised match against gold; default) or source (the source's verdict).
+    #[arg(long, default_value = "judge")]
+    pub u_from: String,
+    /// The arm the memories are written under (default: the preset's name).
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// Read every label the other way round (ReasoningBank banks written before its fix).
+    #[arg(long)]
+    pub invert_labels: bool,
+    /// Where runs live.
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: PathBuf,
     /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,

@@ -22,6 +22,11 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Command::Eval(a) => commands::eval::run(&a),
         Command::Load(a) => commands::load::run(&a),
         Command::Exec(a) => commands::exec::run(&a),
+        Command::Import(a) => match commands::import::run(&a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return 1,
+            Err(e) => Err(e),
+        },
         Command::Demo(a) => match commands::demo::run(&a) {
             Ok(true) => Ok(()),
             Ok(false) => return 1,

@@ -23,7 +23,8 @@
 //! 3. the agent, the report and audits — `agent` (prompts, verdicts, bank, one episode of any
 //!    domain, the episodes and calls tables), `runs` (a run's tables as SQL: the paper's views,
 //!    older runs upgraded), `report` (the paper's tables and plots of runs), `audit` (EIA and
-//!    de-inflation payoff of any memory bank)
+//!    de-inflation payoff of any memory bank), `import` (other agents' banks in their tools' own
+//!    layouts, as lucid's tables)
 //! 4. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
 //! 5. `domains` — one folder per domain (text-to-SQL, factual QA), each a [`domains::DomainKind`]: its
@@ -49,6 +50,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod fingerprint;
+pub mod import;
 pub mod llm;
 pub mod model_files;
 pub mod par;

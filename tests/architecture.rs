@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("runs", 3),
     ("report", 3),
     ("audit", 3),
+    ("import", 3),
     ("pipeline", 4),
     ("domains", 5),
     ("stages", 6),

@@ -209,6 +209,31 @@ stages:
     // Self-consistency by the toy's canonical artifact (the first integer): the scripted model
     // answers a sum the same way every time, so every stored number agrees with its samples.
     assert_eq!(q("SELECT min(v), max(v) FROM v_resample WHERE arm = 'memento'"), ["0.0|1.0"]);
+    // Its episodes carry its artifact and observation columns and its channels by name.
+    let file = d.join("runs/sums/episodes/seed-0_arm-lucid.parquet");
+    let b = lucid::table::read_parquet(&file).unwrap();
+    let rows = lucid::runs::sql_over(
+        &[("episodes".into(), b)],
+        "SELECT number, value, channels, flagged, stored_q FROM episodes ORDER BY question_id",
+    )
+    .unwrap();
+    let text = arrow::util::pretty::pretty_format_batches(&[rows]).unwrap().to_string();
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| l.split('|').map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join(" ; "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "4 ; 4 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: false, detail: }] ; false ; 1",
+            "7 ; 7 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: false, detail: }] ; false ; 1",
+            "-10 ; -10 ; [{name: not_a_number, fired: false, detail: }, {name: negative, fired: true, detail: }] ; true ; 0",
+            "two ; [{name: not_a_number, fired: true, detail: }, {name: negative, fired: false, detail: }] ; true ; 0",
+        ],
+        "{text}"
+    );
     // The report and the audit read the toy's tables like any domain's.
     assert_eq!(q("SELECT count(*) FROM ex"), ["8"]);
     assert!(!q("SELECT * FROM audit_eia").is_empty());
@@ -234,27 +259,12 @@ fn a_channel_that_can_speak_to_no_task_is_warned_about_before_the_episodes() {
     )
     .unwrap();
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts-factual");
-    let yaml = format!(
-        "name: w
-seeds: [0]
-arms: [lucid]
-stages:
-  - id: benchmark
-    kind: benchmark
-    config: {{source: jsonl, path: q.jsonl}}
-  - id: order
-    kind: permutation
-    matrix: [seed]
-    inputs: [tasks]
-  - id: agent
-    kind: memory_loop
-    matrix: [seed, arm]
-    inputs: [tasks, order]
-    config: {{k: 0, prompts: '{}', model: {{backend: openai, model: toy, base_url: '{}/v1'}}, domain: {{kind: factual, evidence: corpus.jsonl, evidence_topics: [capital]}}}}
-",
-        prompts.display(),
+    let agent = format!(
+        "model: {{backend: openai, model: toy, base_url: '{}/v1'}}, \
+         domain: {{kind: factual, evidence: corpus.jsonl, evidence_topics: [capital]}}",
         server.url
     );
+    let yaml = pipeline("jsonl, path: q.jsonl", &agent, &prompts).replace("name: t", "name: w");
     std::fs::write(d.join("w.yaml"), yaml).unwrap();
     let o = lucid(&d.join("cache")).current_dir(d).args(["run", "w.yaml", "--quiet"]).output().unwrap();
     let err = stderr(&o);

@@ -50,6 +50,9 @@ fn schemas_are_the_column_definitions() {
         ("factual", lucid::domains::factual::evaluate::evaluation_table().doc_json()),
         // The flag stage's table in every domain without its own (factual QA's).
         ("factual", lucid::domains::flags::table().doc_json()),
+        // An imported bank's own tables (its tasks and gold are the factual layout's).
+        ("import", lucid::import::tables::episodes_table().doc_json()),
+        ("import", lucid::import::tables::evaluation_table().doc_json()),
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for (sub, doc) in defined {

@@ -134,6 +134,9 @@ const ADDED: &[&str] = &[
     "/tables/audit_eia/columns/scored",
     "/tables/audit_eia/columns/skipped",
     "/tables/audit_cost",
+    // #35: the audit's label sanity table, printed first (where labels came from, whether they
+    // point the right way).
+    "/tables/audit_label_sanity",
 ];
 
 /// Compare `got` with the fixture `name` (or record it), naming every differing table, column

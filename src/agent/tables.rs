@@ -28,8 +28,20 @@ pub fn retrieved_fields() -> Fields {
 }
 
 /// The type of `episodes.retrieved`.
-fn retrieved_type() -> DataType {
+pub fn retrieved_type() -> DataType {
     DataType::List(Arc::new(Field::new("item", DataType::Struct(retrieved_fields()), false)))
+}
+
+/// A `retrieved` column of `rows` empty lists (memories nobody retrieved for: an imported bank).
+pub fn no_retrieved(rows: usize) -> Result<ArrayRef> {
+    let children: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from(Vec::<u64>::new())),
+        Arc::new(Int64Array::from(Vec::<i64>::new())),
+        Arc::new(Float32Array::from(Vec::<f32>::new())),
+        Arc::new(UInt8Array::from(Vec::<u8>::new())),
+        Arc::new(BooleanArray::from(Vec::<bool>::new())),
+    ];
+    list_of_structs(retrieved_fields(), retrieved_type(), children, std::iter::repeat_n(0, rows))
 }
 
 fn retrieved_array<O>(eps: &[Episode<O>]) -> Result<ArrayRef> {

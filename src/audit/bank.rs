@@ -29,6 +29,8 @@ pub struct AuditBank {
     pub arm: Option<String>,
     /// What each verifier stage of an agent run spent (empty for a bank file).
     pub cost: Vec<CostRow>,
+    /// Where the labels came from, when the bank says (an imported bank).
+    pub label_source: Option<String>,
 }
 
 /// What one verifier cost over the bank (the cost table beside the EIA table).
@@ -65,6 +67,7 @@ impl AuditBank {
             n: self.n.as_deref().map(pick),
             arm: self.arm.clone(),
             cost: self.cost.clone(),
+            label_source: self.label_source.clone(),
         }
     }
 

@@ -22,6 +22,7 @@ pub mod payoff;
 pub mod proposition2;
 pub mod read;
 pub mod run_bank;
+pub mod sanity;
 pub mod synth;
 pub mod tables;
 pub mod votes;
@@ -75,6 +76,8 @@ pub struct Audit {
     pub rng_seed: u64,
     /// The judges the ensembles and the gold-fit combine.
     pub ensemble: Vec<String>,
+    /// Where the labels came from and whether they point the right way.
+    pub label_sanity: Vec<sanity::SanityRow>,
     /// Leniency and sensitivity of the self-grade (graded episodes; and the stored labels).
     pub grader: Vec<grader::GraderRow>,
     /// The Echo Gap among wrong memories (empty without a reuse count).
@@ -127,6 +130,7 @@ pub fn audit(bank: &AuditBank, o: &Options) -> Audit {
         bootstrap: o.bootstrap,
         rng_seed: o.rng_seed,
         ensemble: if ensembles.is_empty() { Vec::new() } else { bank.judges.clone() },
+        label_sanity: sanity::sanity(bank),
         grader: grader::grader(bank),
         echo_gap: echo_gap::echo_gap(bank),
         eia,

@@ -106,7 +106,9 @@ pub fn bank_from_batch(
     } else {
         cols.verifiers.clone()
     };
-    if names.is_empty() {
+    // A bank file must name its verifiers; a run's bank may have none yet (an imported bank
+    // before any verifier stage ran: the label sanity and the grader tables still apply).
+    if names.is_empty() && judges.is_none() {
         return Err(Error::input(path, "no verifier: name them with --verifiers, or call their columns v_<name>"));
     }
     // A verifier may leave memories unscored (null): NaN here.
@@ -145,5 +147,6 @@ pub fn bank_from_batch(
         n: optional(&cols.n, false)?,
         arm: None,
         cost: Vec::new(),
+        label_source: None,
     })
 }

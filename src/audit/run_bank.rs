@@ -123,6 +123,8 @@ pub struct RunBank {
     pub judges: Vec<String>,
     /// What each verifier stage spent on the arm.
     pub cost: Vec<super::CostRow>,
+    /// Where the arm's labels came from, when its episodes say (an imported bank's `label_source`).
+    pub label_source: Option<String>,
 }
 
 /// A panel's table (`detail` is `{"votes": ...}`): already an ensemble of judges.
@@ -142,13 +144,13 @@ pub fn from_tables(
     let (arm, rows) = rows_of(path, &join_verifiers(all, verifiers)?, arm)?;
     let judges =
         verifiers.iter().filter(|(_, t)| !is_panel(t)).map(|(n, _)| n.trim_start_matches("v_").to_string()).collect();
-    Ok(RunBank { cost: costs(verifiers, &arm)?, arm, rows, judges })
+    Ok(RunBank { cost: costs(verifiers, &arm)?, arm, rows, judges, label_source: None })
 }
 
 /// The [`AuditBank`] of `run` (read from `path`, which errors name).
 pub fn into_bank(path: &Path, run: RunBank, cols: &Columns) -> Result<AuditBank> {
     let bank = bank_from_batch(path, &run.rows, cols, Some(run.judges))?;
-    Ok(AuditBank { arm: Some(run.arm), cost: run.cost, ..bank })
+    Ok(AuditBank { arm: Some(run.arm), cost: run.cost, label_source: run.label_source, ..bank })
 }
 
 /// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
@@ -162,6 +164,26 @@ pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Audit
     bank_from_batch(path, &read_file(path)?, cols, None)
 }
 
+/// Each arm's label source (episodes with a `label_source` column: an imported bank).
+const LABEL_SOURCES: &str =
+    "SELECT CAST(arm AS VARCHAR) AS arm, min(label_source) AS label_source FROM episodes GROUP BY arm";
+
+/// Where the labels of `arm` came from, when the `episodes` of `tables` say (an imported bank).
+pub fn label_source(tables: &[(String, RecordBatch)], arm: &str) -> Option<String> {
+    let has = tables.iter().any(|(n, b)| n == "episodes" && b.column_by_name("label_source").is_some());
+    has.then(|| crate::runs::sql_over(tables, LABEL_SOURCES).ok()).flatten().and_then(|b| label_source_of(&b, arm))
+}
+
+/// The label source of `arm` among the rows of [`LABEL_SOURCES`].
+fn label_source_of(b: &RecordBatch, arm: &str) -> Option<String> {
+    let text = |c: &str| arrow::compute::cast(b.column_by_name(c)?, &DataType::Utf8).ok();
+    let (arms, sources) = (text("arm")?, text("label_source")?);
+    let (arms, sources) = (arms.as_string::<i32>(), sources.as_string::<i32>());
+    (0..b.num_rows())
+        .find(|&i| arms.value(i) == arm && arrow::array::Array::is_valid(sources, i))
+        .map(|i| sources.value(i).to_string())
+}
+
 /// The bank rows of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
 pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
     let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
@@ -171,16 +193,20 @@ pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
         }
     }
     let run = (dir.display().to_string(), dir.to_path_buf());
-    let (all, verifiers) = crate::session::block_on(async {
+    let (all, verifiers, sources) = crate::session::block_on(async {
         let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
         let mut verifiers = Vec::new();
         for n in names.iter().filter(|n| n.starts_with("v_")) {
             verifiers.push((n.clone(), crate::session::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));
         }
-        Ok::<_, Error>((crate::session::collect(&ctx, SQL).await?, verifiers))
+        // Only an imported bank's episodes say where their labels came from.
+        let sources = crate::session::collect(&ctx, LABEL_SOURCES).await.ok();
+        Ok::<_, Error>((crate::session::collect(&ctx, SQL).await?, verifiers, sources))
     })
     .map_err(|e| Error::input_from(dir, "", e))?;
-    from_tables(dir, &all, &verifiers, arm)
+    let mut bank = from_tables(dir, &all, &verifiers, arm)?;
+    bank.label_source = sources.and_then(|b| label_source_of(&b, &bank.arm));
+    Ok(bank)
 }
 
 /// `batch` with its `channels` column (list<struct{name, fired, ...}>) replaced, in place, by
@@ -202,6 +228,13 @@ fn channel_verifiers(path: &Path, batch: &RecordBatch) -> Result<RecordBatch> {
     let offsets = list.value_offsets();
     let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
     let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+    // A bank whose episodes ran no channel (an imported one) has no detector to audit either.
+    if let (true, Ok(d)) = (order.is_empty(), batch.schema().index_of("v_detector")) {
+        fields.remove(d);
+        columns.remove(d);
+    }
+    let at = batch.schema().index_of("channels").map_err(|_| bad())?;
+    let at = if order.is_empty() && batch.schema().index_of("v_detector").is_ok_and(|d| d < at) { at - 1 } else { at };
     fields.remove(at);
     columns.remove(at);
     for (j, name) in order.iter().enumerate() {

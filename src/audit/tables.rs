@@ -28,6 +28,7 @@ pub struct Section {
 
 /// Every table's name, in order.
 pub const NAMES: &[&str] = &[
+    "label_sanity",
     "grader",
     "echo_gap",
     "eia",
@@ -47,6 +48,12 @@ fn rows<T: serde::Serialize>(x: &[T]) -> Vec<Value> {
 /// The tables of `a`, in [`NAMES`] order.
 pub fn sections(a: &Audit) -> Vec<Section> {
     vec![
+        Section {
+            name: "label_sanity",
+            title: "Label sanity: where the labels came from, the share trusted, and whether they point the right way (Corr(r, U) has the sign of s - l; 95 % Newcombe interval; inverted when it lies below 0)",
+            paper: "A gold-informed label measures its judge, not a self-grade; ReasoningBank's released code stored every judged failure as a success.",
+            rows: rows(&a.label_sanity),
+        },
         Section {
             name: "grader",
             title: "Table 2a: the self-grade (leniency l = P(trusted | U = 0), sensitivity s = P(trusted | U = 1), 95 % Wilson): over graded episodes, and over the stored labels (an ungraded episode is stored untrusted)",

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod domains;
 pub mod eval;
 pub mod exec;
+pub mod import;
 pub mod llm_bench;
 pub mod load;
 pub mod models;

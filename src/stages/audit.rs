@@ -129,7 +129,8 @@ impl Stage for AuditStage {
                     .map(|(n, b)| (n.clone(), b.clone()))
                     .collect();
                 let here = std::path::PathBuf::from(format!("stage {}", ctx.stage_id));
-                let run = run_bank::from_tables(&here, &all, &verifiers, self.arm.as_deref())?;
+                let mut run = run_bank::from_tables(&here, &all, &verifiers, self.arm.as_deref())?;
+                run.label_source = run_bank::label_source(&tables, &run.arm);
                 run_bank::into_bank(&here, run, &cols)?
             }
         };

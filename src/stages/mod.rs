@@ -8,6 +8,7 @@ pub mod embed;
 pub mod evaluate;
 pub mod evidence;
 pub mod flag;
+pub mod import;
 pub mod judge;
 pub mod memory_loop;
 pub mod panel;

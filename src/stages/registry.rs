@@ -7,8 +7,9 @@ use serde::Deserialize;
 
 use super::{
     audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, evidence::EvidenceStage,
-    flag::FlagStage, judge::JudgeStage, memory_loop::MemoryLoopStage, panel::PanelStage, permutation::PermutationStage,
-    predictions::PredictionsStage, report::ReportStage, resample::ResampleStage, retrieve::RetrieveStage,
+    flag::FlagStage, import::ImportStage, judge::JudgeStage, memory_loop::MemoryLoopStage, panel::PanelStage,
+    permutation::PermutationStage, predictions::PredictionsStage, report::ReportStage, resample::ResampleStage,
+    retrieve::RetrieveStage,
 };
 use crate::pipeline::registry::Registry;
 use crate::pipeline::stage::Stage;
@@ -32,6 +33,7 @@ impl Registry for Stages {
         JudgeStage::KIND,
         PanelStage::KIND,
         EvidenceStage::KIND,
+        ImportStage::KIND,
     ];
 
     fn deserialize_config<'de, D: serde::Deserializer<'de>>(kind: &str, d: D) -> Result<Arc<dyn Stage>, D::Error> {
@@ -50,6 +52,7 @@ impl Registry for Stages {
             JudgeStage::KIND => Arc::new(JudgeStage::deserialize(d)?),
             PanelStage::KIND => Arc::new(PanelStage::deserialize(d)?),
             EvidenceStage::KIND => Arc::new(EvidenceStage::deserialize(d)?),
+            ImportStage::KIND => Arc::new(ImportStage::deserialize(d)?),
             other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),
         })
     }

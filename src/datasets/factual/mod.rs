@@ -51,6 +51,9 @@ pub struct FactBench {
     pub tasks: Vec<FactTask>,
     /// What only evaluation may read.
     pub gold: Vec<FactGold>,
+    /// The ids whose answer normalises to nothing (an emoji, punctuation) while an alias does not:
+    /// scored through their aliases, and counted here rather than refused.
+    pub alias_only: Vec<String>,
 }
 
 /// The answer types, and what each means to the `format` channel.
@@ -76,7 +79,8 @@ pub struct SourceRow {
 
 impl FactBench {
     /// The benchmark of `rows` read from `path`: errors name the file and the row for an empty
-    /// question or answer, a duplicate id or an unknown answer type.
+    /// question, an answer that normalises to nothing with no alias that does not (one with such
+    /// an alias is kept and counted in `alias_only`), a duplicate id or an unknown answer type.
     pub fn from_rows(path: &Path, rows: Vec<SourceRow>) -> Result<FactBench> {
         let mut seen = HashSet::new();
         let mut b = FactBench::default();
@@ -86,7 +90,10 @@ impl FactBench {
                 return Err(at("empty question".into()));
             }
             if normalize::normalize(&r.answer).is_empty() {
-                return Err(at(format!("empty answer for id '{}'", r.id)));
+                if !r.aliases.iter().any(|a| !normalize::normalize(a).is_empty()) {
+                    return Err(at(format!("empty answer for id '{}' (and no alias that is not)", r.id)));
+                }
+                b.alias_only.push(r.id.clone());
             }
             if !seen.insert(r.id.clone()) {
                 return Err(at(format!("duplicate id '{}'", r.id)));

@@ -41,6 +41,15 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
         "simpleqa" => factual::simpleqa::load(&b.source_path(ctx)?)?,
         _ => factual::bundled::build(&facts_dir(ctx))?,
     };
+    if !bench.alias_only.is_empty() {
+        let ids = &bench.alias_only;
+        ctx.progress.warn(&format!(
+            "{} answer(s) normalise to nothing (e.g. an emoji) and are scored through their aliases only: ids {}",
+            ids.len(),
+            ids.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        ));
+        ctx.progress.note("answers_scored_by_aliases", ids.len().into());
+    }
     if let Some(n) = b.per_topic {
         bench.per_topic(n);
     }

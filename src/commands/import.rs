@@ -1,0 +1,125 @@
+//! `lucid import`: another agent's bank as a run folder, through a one-stage pipeline (the
+//! `import` stage), so an unchanged bank is served from the stage store and `lucid audit`,
+//! `lucid query` and the reports read the run as they read one of lucid's own.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::werr;
+use crate::cli::ImportArgs;
+use crate::error::{Error, Result};
+use crate::import::ImportConfig;
+use crate::import::gold::GoldConfig;
+use crate::pipeline::RunOptions;
+use crate::stages::registry::Stages;
+
+/// `NAME=VALUE` pairs.
+fn pairs<'a>(flag: &str, items: &'a [String]) -> Result<Vec<(&'a str, &'a str)>> {
+    items
+        .iter()
+        .map(|s| s.split_once('=').ok_or_else(|| Error::usage(format!("--{flag} {s}: expected NAME=VALUE"))))
+        .collect()
+}
+
+/// A value read as YAML would read it (a name of an enum).
+fn named<T: serde::de::DeserializeOwned>(flag: &str, v: &str) -> Result<T> {
+    serde_json::from_value(v.into()).map_err(|e| Error::usage(format!("--{flag} {v}: {e}")))
+}
+
+fn absolute(p: &Path) -> Result<String> {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?.join(p)
+    };
+    Ok(abs.display().to_string())
+}
+
+/// The import config of the flags.
+fn config(a: &ImportArgs) -> Result<ImportConfig> {
+    let mut fields = serde_json::Map::new();
+    for (k, v) in pairs("field", &a.fields)? {
+        let value = if k == "plan" { serde_json::json!(v.split(',').collect::<Vec<_>>()) } else { v.into() };
+        fields.insert(k.to_string(), value);
+    }
+    let labels = pairs("label", &a.labels)?
+        .into_iter()
+        .map(|(k, v)| {
+            Ok((
+                k.to_string(),
+                v.parse::<u8>()
+                    .ok()
+                    .filter(|r| *r <= 1)
+                    .ok_or_else(|| Error::usage(format!("--label {k}={v}: r is 0 or 1")))?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let gold = a
+        .gold
+        .as_deref()
+        .map(|g| -> Result<GoldConfig> {
+            let mut c = serde_json::json!({"path": absolute(g)?, "match_on": a.match_on});
+            if let Some(field) = &a.gold_answer {
+                c["answer"] = field.clone().into();
+            }
+            if let Some(sep) = &a.alias_separator {
+                c["alias_separator"] = sep.clone().into();
+            }
+            serde_json::from_value(c).map_err(|e| Error::usage(format!("--gold: {e}")))
+        })
+        .transpose()?;
+    Ok(ImportConfig {
+        preset: a.preset.clone(),
+        bank: absolute(&a.bank)?,
+        log: a.log.as_deref().map(absolute).transpose()?,
+        gold,
+        truth: a.truth.as_deref().map(absolute).transpose()?,
+        fields: serde_json::from_value(fields.into()).map_err(|e| Error::usage(format!("--field: {e}")))?,
+        labels,
+        label_source: a.label_source.as_deref().map(|s| named("label-source", s)).transpose()?,
+        u_from: named("u-from", &a.u_from)?,
+        invert_labels: a.invert_labels,
+    })
+}
+
+/// `lucid import`; false when the import failed.
+pub fn run(a: &ImportArgs) -> Result<bool> {
+    let c = config(a)?;
+    let arm = a.arm.clone().unwrap_or_else(|| c.preset.clone());
+    let pipeline = serde_json::json!({
+        "name": a.name,
+        "runs_dir": absolute(&a.runs_dir)?,
+        "seeds": [0],
+        "arms": [arm],
+        "stages": [{"id": "bank", "kind": crate::stages::import::ImportStage::KIND, "matrix": ["seed", "arm"], "config": c}],
+    });
+    let file = std::env::temp_dir().join(format!("lucid-import-{}-{}.yaml", a.name, std::process::id()));
+    std::fs::write(&file, pipeline.to_string()).map_err(|source| Error::Write { path: file.clone(), source })?;
+    let opts = RunOptions {
+        overrides: Vec::new(),
+        limit: None,
+        only: Vec::new(),
+        dry_run: false,
+        explain: false,
+        quiet: true,
+        cache_dir: a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir),
+        base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
+        sharing: Default::default(),
+    };
+    let summary = crate::pipeline::run::<Stages>(&file, &opts);
+    let _ = std::fs::remove_file(&file);
+    let summary = summary?;
+    let mut out = std::io::stdout().lock();
+    if !summary.failed.is_empty() {
+        for f in &summary.failed {
+            eprintln!("error: {f}");
+        }
+        return Ok(false);
+    }
+    let source =
+        c.label_source.unwrap_or(crate::import::presets::preset(&c.preset).map_err(Error::usage)?.label_source);
+    writeln!(out, "imported {} ({}) -> {}", a.bank.display(), c.preset, summary.run_dir.display()).map_err(werr)?;
+    writeln!(out, "labels: {}", source.meaning()).map_err(werr)?;
+    writeln!(out, "next: lucid audit {}", summary.run_dir.display()).map_err(werr)?;
+    Ok(true)
+}

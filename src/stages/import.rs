@@ -1,0 +1,115 @@
+//! `kind: import` — another agent's memory bank (and, when given, its results log, a gold file
+//! or a truth file) as `tasks`, `episodes`, and with truth `gold` and `evaluation`
+//! ([`crate::import`]). Keyed by the content of every file it reads and the mapping, so an
+//! edited bank imports again and an unchanged one comes from the stage store (or a shared one).
+//! Counts it cannot turn into rows (memories without truth, gold answered by aliases only) are
+//! printed and noted in the manifest. It expands over `[seed, arm]` (one seed, the arm the
+//! memories are written under), so the verifier stages, the audit and the reports bind to it as
+//! they bind to a memory loop.
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::import::{ImportConfig, import, presets, tables};
+use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
+
+/// Config of the import stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct ImportStage(pub ImportConfig);
+
+impl ImportStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "import";
+
+    /// Whether the config gives any truth (then `gold` and `evaluation` are written).
+    fn has_truth(&self) -> bool {
+        self.0.gold.is_some() || self.0.truth.is_some() || self.0.log.is_some()
+    }
+
+    fn files(&self) -> Vec<&str> {
+        let c = &self.0;
+        let mut files = vec![c.bank.as_str()];
+        files.extend(c.log.as_deref());
+        files.extend(c.gold.as_ref().map(|g| g.path.as_str()));
+        files.extend(c.truth.as_deref());
+        files
+    }
+}
+
+impl Stage for ImportStage {
+    fn kind(&self) -> &'static str {
+        Self::KIND
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn required_inputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn outputs(&self, _: &str) -> Vec<String> {
+        let mut out = vec!["tasks".to_string(), "episodes".into()];
+        if self.has_truth() {
+            out.extend(["gold".into(), "evaluation".into()]);
+        }
+        out
+    }
+
+    fn config_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serializes")
+    }
+
+    fn check(&self, planned: &Planned<'_>) -> std::result::Result<(), Misplanned> {
+        presets::preset(&self.0.preset).map_err(|e| Misplanned::new(self.0.preset.as_str(), e))?;
+        for f in self.files() {
+            if !planned.resolve(f).is_file() {
+                return Err(Misplanned::new(f, format!("no file {}", planned.resolve(f).display())));
+            }
+        }
+        Ok(())
+    }
+
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        self.files()
+            .into_iter()
+            .map(|f| Ok((f.to_string(), crate::fingerprint::file_fingerprint(&ctx.resolve(f))?)))
+            .collect()
+    }
+
+    fn run(&self, ctx: &StageContext, _: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let got = import(&self.0, |p| ctx.resolve(p)).map_err(|e| match e {
+            Error::Usage { .. } => Error::stage(&ctx.stage_id, e.to_string()),
+            other => other,
+        })?;
+        ctx.progress.set_total(got.memories.len() as u64);
+        ctx.progress.advance(got.memories.len() as u64);
+        ctx.progress.note("memories", got.memories.len().into());
+        if got.without_truth > 0 {
+            ctx.progress.warn(&format!(
+                "{}: {} of {} memories have no truth (no answer to score against gold, no verdict of the source, no truth-file row): they are left out of `evaluation` and of the audit",
+                ctx.stage_id,
+                got.without_truth,
+                got.memories.len()
+            ));
+            ctx.progress.note("without_truth", got.without_truth.into());
+        }
+        if got.alias_only > 0 {
+            ctx.progress.note("answers_scored_by_aliases", got.alias_only.into());
+        }
+        let mut out = vec![
+            ("tasks".to_string(), crate::datasets::factual::tables::tasks_table().batch(&got.tasks)?),
+            ("episodes".to_string(), tables::episodes_table().batch(&got.memories)?),
+        ];
+        if self.has_truth() {
+            out.push(("gold".into(), crate::datasets::factual::tables::gold_table().batch(&got.gold)?));
+            out.push(("evaluation".into(), tables::evaluation_table().batch(&got.truth)?));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,347 @@
+//! `lucid import`: other agents' banks, each in its tool's own layout (`tests/fixtures/import/`,
+//! cited in its SOURCES.md), become run folders the audit and the reports read; labels keep
+//! their raw value and where they came from; truth from a gold file or a results log; nothing
+//! dropped silently; inverted labels are reported as such.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{lucid, stderr, stdout};
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import").join(p)
+}
+
+/// `lucid import` in `dir` with `args`; its stdout.
+fn import(dir: &Path, args: &[&str]) -> String {
+    let o = lucid(&dir.join("cache")).current_dir(dir).arg("import").args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// Rows of `sql` over the run `runs/<run>`, each as its values joined by `|`.
+fn rows(dir: &Path, run: &str, sql: &str) -> Vec<String> {
+    let cell = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    crate::support::study::query_run(&dir.join("cache"), dir, &format!("runs/{run}"), sql)
+        .iter()
+        .map(|r| r.as_object().unwrap().values().map(cell).collect::<Vec<_>>().join("|"))
+        .collect()
+}
+
+/// The manifest of `runs/<run>`, as compact JSON text.
+fn manifest(dir: &Path, run: &str) -> String {
+    let text = std::fs::read_to_string(dir.join(format!("runs/{run}/manifest.json"))).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap().to_string()
+}
+
+/// The audit's JSON tables of `runs/<run>`.
+fn audit(dir: &Path, run: &str) -> Value {
+    let o = lucid(&dir.join("cache"))
+        .current_dir(dir)
+        .args(["audit", &format!("runs/{run}"), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn a_memento_bank_and_its_results_log_round_trip_with_counts_checked_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (bank, log, gold) = (
+        fixture("memento/memory/memory.jsonl"),
+        fixture("memento/result/result_parametric.jsonl"),
+        fixture("memento/data/deepresearcher.jsonl"),
+    );
+    let out = import(
+        d,
+        &[
+            "--preset",
+            "memento",
+            "--name",
+            "m",
+            "--log",
+            log.to_str().unwrap(),
+            "--gold",
+            gold.to_str().unwrap(),
+            bank.to_str().unwrap(),
+        ],
+    );
+    assert!(out.contains("an LLM judge that read the reference answer"), "{out}");
+    // 12 cases, 7 positive (by hand from the file); the raw label kept beside r.
+    assert_eq!(
+        rows(d, "m", "SELECT count(*), sum(r), count(DISTINCT raw_label), min(label_source) FROM episodes"),
+        ["12|7|2|judge-with-gold"]
+    );
+    assert_eq!(
+        rows(d, "m", "SELECT raw_label, min(r), max(r) FROM episodes GROUP BY raw_label ORDER BY raw_label"),
+        ["negative|0|0", "positive|1|1"]
+    );
+    // The results log answers 7 of the 12 (its `query` is the bank's `case`); 5 have no answer,
+    // so no truth: left out of `evaluation`, not scored 0.
+    assert_eq!(rows(d, "m", "SELECT count(*), sum(u) FROM evaluation"), ["7|5"]);
+    assert_eq!(
+        rows(
+            d,
+            "m",
+            "SELECT e.step, e.answer, v.u FROM episodes e JOIN evaluation v ON v.step = e.step WHERE v.u = 0 ORDER BY e.step"
+        ),
+        ["3|1298|0", "7|Greek|0"]
+    );
+    // "Greek" is not "Greek-American": the normalised match, like Memento's judge, says wrong.
+    let a = audit(d, "m");
+    let sanity = &a["tables"]["label_sanity"][0];
+    assert_eq!(sanity["label_source"], "judge-with-gold");
+    assert_eq!(sanity["counts"], serde_json::json!([5, 0, 0, 2]));
+    assert_eq!(sanity["verdict"], "labels carry signal");
+}
+
+#[test]
+fn an_answer_that_normalises_to_nothing_is_scored_through_its_aliases() {
+    // Memento's non-parametric bank: the Moonraker question's gold is the emoji "🌉" with aliases
+    // ("bridge", ...), and the agent answered "Bridge".
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (bank, log, gold) = (
+        fixture("memento/memory/dummy_memo.jsonl"),
+        fixture("memento/result/result_round_0.jsonl"),
+        fixture("memento/data/deepresearcher.jsonl"),
+    );
+    import(
+        d,
+        &[
+            "--preset",
+            "memento-reward",
+            "--name",
+            "np",
+            "--log",
+            log.to_str().unwrap(),
+            "--gold",
+            gold.to_str().unwrap(),
+            bank.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        rows(
+            d,
+            "np",
+            "SELECT e.answer, g.answer AS gold, v.u, v.verdict FROM episodes e JOIN tasks t ON t.question_id = e.question_id \
+             JOIN gold g ON g.question_id = e.question_id JOIN evaluation v ON v.step = e.step WHERE t.question LIKE '%Moonraker%'"
+        ),
+        ["Bridge|🌉|1|match"]
+    );
+    let manifest = manifest(d, "np");
+    assert!(manifest.contains("\"answers_scored_by_aliases\":2"), "{manifest}");
+}
+
+#[test]
+fn a_reasoningbank_bank_reads_its_answers_and_can_be_read_inverted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bank = fixture("reasoningbank/memories_reasoningbank/shopping.jsonl");
+    import(d, &["--preset", "reasoningbank", "--name", "rb", bank.to_str().unwrap()]);
+    // 8 trajectories, 5 success; the answer is the last action's send_msg_to_user argument.
+    assert_eq!(rows(d, "rb", "SELECT count(*), sum(r), min(label_source) FROM episodes"), ["8|5|judge"]);
+    assert_eq!(rows(d, "rb", "SELECT source_id, answer FROM episodes WHERE step = 0"), ["117|3/2/22"]);
+    // No truth given: no gold, no evaluation.
+    assert!(!d.join("runs/rb/evaluation").exists());
+    import(d, &["--preset", "reasoningbank", "--name", "rbi", "--invert-labels", bank.to_str().unwrap()]);
+    assert_eq!(
+        rows(d, "rbi", "SELECT sum(r), min(raw_label) FROM episodes WHERE raw_label = 'success'"),
+        ["0|success"]
+    );
+}
+
+#[test]
+fn unlabelled_banks_are_imported_every_memory_trusted_and_said_so() {
+    for (preset, file, first) in [
+        ("mem0", "mem0/get_all.json", None),
+        ("langmem", "langmem/store_items.json", Some("The user asked: What is the capital of Burkina Faso?")),
+        ("amem", "amem/notes.json", None),
+        ("letta", "letta/archival_memory.json", None),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = import(d, &["--preset", preset, "--name", "b", fixture(file).to_str().unwrap()]);
+        assert!(out.contains("no label: every memory is stored trusted (r = 1)"), "{preset}: {out}");
+        assert_eq!(
+            rows(d, "b", "SELECT count(*), sum(r), count(raw_label), min(label_source) FROM episodes"),
+            ["6|6|0|unlabelled"],
+            "{preset}"
+        );
+        // Every memory's text is its question (no memory left out for a missing field).
+        assert_eq!(rows(d, "b", "SELECT count(*) FROM tasks WHERE length(question) > 0"), ["6"], "{preset}");
+        if let Some(q) = first {
+            assert_eq!(rows(d, "b", &format!("SELECT count(*) FROM tasks WHERE question = '{q}'")), ["1"], "{preset}");
+        }
+    }
+}
+
+#[test]
+fn a_generic_csv_maps_its_fields_and_labels_and_refuses_what_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bank.csv"), "qid,q,out,verdict\n1,What is the capital of France?,Paris,yes\n2,What is 2 + 2?,5,yes\n3,Who wrote Hamlet?,Shakespeare,no\n").unwrap();
+    std::fs::write(d.join("gold.jsonl"), "{\"id\": \"1\", \"question\": \"What is the capital of France?\", \"answer\": \"Paris\"}\n{\"id\": \"2\", \"question\": \"What is 2 + 2?\", \"answer\": \"4\", \"aliases\": \"four|IV\"}\n").unwrap();
+    let base = [
+        "--preset",
+        "generic",
+        "--field",
+        "question=q",
+        "--field",
+        "answer=out",
+        "--field",
+        "label=verdict",
+        "--field",
+        "id=qid",
+        "--label-source",
+        "self-graded",
+    ];
+    let with = |extra: &[&str]| base.iter().chain(extra).map(|s| s.to_string()).collect::<Vec<String>>();
+    let args = with(&[
+        "--label",
+        "yes=1",
+        "--label",
+        "no=0",
+        "--gold",
+        "gold.jsonl",
+        "--match-on",
+        "id",
+        "--alias-separator",
+        "|",
+        "--name",
+        "g",
+        "bank.csv",
+    ]);
+    import(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        rows(
+            d,
+            "g",
+            "SELECT e.source_id, e.r, v.u FROM episodes e JOIN evaluation v ON v.step = e.step ORDER BY e.step"
+        ),
+        ["1|1|1", "2|1|0"]
+    );
+    // The third has no gold: counted in the manifest, not scored.
+    let manifest = manifest(d, "g");
+    assert!(manifest.contains("\"without_truth\":1"), "{manifest}");
+    // A label value nobody mapped names the file and the row.
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .arg("import")
+        .args(with(&["--label", "yes=1", "--name", "bad", "bank.csv"]))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("bank.csv") && stderr(&o).contains("line 3: label value 'no' is not mapped"),
+        "{}",
+        stderr(&o)
+    );
+    // A duplicate id too.
+    std::fs::write(d.join("dup.csv"), "qid,q,out,verdict\n1,a?,x,yes\n1,b?,y,no\n").unwrap();
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .arg("import")
+        .args(with(&["--label", "yes=1", "--label", "no=0", "--name", "dup", "dup.csv"]))
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success() && stderr(&o).contains("line 2: id `1` appears twice (first on line 1)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_bank_whose_labels_are_inverted_is_reported_as_such() {
+    // ReasoningBank's released fault, planted: every right answer stored as a failure and every
+    // wrong one as a success (40 memories, half right).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (mut bank, mut gold) = (String::new(), String::new());
+    for i in 0..40 {
+        let right = i % 2 == 0;
+        let answer = if right { format!("{i}") } else { "no idea".into() };
+        let status = if right { "fail" } else { "success" };
+        bank.push_str(&format!("{{\"task_id\": \"{i}\", \"query\": \"What is {i}?\", \"action_list\": [\"send_msg_to_user('{answer}')\"], \"status\": \"{status}\"}}\n"));
+        gold.push_str(&format!("{{\"id\": \"{i}\", \"question\": \"What is {i}?\", \"answer\": \"{i}\"}}\n"));
+    }
+    std::fs::write(d.join("bank.jsonl"), bank).unwrap();
+    std::fs::write(d.join("gold.jsonl"), gold).unwrap();
+    import(
+        d,
+        &["--preset", "reasoningbank", "--gold", "gold.jsonl", "--match-on", "id", "--name", "inv", "bank.jsonl"],
+    );
+    let a = audit(d, "inv");
+    let s = &a["tables"]["label_sanity"][0];
+    assert_eq!(s["verdict"], "labels look inverted", "{s}");
+    assert_eq!(s["counts"], serde_json::json!([0, 20, 20, 0]));
+    assert!(s["hi"].as_f64().unwrap() < 0.0);
+    // Read the right way round, the same bank carries signal.
+    import(
+        d,
+        &[
+            "--preset",
+            "reasoningbank",
+            "--gold",
+            "gold.jsonl",
+            "--match-on",
+            "id",
+            "--invert-labels",
+            "--name",
+            "fixed",
+            "bank.jsonl",
+        ],
+    );
+    assert_eq!(audit(d, "fixed")["tables"]["label_sanity"][0]["verdict"], "labels carry signal");
+}
+
+/// `pipelines/import.yaml` as shipped (the bank of `data/banks/memento/`, the bundled evidence
+/// corpus), its two judges answered by the scripted backend instead of SmolLM2 (the debug build
+/// runs the local model too slowly for a test): every stage runs, and the audit reads the
+/// import's provenance, its truth and all four verifiers.
+#[test]
+fn the_import_pipeline_runs_from_bank_to_audit() {
+    if !crate::support::probes::require(crate::support::probes::Probe::Facts) {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    std::os::unix::fs::symlink(&models, cache.join("models")).unwrap();
+    let mut cmd = lucid(&cache);
+    cmd.current_dir(root)
+        .args(["run", "pipelines/import.yaml", "--quiet", "--set"])
+        .arg(format!("runs_dir={}", dir.path().join("runs").display()));
+    for judge in ["regrade", "adversarial"] {
+        cmd.args(["--set", &format!("stages.{judge}.config.model={{backend: scripted}}")]);
+        cmd.args(["--set", &format!("stages.{judge}.config.decoding={{max_tokens: 8}}")]);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = dir.path().join("runs/import");
+    let json: Value = {
+        let b = lucid::table::read_parquet(&run.join("audit_label_sanity/all.parquet")).unwrap();
+        let rows = lucid::runs::sql_over(&[("t".into(), b)], "SELECT label_source, memories, verdict FROM t").unwrap();
+        let text = arrow::util::pretty::pretty_format_batches(&[rows]).unwrap().to_string();
+        Value::String(text)
+    };
+    let text = json.as_str().unwrap();
+    assert!(
+        text.contains("judge-with-gold") && text.contains("| 7 ") && text.contains("labels carry signal"),
+        "{text}"
+    );
+    let eia = lucid::table::read_parquet(&run.join("audit_eia/all.parquet")).unwrap();
+    let rows =
+        lucid::runs::sql_over(&[("t".into(), eia)], "SELECT verifier FROM t WHERE kind = 'verifier' ORDER BY verifier")
+            .unwrap();
+    let names = arrow::util::pretty::pretty_format_batches(&[rows]).unwrap().to_string();
+    for v in ["adversarial", "evidence", "panel", "regrade"] {
+        assert!(names.contains(v), "{v} missing from the EIA rows:\n{names}");
+    }
+}
