@@ -345,3 +345,68 @@ fn the_import_pipeline_runs_from_bank_to_audit() {
         assert!(names.contains(v), "{v} missing from the EIA rows:\n{names}");
     }
 }
+
+/// A bank with no truth cannot be audited for inflation, but its labels are checked against
+/// every verifier that scored it: a planted ReasoningBank-layout bank whose labels are reversed,
+/// and a judge that is right every time, disagree on every memory — reported as inverted.
+#[test]
+fn without_truth_inverted_labels_are_caught_by_the_verifiers() {
+    use crate::support::fake_server::{FakeServer, Reply};
+    // CORRECT exactly when the answer is the number the question asks about.
+    let judge = |p: &str| -> String {
+        let q = p.rsplit("Question: What is ").next().unwrap_or("");
+        let asked = q.split('?').next().unwrap_or("").trim();
+        let answer = q.split("Answer:").nth(1).and_then(|a| a.lines().next()).unwrap_or("").trim();
+        if !asked.is_empty() && answer == asked { "VERDICT: CORRECT".into() } else { "VERDICT: INCORRECT".into() }
+    };
+    let server = FakeServer::start(vec![], Reply::func(judge));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bank = String::new();
+    for i in 0..30 {
+        let right = i % 3 != 0;
+        let answer = if right { format!("{i}") } else { "no idea".into() };
+        let status = if right { "fail" } else { "success" };
+        bank.push_str(&format!("{{\"task_id\": \"{i}\", \"query\": \"What is {i}?\", \"action_list\": [\"send_msg_to_user('{answer}')\"], \"status\": \"{status}\"}}\n"));
+    }
+    std::fs::write(d.join("bank.jsonl"), bank).unwrap();
+    let prompt = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/judges/regrade.txt");
+    let yaml = format!(
+        "name: nt
+seeds: [0]
+arms: [reasoningbank]
+stages:
+  - id: bank
+    kind: import
+    matrix: [seed, arm]
+    config: {{preset: reasoningbank, bank: bank.jsonl}}
+  - id: judge
+    kind: judge
+    matrix: [seed, arm]
+    inputs: [tasks, episodes]
+    config: {{model: {{backend: openai, model: j, base_url: '{}/v1'}}, prompt: '{}', decoding: {{max_tokens: 8}}}}
+",
+        server.url,
+        prompt.display()
+    );
+    std::fs::write(d.join("nt.yaml"), yaml).unwrap();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "nt.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/nt", "--format", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let t = &v["no_truth"];
+    assert!(t["verdict"].as_str().unwrap().starts_with("labels look inverted"), "{t}");
+    assert_eq!(t["label_source"], "judge");
+    assert_eq!(
+        (
+            t["agreement"][0]["verifier"].as_str(),
+            t["agreement"][0]["scored"].as_i64(),
+            t["agreement"][0]["agree"].as_i64()
+        ),
+        (Some("judge"), Some(30), Some(0))
+    );
+    // The Markdown says why the inflation tables are missing.
+    let o = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/nt"]).output().unwrap();
+    assert!(stdout(&o).contains("give `lucid import` a `--gold` or `--truth` file"), "{}", stdout(&o));
+}

@@ -18,6 +18,7 @@ pub mod eia;
 pub mod ensemble;
 pub mod grader;
 pub mod loso;
+pub mod no_truth;
 pub mod payoff;
 pub mod proposition2;
 pub mod read;

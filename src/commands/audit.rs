@@ -20,6 +20,16 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         n: a.n_col.clone(),
         graded: a.graded_col.clone(),
     };
+    // A run with episodes but no truth (an imported bank without gold): its labels against the
+    // verifiers, and why the rest cannot be computed.
+    if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !a.bank.join("evaluation").exists() {
+        let t = crate::audit::no_truth::no_truth(&a.bank, a.arm.as_deref())?;
+        let text = match a.format {
+            AuditFormat::Json => serde_json::json!({"no_truth": t}).to_string() + "\n",
+            _ => crate::audit::no_truth::markdown(&t, &a.bank.display().to_string()),
+        };
+        return std::io::stdout().lock().write_all(text.as_bytes()).map_err(werr);
+    }
     let bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
     let opts = Options {
         tau_dec: a.tau_dec,

@@ -51,6 +51,13 @@ pub fn render(report: &Report) -> Result<String> {
             continue;
         };
         s.push_str(&table(&cells(batch)?));
+        if batch.num_rows() == 0 {
+            let _ = writeln!(
+                s,
+                "\n_No rows: nothing in these runs feeds this table (it needs episodes that were shown retrieved \
+                 memories, with their truth; an imported bank records no retrievals, a no-memory arm shows none)._"
+            );
+        }
         s.push('\n');
     }
     Ok(s)

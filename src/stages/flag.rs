@@ -34,7 +34,9 @@ impl FlagStage {
         (entry.flag_options)(&self.options).map_err(|e| {
             let unknown = e.0.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
             let at = unknown.map(str::to_string).or_else(|| self.options.keys().next().cloned());
-            Misplanned::new(at.unwrap_or_else(|| "kind".into()), format!("{} domain: {}", entry.name, e.0))
+            let hint =
+                if self.domain.is_none() { " (for another domain's channels, name it: `domain: <kind>`)" } else { "" };
+            Misplanned::new(at.unwrap_or_else(|| "kind".into()), format!("{} domain: {}{hint}", entry.name, e.0))
         })
     }
 }

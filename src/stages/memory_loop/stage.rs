@@ -166,6 +166,10 @@ impl Stage for MemoryLoopStage {
                     .map_err(|e| Misplanned::new(bad, e.0))?;
             }
         }
+        // A prompts folder that depends on the instance (`{seed}`, `{arm}`) is checked when it runs.
+        if self.prompts.contains('{') {
+            return Ok(());
+        }
         let dir = planned.resolve(&self.prompts);
         let prompts = Prompts::load(&dir).map_err(|e| Misplanned::new(self.prompts.as_str(), e.to_string()))?;
         if !entry.planner_optional && !prompts.has_planner() {
