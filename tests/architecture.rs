@@ -127,8 +127,6 @@ const REACHES_INTO_A_DOMAIN: &[(&str, &str)] = &[
     ("stages/domains.rs", "*"),
     // `lucid exec`: the SQL sandbox's own tool shows the text-to-SQL detector on one query.
     ("commands/exec.rs", "sql"),
-    // The retrieval verifier reads factual QA's evidence corpus (its `factual:` options).
-    ("stages/evidence.rs", "factual"),
 ];
 
 /// Stages, commands and the pipeline reach a domain only through the registry: no file outside

@@ -128,6 +128,19 @@ pub struct FlagConfig<O> {
     pub options: O,
 }
 
+/// A domain's evidence corpus as the retrieval verifier (the `evidence` stage) reads it.
+pub trait Evidence: Send + Sync {
+    /// The passages retrieved for a task's question (its text columns in `fields`); None: the
+    /// corpus does not speak to it (no claim either way).
+    fn passages(&self, question: &str, fields: &[(String, String)]) -> Option<Vec<usize>>;
+    /// The passages' ids.
+    fn ids(&self, hits: &[usize]) -> Vec<String>;
+    /// The passages' "title: text".
+    fn texts(&self, hits: &[usize]) -> Vec<String>;
+    /// Whether the passages support `answer` (not just words of the question).
+    fn supports(&self, question: &str, hits: &[usize], answer: &str) -> bool;
+}
+
 /// Options of a domain that takes none (`{}`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +160,8 @@ pub trait DomainKind: Judge + Sized + 'static {
     /// The prompt variables its tasks give (besides `question`, `memories`, `plan`, the artifact,
     /// `status` and `result`, which every domain gives).
     const VARIABLES: &'static [&'static str];
+    /// Whether it has an evidence corpus ([`DomainKind::evidence`]).
+    const EVIDENCE: bool = false;
     /// The evaluate stage's keys this domain reads besides the common ones.
     const EVALUATE_OPTIONS: &'static [&'static str] = &[];
 
@@ -186,6 +201,10 @@ pub trait DomainKind: Judge + Sized + 'static {
     /// agrees with nothing. Default: its words, separated by single spaces.
     fn canonical(text: &str) -> String {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+    /// Its evidence corpus under `options`, for the retrieval verifier (None: it has none).
+    fn evidence(_options: Self::Options, _ctx: &StageContext) -> Result<Option<Box<dyn Evidence>>> {
+        Ok(None)
     }
     /// Which of its channels can speak to `task` at all (a channel that can speak to none of a
     /// loop's tasks is warned about before its episodes run). Default: every channel, every task.

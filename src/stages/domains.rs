@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::memory_loop::MemoryLoopStage;
 use crate::domains::factual::FactualDomain;
 use crate::domains::sql::SqlDomain;
-use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Source};
+use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Evidence, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -21,6 +21,8 @@ use crate::pipeline::stage::{Inputs, StageContext};
 pub const DEFAULT: &str = "sql";
 
 type Tables = Result<Vec<(String, RecordBatch)>>;
+/// A domain's evidence corpus, if it has one.
+type Corpus = Result<Option<Box<dyn Evidence>>>;
 /// File fingerprints, for a cache key.
 type Fingerprint = Result<BTreeMap<String, String>>;
 
@@ -65,6 +67,10 @@ pub struct Entry {
     pub flags: fn(&Value, &StageContext, &Inputs) -> Result<RecordBatch>,
     /// An artifact as self-consistency compares it.
     pub canonical: fn(&str) -> String,
+    /// Whether it has an evidence corpus.
+    pub has_evidence: bool,
+    /// Its evidence corpus under options, for the retrieval verifier.
+    pub evidence: fn(&Value, &StageContext) -> Corpus,
 }
 
 /// `options` read as `T` (unknown keys refused) and written back with its defaults.
@@ -106,6 +112,8 @@ fn entry<D: DomainKind>() -> Entry {
         evaluate_option: D::evaluate_option,
         flags: |o, ctx, inputs| D::flags(&options_of(o, ctx)?, ctx, inputs),
         canonical: D::canonical,
+        has_evidence: D::EVIDENCE,
+        evidence: |o, ctx| D::evidence(options_of(o, ctx)?, ctx),
     }
 }
 

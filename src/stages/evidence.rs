@@ -15,10 +15,11 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
+use super::domains;
 use super::judge::default_answer;
 use super::verifiers::{self, Scored, Template};
-use crate::domains::factual::{FactualConfig, FactualDomain};
 use crate::error::Result;
+use crate::error::{Error, Invalid};
 use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
@@ -26,10 +27,12 @@ use crate::pipeline::stage::{Inputs, Stage, StageContext};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceStage {
-    /// The corpus and retrieval, as the factual domain takes them (`evidence`: a JSON Lines or
-    /// Parquet file of `{id, title, text}`, absent: the bundled one; `evidence_topics`; `top_k`).
+    /// The corpus and retrieval, as the tasks' domain takes them in its `domain:` options (factual
+    /// QA, the domain with a corpus: `evidence`, a JSON Lines or Parquet file of `{id, title,
+    /// text}`, absent: the bundled one; `evidence_topics`; `top_k`). Named `factual` as before
+    /// domains had a registry, so cached results keep their keys.
     #[serde(default)]
-    pub factual: FactualConfig,
+    pub factual: serde_json::Map<String, serde_json::Value>,
     /// A model that reads the passages (absent: the lexical rule decides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader: Option<Reader>,
@@ -62,13 +65,41 @@ pub struct Reader {
 impl EvidenceStage {
     /// The YAML `kind:` of this stage.
     pub const KIND: &'static str = "evidence";
+
+    /// The corpus options with their defaults, in the first registered domain with a corpus (the
+    /// tasks' domain is checked to be it when the stage runs).
+    fn options(&self) -> std::result::Result<(domains::Entry, serde_json::Value), Invalid> {
+        let entry = domains::all()
+            .into_iter()
+            .find(|e| e.has_evidence)
+            .ok_or_else(|| Invalid::from("no registered domain has an evidence corpus"))?;
+        let full = (entry.options)(&self.factual).map_err(|e| Invalid(format!("factual: {}", e.0)))?;
+        Ok((entry, full))
+    }
 }
 
 impl Stage for EvidenceStage {
-    verifiers::bank_stage!();
+    verifiers::bank_stage!(without_config);
+
+    /// The config, its corpus options with their defaults (as the factual domain's config was).
+    fn config_json(&self) -> serde_json::Value {
+        let mut json = serde_json::to_value(self).expect("config serializes");
+        if let Ok((_, full)) = self.options() {
+            json["factual"] = full;
+        }
+        json
+    }
+
+    fn check(
+        &self,
+        _: &crate::pipeline::stage::Planned<'_>,
+    ) -> std::result::Result<(), crate::pipeline::stage::Misplanned> {
+        self.options().map(|_| ()).map_err(|e| crate::pipeline::stage::Misplanned::new("factual", e.0))
+    }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = BTreeMap::from([("evidence".to_string(), self.factual.corpus_fingerprint(|p| ctx.resolve(p))?)]);
+        let (entry, options) = self.options().map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let mut fp = (entry.fingerprint)(&options, ctx)?;
         if let Some(r) = &self.reader {
             fp.extend(super::model_fingerprint(&r.model, ctx)?);
             fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&r.prompt))?);
@@ -78,7 +109,16 @@ impl Stage for EvidenceStage {
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
-        let domain = FactualDomain::load(self.factual.clone(), |p| ctx.resolve(p), &ctx.cache_dir)?;
+        let (entry, options) = self.options().map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let tasks = domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        if tasks.name != entry.name {
+            return Err(Error::stage(
+                &ctx.stage_id,
+                format!("the {} domain has no evidence corpus to verify its memories with", tasks.name),
+            ));
+        }
+        let domain = (entry.evidence)(&options, ctx)?
+            .ok_or_else(|| Error::stage(&ctx.stage_id, format!("the {} domain has no evidence corpus", entry.name)))?;
         let reader = match &self.reader {
             Some(r) => {
                 Some((r, Template::load(&ctx.resolve(&r.prompt))?, super::chat_model(&r.model, ctx, r.response_cache)?))
@@ -91,8 +131,7 @@ impl Stage for EvidenceStage {
         let jobs = reader.as_ref().map_or(crate::par::default_jobs(), |r| r.0.concurrency);
         let rows = verifiers::score_all(ctx, &memories, jobs, |m| {
             let mut s = Scored::of(m);
-            let topic = m.fields.iter().find(|(k, _)| k == "topic").map_or("", |(_, v)| v.as_str());
-            let Some(hits) = domain.passages(&m.question, topic) else {
+            let Some(hits) = domain.passages(&m.question, &m.fields) else {
                 s.detail = serde_json::json!({"passages": []}).to_string();
                 return Ok(s);
             };

@@ -21,9 +21,16 @@ use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The parts of [`crate::pipeline::stage::Stage`] the bank verifiers share (inside the impl): the
 /// stage's `KIND`, version 1, inputs `tasks` and `episodes`, the output `v_<stage id>`, and the
-/// config (operational fields are never serialized) as its cache key.
+/// config (operational fields are never serialized) as its cache key (`without_config`: the
+/// stage writes its own `config_json`).
 macro_rules! bank_stage {
     () => {
+        $crate::stages::verifiers::bank_stage!(without_config);
+        fn config_json(&self) -> serde_json::Value {
+            serde_json::to_value(self).expect("config serializes")
+        }
+    };
+    (without_config) => {
         fn kind(&self) -> &'static str {
             Self::KIND
         }
@@ -35,9 +42,6 @@ macro_rules! bank_stage {
         }
         fn outputs(&self, stage_id: &str) -> Vec<String> {
             vec![$crate::stages::verifiers::table_name(stage_id)]
-        }
-        fn config_json(&self) -> serde_json::Value {
-            serde_json::to_value(self).expect("config serializes")
         }
     };
 }

@@ -10,7 +10,7 @@ use super::gold_judge::{GoldJudge, JudgeConfig};
 use super::{FactualConfig, FactualDomain};
 use crate::datasets::factual::FactTask;
 use crate::domain::{Domain, Judge};
-use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source};
+use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Evidence, FlagConfig, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -33,6 +33,7 @@ impl DomainKind for FactualDomain {
     const SOURCES: &'static [Source] = super::sources::SOURCES;
     const VARIABLES: &'static [&'static str] = &["topic", "answer_type"];
     const EVALUATE_OPTIONS: &'static [&'static str] = &["factual", "judge"];
+    const EVIDENCE: bool = true;
 
     fn check(o: &FactualConfig) -> std::result::Result<(), Invalid> {
         o.check()
@@ -106,6 +107,10 @@ impl DomainKind for FactualDomain {
             .unwrap_or_default()
     }
 
+    fn evidence(options: FactualConfig, ctx: &StageContext) -> Result<Option<Box<dyn Evidence>>> {
+        Ok(Some(Box::new(FactualDomain::load(options, |p| ctx.resolve(p), &ctx.cache_dir)?)))
+    }
+
     /// `unsupported` only where the corpus speaks to the question; `format` only where a type is asked.
     fn speaks(&self, task: &FactTask) -> Vec<(&'static str, bool)> {
         vec![
@@ -113,5 +118,22 @@ impl DomainKind for FactualDomain {
             ("unsupported", self.passages(&task.question, &task.topic).is_some()),
             ("format", task.answer_type != "text"),
         ]
+    }
+}
+
+/// The corpus by the task's topic (its `topic` column).
+impl Evidence for FactualDomain {
+    fn passages(&self, question: &str, fields: &[(String, String)]) -> Option<Vec<usize>> {
+        let topic = fields.iter().find(|(k, _)| k == "topic").map_or("", |(_, v)| v.as_str());
+        FactualDomain::passages(self, question, topic)
+    }
+    fn ids(&self, hits: &[usize]) -> Vec<String> {
+        FactualDomain::ids(self, hits)
+    }
+    fn texts(&self, hits: &[usize]) -> Vec<String> {
+        FactualDomain::texts(self, hits)
+    }
+    fn supports(&self, question: &str, hits: &[usize], answer: &str) -> bool {
+        FactualDomain::supports(self, question, hits, answer)
     }
 }
