@@ -318,6 +318,7 @@ fn the_import_pipeline_runs_from_bank_to_audit() {
     cmd.current_dir(root)
         .args(["run", "pipelines/import.yaml", "--quiet", "--set"])
         .arg(format!("runs_dir={}", dir.path().join("runs").display()));
+    cmd.args(["--set", "stages.resample.config.model={backend: scripted}"]);
     for judge in ["regrade", "adversarial"] {
         cmd.args(["--set", &format!("stages.{judge}.config.model={{backend: scripted}}")]);
         cmd.args(["--set", &format!("stages.{judge}.config.decoding={{max_tokens: 8}}")]);
@@ -325,6 +326,8 @@ fn the_import_pipeline_runs_from_bank_to_audit() {
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let run = dir.path().join("runs/import");
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    assert!(manifest.contains("re_asked"), "the resample stage says its questions were re-asked");
     let json: Value = {
         let b = lucid::table::read_parquet(&run.join("audit_label_sanity/all.parquet")).unwrap();
         let rows = lucid::runs::sql_over(&[("t".into(), b)], "SELECT label_source, memories, verdict FROM t").unwrap();
@@ -341,7 +344,7 @@ fn the_import_pipeline_runs_from_bank_to_audit() {
         lucid::runs::sql_over(&[("t".into(), eia)], "SELECT verifier FROM t WHERE kind = 'verifier' ORDER BY verifier")
             .unwrap();
     let names = arrow::util::pretty::pretty_format_batches(&[rows]).unwrap().to_string();
-    for v in ["adversarial", "evidence", "panel", "regrade"] {
+    for v in ["adversarial", "evidence", "panel", "regrade", "resample"] {
         assert!(names.contains(v), "{v} missing from the EIA rows:\n{names}");
     }
 }

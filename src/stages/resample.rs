@@ -4,7 +4,8 @@
 //! answers that agree with the stored one as the tasks' domain compares artifacts (factual QA:
 //! the answer line, lower case, no punctuation or articles; text-to-SQL: the query's words; an
 //! empty answer agrees with nothing, so a memory without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
-//! share; V is null when every sample failed.
+//! share; V is null when every sample failed. On an imported bank (no request of the agent that
+//! answered is kept) the questions are re-asked to the named model, and the stage says so.
 
 use std::collections::BTreeMap;
 
@@ -76,6 +77,21 @@ impl Stage for ResampleStage {
         let template = Template::load(&dir.join("executor.txt"))?;
         let model = super::chat_model(&self.model, ctx, self.response_cache)?;
         super::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
+        // An imported bank keeps no request of the agent that answered: its questions are re-asked.
+        if inputs.get(ctx, "episodes")?.column_by_name("label_source").is_some() {
+            let id = model.identity();
+            let said = format!(
+                "{}: imported memories keep no request of their agent: their questions are re-asked to {} ({}) with {}, \
+                 so self-consistency measures that model, not the agent that answered",
+                ctx.stage_id,
+                id.model,
+                id.backend,
+                dir.join("executor.txt").display()
+            );
+            ctx.progress.warn(&said);
+            ctx.progress
+                .note("answerer", serde_json::json!({"re_asked": true, "backend": id.backend, "model": id.model}));
+        }
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let prompt = template.render(m, &[])?;
