@@ -104,10 +104,18 @@ pub trait Judge: Domain {
 
 /// Check that every name of `names` is a channel of `D` (`what` names the list in errors).
 pub fn check_channels<D: Domain>(names: &[String], what: &str) -> std::result::Result<(), Invalid> {
-    match names.iter().find(|n| !D::CHANNELS.contains(&n.as_str())) {
-        Some(n) => {
-            Err(Invalid(format!("{what}: '{n}' is not a {} channel (channels: {})", D::NAME, D::CHANNELS.join(", "))))
-        }
+    check_channel_names(D::NAME, D::CHANNELS, names, what)
+}
+
+/// Check that every name of `names` is one of `channels`, the channels of domain `domain`.
+pub fn check_channel_names(
+    domain: &str,
+    channels: &[&str],
+    names: &[String],
+    what: &str,
+) -> std::result::Result<(), Invalid> {
+    match names.iter().find(|n| !channels.contains(&n.as_str())) {
+        Some(n) => Err(Invalid(format!("{what}: '{n}' is not a {domain} channel (channels: {})", channels.join(", ")))),
         None => Ok(()),
     }
 }

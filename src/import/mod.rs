@@ -226,7 +226,7 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
             label_source: source,
         });
     }
-    truths(c, &resolve, &logged, &mut out)?;
+    truths(c, preset, &resolve, &logged, &mut out)?;
     Ok(out)
 }
 
@@ -297,11 +297,11 @@ fn read_log(path: &Path, separator: Option<&str>) -> Result<HashMap<String, Logg
 /// file, or the log's ground truth) by the normalised match or the source's verdict.
 fn truths(
     c: &ImportConfig,
+    preset: &Preset,
     resolve: &impl Fn(&str) -> PathBuf,
     logged: &HashMap<String, Logged>,
     out: &mut Imported,
 ) -> Result<()> {
-    let preset = presets::preset(&c.preset).map_err(Error::usage)?;
     let gold = c.gold.as_ref().map(|g| Gold::read(g, &resolve(&g.path), preset.gold_answer)).transpose()?;
     let truth_file = c.truth.as_ref().map(|t| gold::read_truth(&resolve(t))).transpose()?;
     out.has_truth = gold.is_some()

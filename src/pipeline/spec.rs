@@ -203,12 +203,17 @@ fn strip_location(e: &serde_norway::Error) -> String {
     }
 }
 
+/// The key a serde error refuses as unknown (`unknown field `x`, expected ...` -> `x`).
+pub fn unknown_field(message: &str) -> Option<&str> {
+    message.split("unknown field `").nth(1).and_then(|r| r.split('`').next())
+}
+
 /// `file:line:column: message` for a YAML error. An unknown key is pointed at where it is written.
 fn yaml_error(path: &Path, text: &str, e: &serde_norway::Error) -> Error {
     let msg = strip_location(e);
     let Some(loc) = e.location() else { return Error::input(path, e.to_string()) };
     let (mut line, mut col) = (loc.line(), loc.column());
-    if let Some(field) = msg.split("unknown field `").nth(1).and_then(|r| r.split('`').next()) {
+    if let Some(field) = unknown_field(&msg) {
         let key = format!("{field}:");
         if let Some((n, l)) = text.lines().enumerate().skip(line.saturating_sub(1)).find(|(_, l)| {
             let t = l.trim_start().trim_start_matches("- ");

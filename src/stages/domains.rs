@@ -167,16 +167,9 @@ pub fn of_tasks(batch: &RecordBatch) -> std::result::Result<Entry, Invalid> {
     kind(&crate::domains::tasks_domain(batch).unwrap_or_else(|| DEFAULT.to_string()))
 }
 
-/// `check` a list of channel names against `entry`'s (`what` names the list in errors).
+/// Check a list of channel names against `entry`'s (`what` names the list in errors).
 pub fn check_channels(entry: &Entry, names: &[String], what: &str) -> std::result::Result<(), Invalid> {
-    match names.iter().find(|n| !entry.channels.contains(&n.as_str())) {
-        Some(n) => Err(Invalid(format!(
-            "{what}: '{n}' is not a {} channel (channels: {})",
-            entry.name,
-            entry.channels.join(", ")
-        ))),
-        None => Ok(()),
-    }
+    crate::domain::check_channel_names(entry.name, entry.channels, names, what)
 }
 
 /// What `lucid domains` prints: every kind with its sources, channels, prompt variables and

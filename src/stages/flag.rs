@@ -32,8 +32,9 @@ impl FlagStage {
     /// The options with their defaults, in `entry`'s domain.
     fn options(&self, entry: &domains::Entry) -> std::result::Result<Value, Misplanned> {
         (entry.flag_options)(&self.options).map_err(|e| {
-            let unknown = e.0.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
-            let at = unknown.map(str::to_string).or_else(|| self.options.keys().next().cloned());
+            let at = crate::pipeline::spec::unknown_field(&e.0)
+                .map(str::to_string)
+                .or_else(|| self.options.keys().next().cloned());
             let hint =
                 if self.domain.is_none() { " (for another domain's channels, name it: `domain: <kind>`)" } else { "" };
             Misplanned::new(at.unwrap_or_else(|| "kind".into()), format!("{} domain: {}{hint}", entry.name, e.0))

@@ -57,7 +57,7 @@ impl MemoryLoopStage {
             options.insert(key.to_string(), value.clone());
         }
         let full = (entry.options)(&options).map_err(|e| {
-            let unknown = e.0.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
+            let unknown = crate::pipeline::spec::unknown_field(&e.0);
             Misplanned::new(unknown.unwrap_or("domain"), format!("domain ({}): {}", entry.name, e.0))
         })?;
         Ok((entry, full))
@@ -161,9 +161,11 @@ impl Stage for MemoryLoopStage {
                 return Err(Misplanned::new(name.as_str(), why));
             }
             if let Some(names) = &arm.channels {
-                let bad = names.iter().find(|n| !entry.channels.contains(&n.as_str())).cloned().unwrap_or_default();
-                domains::check_channels(&entry, names, &format!("arm '{name}' channels"))
-                    .map_err(|e| Misplanned::new(bad, e.0))?;
+                domains::check_channels(&entry, names, &format!("arm '{name}' channels")).map_err(|e| {
+                    // Point at the first name that is not a channel.
+                    let bad = names.iter().find(|n| !entry.channels.contains(&n.as_str()));
+                    Misplanned::new(bad.cloned().unwrap_or_default(), e.0)
+                })?;
             }
         }
         // A prompts folder that depends on the instance (`{seed}`, `{arm}`) is checked when it runs.
