@@ -102,6 +102,16 @@ pub struct AuditArgs {
     /// Also write audit.md, audit.json and audit.html into this folder.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// For a bank without truth: print a labelling sheet of N memories (CSV: memory, question,
+    /// answer, plan, u), stratified by label and verifier flags and seeded by --rng-seed, for a
+    /// person to fill the u column and give back with --labels.
+    #[arg(long, value_name = "N", conflicts_with = "labels")]
+    pub sample: Option<usize>,
+    /// Audit from hand labels: a CSV with columns memory and u (1 right, 0 wrong, empty not
+    /// labelled), the sheet of --sample filled in: leniency, sensitivity, label sanity, each
+    /// verifier's EIA axes and payoff, with intervals for the sampling design.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
 }
 
 /// How `lucid audit` prints.

@@ -11,6 +11,7 @@ mod eval_cli;
 mod eval_rule;
 mod exactness;
 mod factual;
+mod hand_labels;
 mod hostile_sql;
 mod import;
 mod literal_grounding;

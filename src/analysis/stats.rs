@@ -153,6 +153,37 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     (has_spread(sxx, m.x1x1) && has_spread(syy, m.x2x2)).then(|| sxy / (sxx * syy).sqrt())
 }
 
+/// Pearson correlation from weighted sums: n, Sx, Sxx, Sy, Syy, Sxy; None when either side is
+/// constant (see [`has_spread`]) or n <= 1.
+pub fn corr_from_sums(n: f64, sx: f64, sxx: f64, sy: f64, syy: f64, sxy: f64) -> Option<f64> {
+    let (cxx, cyy, cxy) = (sxx - sx * sx / n, syy - sy * sy / n, sxy - sx * sy / n);
+    (n > 1.0 && has_spread(cxx, sxx) && has_spread(cyy, syy)).then(|| (cxy / (cxx * cyy).sqrt()).clamp(-1.0, 1.0))
+}
+
+/// The quantile of Student's t with `df` degrees of freedom for a two-sided 95 % interval
+/// (exact at df = 1..4; beyond, the Cornish-Fisher expansion around [`Z95`], within 1e-3 of the
+/// exact value; a fractional df below 4.5 takes the nearest whole one's).
+pub fn t95(df: f64) -> f64 {
+    if df < 1.5 {
+        return 12.706_204_736;
+    }
+    if df < 2.5 {
+        return 4.302_652_730;
+    }
+    if df < 3.5 {
+        return 3.182_446_305;
+    }
+    if df < 4.5 {
+        return 2.776_445_105;
+    }
+    let (z, v) = (Z95, df);
+    let (z3, z5, z7, z9) = (z.powi(3), z.powi(5), z.powi(7), z.powi(9));
+    z + (z3 + z) / (4.0 * v)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
+        + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92160.0 * v.powi(4))
+}
+
 /// Ranks with ties given their average rank (1-based).
 pub fn ranks(v: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..v.len()).collect();
@@ -487,6 +518,17 @@ pub fn cluster_bootstrap(rows: &mut [(i64, f64, f64)], stat: Statistic, resample
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn t95_matches_the_table() {
+        // Two-sided 95 % quantiles of Student's t (any statistics table).
+        for (df, t) in
+            [(1.0, 12.706), (2.0, 4.303), (3.0, 3.182), (4.0, 2.776), (5.0, 2.571), (10.0, 2.228), (30.0, 2.042), (120.0, 1.980)]
+        {
+            assert!((t95(df) - t).abs() < 2e-3, "df {df}: {} vs {t}", t95(df));
+        }
+        assert!((t95(1e9) - Z95).abs() < 1e-6);
+    }
 
     #[test]
     fn wilson_matches_the_textbook_interval() {

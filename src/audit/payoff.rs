@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::AuditBank;
 use super::bank::{demote, demotes, unscored};
 use super::eia::{Candidate, delta, kind};
-use crate::analysis::stats::{has_spread, multinomial, pearson, quantile, z_scores};
+use crate::analysis::stats::{corr_from_sums, multinomial, pearson, quantile, z_scores};
 use crate::rng::SplitMix64;
 
 /// One row of the payoff table.
@@ -47,12 +47,6 @@ pub struct PayoffRow {
     pub hi: Option<f64>,
     /// Share of resamples with delta > 0.
     pub p_gt_0: Option<f64>,
-}
-
-/// Pearson correlation from weighted sums: n, Sx, Sxx, Sy, Syy, Sxy.
-fn corr_from_sums(n: f64, sx: f64, sxx: f64, sy: f64, syy: f64, sxy: f64) -> Option<f64> {
-    let (cxx, cyy, cxy) = (sxx - sx * sx / n, syy - sy * sy / n, sxy - sx * sy / n);
-    (n > 1.0 && has_spread(cxx, sxx) && has_spread(cyy, syy)).then(|| (cxy / (cxx * cyy).sqrt()).clamp(-1.0, 1.0))
 }
 
 /// A distinct (r, u, mask) with its count; `mask` bit j: row j demotes it.

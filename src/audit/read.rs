@@ -27,6 +27,9 @@ pub struct Columns {
     pub n: String,
     /// Whether the self-grade parsed (boolean or 0/1; used when present; absent: all graded).
     pub graded: String,
+    /// Whether U is read (false for the hand-label audit, whose truth is the labels: `u` may be
+    /// absent or empty, and reads as NaN).
+    pub truth: bool,
 }
 
 impl Default for Columns {
@@ -38,6 +41,7 @@ impl Default for Columns {
             sc: "sc".into(),
             n: "n".into(),
             graded: "graded".into(),
+            truth: true,
         }
     }
 }
@@ -50,7 +54,11 @@ pub(super) fn read_file(path: &Path) -> Result<RecordBatch> {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let registered = match ext {
             "parquet" => ctx.register_parquet("bank", &loc, Default::default()).await,
-            "csv" => ctx.register_csv("bank", &loc, Default::default()).await,
+            // Plans and questions span lines: quoted newlines are values, not row ends.
+            "csv" => {
+                let opts = datafusion::prelude::CsvReadOptions::new().newlines_in_values(true);
+                ctx.register_csv("bank", &loc, opts).await
+            }
             "jsonl" | "json" | "ndjson" => {
                 let dotted = format!(".{ext}");
                 let opts = datafusion::datasource::file_format::options::JsonReadOptions {
@@ -116,8 +124,12 @@ pub fn bank_from_batch(
         .iter()
         .map(|n| Ok((n.trim_start_matches("v_").to_string(), numbers(path, batch, n, true)?)))
         .collect::<Result<Vec<_>>>()?;
-    let u = column("u")?;
-    if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0) {
+    let u = match (cols.truth, batch.column_by_name("u")) {
+        (true, _) => column("u")?,
+        (false, Some(_)) => numbers(path, batch, "u", true)?,
+        (false, None) => vec![f64::NAN; batch.num_rows()],
+    };
+    if let Some(i) = u.iter().position(|&x| x != 0.0 && x != 1.0 && !x.is_nan()) {
         return Err(Error::input(path, format!("row {i}: column 'u' is {}, not 0 or 1", u[i])));
     }
     let have: Vec<String> = verifiers.iter().map(|(n, _)| n.clone()).collect();

@@ -156,12 +156,21 @@ pub fn into_bank(path: &Path, run: RunBank, cols: &Columns) -> Result<AuditBank>
 /// Read a bank file (`.parquet`, `.csv`, `.jsonl`/`.json`), or the bank of an agent run folder
 /// (local or in a shared store) for `arm`.
 pub fn read_bank(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<AuditBank> {
+    Ok(read_rows(path, cols, arm)?.0)
+}
+
+/// [`read_bank`] and the rows it was read from (a run's: its arm's rows of [`SQL`] with the
+/// verifiers joined; a file's: the file). Without `cols.truth`, a run without `evaluation` reads
+/// with U unknown (NaN).
+pub fn read_rows(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<(AuditBank, RecordBatch)> {
     let remote_run = path.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     if path.is_dir() || remote_run {
-        let run = read(path, arm)?;
-        return into_bank(path, run, cols);
+        let run = read_with(path, arm, cols.truth)?;
+        let rows = run.rows.clone();
+        return Ok((into_bank(path, run, cols)?, rows));
     }
-    bank_from_batch(path, &read_file(path)?, cols, None)
+    let batch = read_file(path)?;
+    Ok((bank_from_batch(path, &batch, cols, None)?, batch))
 }
 
 /// Each arm's label source (episodes with a `label_source` column: an imported bank).
@@ -186,8 +195,17 @@ fn label_source_of(b: &RecordBatch, arm: &str) -> Option<String> {
 
 /// The bank rows of `arm` in the run folder `dir` (or a run in a shared store, `s3://…/runs/NAME`).
 pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
+    read_with(dir, arm, true)
+}
+
+/// U where a run without truth has none: null for every episode.
+const NO_TRUTH: &str = "CREATE VIEW evaluation AS SELECT arm, seed, step, CAST(NULL AS DOUBLE) AS u FROM episodes";
+
+/// [`read`]; without `truth`, a run without `evaluation` reads with U null.
+fn read_with(dir: &Path, arm: Option<&str>, truth: bool) -> Result<RunBank> {
     let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
-    for name in ["episodes", "evaluation"] {
+    let needed: &[&str] = if truth { &["episodes", "evaluation"] } else { &["episodes"] };
+    for &name in needed {
         if !remote && !dir.join(name).exists() {
             return Err(Error::input(dir, format!("not a run folder with a bank: no '{name}' table")));
         }
@@ -195,6 +213,9 @@ pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
     let run = (dir.display().to_string(), dir.to_path_buf());
     let (all, verifiers, sources) = crate::session::block_on(async {
         let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
+        if !truth && !names.iter().any(|n| n == "evaluation") {
+            crate::session::collect(&ctx, NO_TRUTH).await?;
+        }
         let mut verifiers = Vec::new();
         for n in names.iter().filter(|n| n.starts_with("v_")) {
             verifiers.push((n.clone(), crate::session::collect(&ctx, &format!("SELECT * FROM \"{n}\"")).await?));

@@ -2,8 +2,9 @@
 //! (base rate); a self-grade with planted leniency l = P(trusted | U = 0) and sensitivity
 //! s = P(trusted | U = 1); and verifiers whose EIA verdicts are known by construction:
 //!
-//! - `truthful`: U, flipped 5 % of the time independently of r (decorrelated and truthful: PASS);
-//! - `echo`: the self-grade, flipped 5 % of the time (its errors are the grader's: FAIL, echoes);
+//! - `truthful`: U, flipped (`flips`, 5 % by default) independently of r (decorrelated and
+//!   truthful: PASS);
+//! - `echo`: the self-grade, flipped as often (its errors are the grader's: FAIL, echoes);
 //! - `noise`: a fair coin (FAIL, barely tracks U);
 //! - `judge<k>` (k >= 4): a re-grading judge that copies the self-grade half the time and reads U
 //!   (20 % flips) otherwise (in between, like the paper's re-grades).
@@ -40,6 +41,8 @@ pub struct Planted {
     pub continuous: bool,
     /// Extra retrievals of a trusted wrong memory (the planted Echo Gap).
     pub echo_reuse: f64,
+    /// How often `truthful` misreads U and `echo` miscopies the self-grade.
+    pub flips: f64,
     /// Generator seed.
     pub seed: u64,
 }
@@ -55,6 +58,7 @@ impl Default for Planted {
             verifiers: 3,
             continuous: false,
             echo_reuse: 3.0,
+            flips: 0.05,
             seed: 7,
         }
     }
@@ -90,8 +94,8 @@ pub fn generate(spec: &Planted) -> RecordBatch {
         r.push(score(ri, &mut unif));
         for (j, v) in vs.iter_mut().enumerate() {
             let side = match j {
-                0 => ui ^ (unif() < 0.05),
-                1 => ri ^ (unif() < 0.05),
+                0 => ui ^ (unif() < spec.flips),
+                1 => ri ^ (unif() < spec.flips),
                 2 => unif() < 0.5,
                 _ => {
                     if unif() < 0.5 {

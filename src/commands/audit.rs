@@ -19,7 +19,11 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         sc: a.sc_col.clone(),
         n: a.n_col.clone(),
         graded: a.graded_col.clone(),
+        truth: true,
     };
+    if a.sample.is_some() || a.labels.is_some() {
+        return hand(a, &cols);
+    }
     // A run with episodes but no truth (an imported bank without gold): its labels against the
     // verifiers, and why the rest cannot be computed.
     if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !a.bank.join("evaluation").exists() {
@@ -55,4 +59,31 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         eprintln!("audit written: {}", page.display());
     }
     Ok(())
+}
+
+/// `lucid audit --sample N` (the labelling sheet) and `--labels FILE` (the audit from it).
+fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
+    use crate::audit::{design, hand, sheet};
+    let m = sheet::memories(&a.bank, cols, a.arm.as_deref())?;
+    let mut out = std::io::stdout().lock();
+    if let Some(n) = a.sample {
+        let picked = design::draw(&design::strata(&m.bank, n), n, a.rng_seed)?;
+        out.write_all(sheet::sheet(&m, &picked).as_bytes()).map_err(werr)?;
+        eprintln!(
+            "{} of {} memories sampled: fill the u column (1 right, 0 wrong, empty when unsure), keep every row, then \
+             lucid audit {} --labels SHEET.csv",
+            picked.len(),
+            m.bank.r.len(),
+            a.bank.display()
+        );
+        return Ok(());
+    }
+    let path = a.labels.as_ref().expect("called with --sample or --labels");
+    let (rows, picked, u) = sheet::labels(path, &m)?;
+    let result = hand::hand_audit(&m.bank, rows, &picked, &u, a.tau_dec, a.tau_tru)?;
+    let text = match a.format {
+        AuditFormat::Json => serde_json::json!({"hand_labels": result}).to_string() + "\n",
+        _ => hand::markdown(&result, &a.bank.display().to_string()),
+    };
+    out.write_all(text.as_bytes()).map_err(werr)
 }

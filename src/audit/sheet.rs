@@ -1,0 +1,181 @@
+//! The labelling sheet (`lucid audit BANK --sample N`) and the labels that come back
+//! (`--labels FILE`). The sheet is a CSV of the sampled memories in a shuffled order —
+//! `memory, question, answer, plan, u` — with `u` empty for a person to fill (1 right, 0 wrong;
+//! also right/wrong, correct/incorrect, true/false, yes/no; empty: not labelled). It shows what
+//! the memory says and nothing of its label or the verifiers' flags, so the labeller is blind to
+//! what is being audited. A memory is named `seed/step` in a run and by its `id` column (else its
+//! 0-based row) in a bank file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::DataType;
+
+use super::bank::AuditBank;
+use super::read::Columns;
+use crate::error::{Error, Result};
+
+/// A bank with what a labeller needs: each memory's name and text.
+pub struct Memories {
+    /// r and the verifiers (U unknown).
+    pub bank: AuditBank,
+    /// Each memory's name in the sheet.
+    pub ids: Vec<String>,
+    /// Question, answer, plan per memory (empty where the bank has none).
+    pub text: Vec<[String; 3]>,
+}
+
+/// Column `name` of `b` as text per row (None: no such column).
+fn text_column(b: &RecordBatch, name: &str) -> Option<Vec<String>> {
+    let c = arrow::compute::cast(b.column_by_name(name)?, &DataType::Utf8).ok()?;
+    let c = c.as_string::<i32>();
+    Some((0..c.len()).map(|i| if c.is_valid(i) { c.value(i).to_string() } else { String::new() }).collect())
+}
+
+/// The first of `names` that `b` has, as text per row.
+fn first_text(b: &RecordBatch, names: &[&str]) -> Vec<String> {
+    names.iter().find_map(|n| text_column(b, n)).unwrap_or_else(|| vec![String::new(); b.num_rows()])
+}
+
+/// The memories of the bank at `path` (a file, or a run folder's `arm`), U not read.
+pub fn memories(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Memories> {
+    let cols = Columns { truth: false, ..cols.clone() };
+    let (bank, rows) = super::run_bank::read_rows(path, &cols, arm)?;
+    let n = rows.num_rows();
+    if let Some(arm) = &bank.arm {
+        let (seeds, steps) = (first_text(&rows, &["seed"]), first_text(&rows, &["id"]));
+        let ids: Vec<String> = (0..n).map(|i| format!("{}/{}", seeds[i], steps[i])).collect();
+        let text = run_text(path, arm, &rows)?;
+        return Ok(Memories { bank, ids, text });
+    }
+    let ids = text_column(&rows, "id").unwrap_or_else(|| (0..n).map(|i| i.to_string()).collect());
+    let (q, a, p) = (
+        first_text(&rows, &["question", "query"]),
+        first_text(&rows, &["answer", "artifact", "sql"]),
+        first_text(&rows, &["plan"]),
+    );
+    let text = (0..n).map(|i| [q[i].clone(), a[i].clone(), p[i].clone()]).collect();
+    Ok(Memories { bank, ids, text })
+}
+
+/// Question (from `tasks`), answer (`answer`, else `sql`) and plan of each bank row of `rows`
+/// (seed, id, question_id) of `arm` in the run at `dir`.
+fn run_text(dir: &Path, arm: &str, rows: &RecordBatch) -> Result<Vec<[String; 3]>> {
+    let run = (dir.display().to_string(), dir.to_path_buf());
+    let (episodes, tasks) = crate::session::block_on(async {
+        let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
+        let quoted = arm.replace('\'', "''");
+        let episodes =
+            crate::session::collect(&ctx, &format!("SELECT * FROM episodes WHERE CAST(arm AS VARCHAR) = '{quoted}'"))
+                .await?;
+        let tasks = if names.iter().any(|n| n == "tasks") {
+            Some(crate::session::collect(&ctx, "SELECT * FROM tasks").await?)
+        } else {
+            None
+        };
+        Ok::<_, Error>((episodes, tasks))
+    })
+    .map_err(|e| Error::input_from(dir, "", e))?;
+    let questions: HashMap<String, String> = tasks
+        .as_ref()
+        .map(|t| first_text(t, &["question_id"]).into_iter().zip(first_text(t, &["question"])).collect())
+        .unwrap_or_default();
+    let key = |b: &RecordBatch, step: &str| -> Vec<String> {
+        let (s, t) = (first_text(b, &["seed"]), first_text(b, &[step]));
+        s.into_iter().zip(t).map(|(s, t)| format!("{s}/{t}")).collect()
+    };
+    let (answer, plan) = (first_text(&episodes, &["answer", "sql"]), first_text(&episodes, &["plan"]));
+    let by_key: HashMap<String, usize> = key(&episodes, "step").into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let qids = first_text(rows, &["question_id"]);
+    Ok(key(rows, "id")
+        .iter()
+        .zip(qids)
+        .map(|(k, qid)| {
+            let e = by_key.get(k);
+            [
+                questions.get(&qid).cloned().unwrap_or_default(),
+                e.map_or(String::new(), |&i| answer[i].clone()),
+                e.map_or(String::new(), |&i| plan[i].clone()),
+            ]
+        })
+        .collect())
+}
+
+/// A CSV field, quoted when it has to be.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// The sheet of the memories `picked` of `m`, as CSV.
+pub fn sheet(m: &Memories, picked: &[usize]) -> String {
+    let mut out = String::from("memory,question,answer,plan,u\n");
+    for &i in picked {
+        let [q, a, p] = &m.text[i];
+        out.push_str(&format!("{},{},{},{},\n", field(&m.ids[i]), field(q), field(a), field(p)));
+    }
+    out
+}
+
+/// A hand label: 1 right, 0 wrong, None not labelled; an error for anything else.
+fn label(cell: &str) -> std::result::Result<Option<f64>, ()> {
+    match cell.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "1" | "1.0" | "right" | "correct" | "true" | "yes" => Ok(Some(1.0)),
+        "0" | "0.0" | "wrong" | "incorrect" | "false" | "no" => Ok(Some(0.0)),
+        _ => Err(()),
+    }
+}
+
+/// The CSV at `path` with every column read as text (no type inference: a sheet saved by a
+/// spreadsheet, CRLF rows with quoted newlines and quotes, reads as written).
+fn read_text_csv(path: &Path) -> Result<RecordBatch> {
+    use std::io::BufRead;
+    let open = || std::fs::File::open(path).map_err(|e| Error::input(path, e.to_string()));
+    let mut header = String::new();
+    std::io::BufReader::new(open()?).read_line(&mut header).map_err(|e| Error::input(path, e.to_string()))?;
+    let names: Vec<String> =
+        header.trim_end_matches(['\r', '\n']).split(',').map(|h| h.trim().trim_matches('"').to_string()).collect();
+    let fields: Vec<arrow::datatypes::Field> =
+        names.iter().map(|n| arrow::datatypes::Field::new(n, DataType::Utf8, true)).collect();
+    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(fields));
+    let reader = arrow::csv::ReaderBuilder::new(schema.clone())
+        .with_header(true)
+        .build(open()?)
+        .map_err(|e| Error::input(path, e.to_string()))?;
+    let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::input(path, e.to_string()))?;
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
+}
+
+/// The labels in the CSV at `path` (columns `memory` and `u`; others ignored) for the memories
+/// of `m`: the rows of the file (blank labels included) and each labelled memory's index with
+/// its U. Errors name the file, the data row (1-based) and the memory.
+pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Vec<usize>, Vec<f64>)> {
+    let batch = read_text_csv(path)?;
+    let need = |c: &str| {
+        text_column(&batch, c)
+            .ok_or_else(|| Error::input(path, format!("no column '{c}' (a labels file has columns memory and u)")))
+    };
+    let (ids, cells) = (need("memory")?, need("u")?);
+    let index: HashMap<&str, usize> = m.ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    let (mut picked, mut u, mut seen) = (Vec::new(), Vec::new(), HashMap::new());
+    for (row, (id, cell)) in ids.iter().zip(&cells).enumerate() {
+        let at = |what: String| Error::input(path, format!("data row {} (memory '{id}'): {what}", row + 1));
+        let &i = index.get(id.as_str()).ok_or_else(|| at("no such memory in the bank".into()))?;
+        if let Some(first) = seen.insert(i, row + 1) {
+            return Err(at(format!("labelled twice (also data row {first})")));
+        }
+        match label(cell) {
+            Ok(Some(x)) => {
+                picked.push(i);
+                u.push(x);
+            }
+            Ok(None) => {}
+            Err(()) => return Err(at(format!("u is '{cell}': write 1 (right) or 0 (wrong), or leave it empty"))),
+        }
+    }
+    if picked.is_empty() {
+        return Err(Error::input(path, "no memory is labelled: fill the u column with 1 (right) or 0 (wrong)"));
+    }
+    Ok((ids.len(), picked, u))
+}

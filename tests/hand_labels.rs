@@ -1,0 +1,227 @@
+//! The audit from a few hand labels (`lucid audit BANK --sample N`, then `--labels FILE`) on
+//! banks with planted answers: the sheet is stratified, seeded and blind (no label, no verifier
+//! flag in it); a census of labels reproduces every quantity of the bank exactly with no sampling
+//! error; a sample recovers the planted leniency and sensitivity and catches inverted labels;
+//! bad labels files are refused naming the row and the memory; the intervals cover on repeated
+//! samples (a 100-sample version of `just audit-coverage`); an imported bank's sheet shows its
+//! questions and answers.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, RecordBatch};
+use serde_json::Value;
+
+use crate::support::{lucid, stderr, stdout};
+use lucid::audit::synth::{Planted, generate};
+
+/// The planted bank `spec` written as a CSV without `u`, and its truth by memory id.
+fn unlabelled_bank(dir: &Path, spec: &Planted) -> (PathBuf, HashMap<String, f64>) {
+    let batch = generate(spec);
+    let keep: Vec<usize> = (0..batch.num_columns()).filter(|&i| batch.schema().field(i).name() != "u").collect();
+    let schema = Arc::new(batch.schema().project(&keep).unwrap());
+    let cols = keep.iter().map(|&i| batch.column(i).clone()).collect();
+    let p = dir.join("bank.csv");
+    arrow::csv::Writer::new(std::fs::File::create(&p).unwrap())
+        .write(&RecordBatch::try_new(schema, cols).unwrap())
+        .unwrap();
+    let ids = arrow::compute::cast(batch.column_by_name("id").unwrap(), &arrow::datatypes::DataType::Utf8).unwrap();
+    let ids = ids.as_any().downcast_ref::<arrow::array::StringArray>().unwrap();
+    let u = batch.column_by_name("u").unwrap().as_any().downcast_ref::<arrow::array::Float64Array>().unwrap();
+    (p, (0..ids.len()).map(|i| (ids.value(i).to_string(), u.value(i))).collect())
+}
+
+/// `lucid audit BANK --sample n --rng-seed seed`: the sheet.
+fn sheet(dir: &Path, bank: &Path, n: usize, seed: u64) -> String {
+    let o = lucid(dir)
+        .args(["audit", bank.to_str().unwrap(), "--sample", &n.to_string(), "--rng-seed", &seed.to_string()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// The CSV records of `text` (a quoted field may span lines), without their line ends.
+fn records(text: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for c in text.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '\n' if !quoted => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out
+}
+
+/// The sheet with its (last, empty) u column filled by `label(memory)`.
+fn fill(sheet: &str, label: impl Fn(&str) -> String) -> String {
+    let recs = records(sheet);
+    let mut out = format!("{}\n", recs[0]);
+    for r in &recs[1..] {
+        assert!(r.ends_with(','), "u is empty in the sheet: {r}");
+        out.push_str(&format!("{r}{}\n", label(r.split(',').next().unwrap())));
+    }
+    out
+}
+
+/// `lucid audit BANK --labels FILE --format json`: the hand-label audit.
+fn hand(dir: &Path, bank: &Path, labels: &str) -> Value {
+    let file = dir.join("labels.csv");
+    std::fs::write(&file, labels).unwrap();
+    let o = lucid(dir)
+        .args(["audit", bank.to_str().unwrap(), "--labels", file.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str::<Value>(&stdout(&o)).unwrap()["hand_labels"].clone()
+}
+
+fn estimate<'a>(a: &'a Value, quantity: &str, verifier: Option<&str>) -> &'a Value {
+    a["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["quantity"] == quantity && r["verifier"].as_str() == verifier)
+        .unwrap_or_else(|| panic!("no {quantity} {verifier:?} in {a}"))
+}
+
+#[test]
+fn a_census_of_hand_labels_reproduces_the_bank_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 300, seeds: 1, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 300, 0);
+    assert_eq!(records(&s).len(), 301, "every memory once");
+    let a = hand(dir.path(), &bank, &fill(&s, |id| truth[id].to_string()));
+    // The same quantities over the whole bank with its planted truth.
+    let full = generate(&spec);
+    let b = lucid::audit::run_bank::read_bank(&write(dir.path(), &full), &Default::default(), None).unwrap();
+    for q in lucid::audit::hand::quantities(&b) {
+        let exact = q.exact(&b.u).unwrap();
+        let row = estimate(&a, q.name(), q.verifier.as_deref());
+        let (e, lo, hi) = (row["estimate"].as_f64().unwrap(), row["lo"].as_f64().unwrap(), row["hi"].as_f64().unwrap());
+        assert!((e - exact).abs() < 1e-9, "{} {:?}: {e} vs {exact}", q.name(), q.verifier);
+        assert!((hi - lo).abs() < 1e-9, "a census has no sampling error: {row}");
+    }
+    assert_eq!(a["labelled"], 300);
+}
+
+fn write(dir: &Path, batch: &RecordBatch) -> PathBuf {
+    let p = dir.join("full.csv");
+    arrow::csv::Writer::new(std::fs::File::create(&p).unwrap()).write(batch).unwrap();
+    p
+}
+
+#[test]
+fn a_stratified_sample_recovers_the_planted_labels_blind_and_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 2000, seeds: 1, leniency: 0.8, sensitivity: 0.95, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 120, 7);
+    // Blind: what the memory says, nothing of its label or the verifiers' flags.
+    assert_eq!(s.lines().next().unwrap(), "memory,question,answer,plan,u");
+    let recs = records(&s);
+    let ids: Vec<&str> = recs.iter().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(ids.len(), 120);
+    assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 120, "no memory twice");
+    assert_eq!(s, sheet(dir.path(), &bank, 120, 7), "seeded");
+    assert_ne!(s, sheet(dir.path(), &bank, 120, 8));
+    let a = hand(dir.path(), &bank, &fill(&s, |id| truth[id].to_string()));
+    // Every stratum (label x flag pattern) has labels; untrusted memories (about 20 %) are
+    // oversampled, and the weights undo it.
+    for st in a["strata"].as_array().unwrap() {
+        assert!(st["labelled"].as_u64().unwrap() >= 2.min(st["memories"].as_u64().unwrap()), "{st}");
+    }
+    let wrong = truth.values().filter(|&&u| u == 0.0).count() as f64;
+    let full = generate(&spec);
+    let b = lucid::audit::run_bank::read_bank(&write(dir.path(), &full), &Default::default(), None).unwrap();
+    let lenient = (0..b.r.len()).filter(|&i| b.u[i] == 0.0 && b.r[i] >= 0.5).count() as f64;
+    let row = estimate(&a, "leniency", None);
+    let (lo, hi) = (row["lo"].as_f64().unwrap(), row["hi"].as_f64().unwrap());
+    assert!(lo <= lenient / wrong && lenient / wrong <= hi, "planted leniency {} in {row}", lenient / wrong);
+    assert_eq!(a["sanity"], "labels carry signal");
+    let eia: Vec<(String, bool)> = a["eia"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["verifier"].as_str().unwrap().to_string(), e["pass"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(eia, [("truthful".into(), true), ("echo".into(), false), ("noise".into(), false)]);
+    // Labels the wrong way round (the ReasoningBank fault) are caught from the same sample.
+    let inverted = hand(dir.path(), &bank, &fill(&s, |id| (1.0 - truth[id]).to_string()));
+    assert_eq!(inverted["sanity"], "labels look inverted");
+}
+
+#[test]
+fn a_bad_labels_file_is_refused_naming_the_row_and_the_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bank, _) = unlabelled_bank(dir.path(), &Planted { memories: 200, seeds: 1, ..Planted::default() });
+    let refuse = |labels: &str| -> String {
+        let file = dir.path().join("bad.csv");
+        std::fs::write(&file, labels).unwrap();
+        let o = lucid(dir.path())
+            .args(["audit", bank.to_str().unwrap(), "--labels", file.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{labels}");
+        stderr(&o)
+    };
+    let e = refuse("memory,u\n3,1\n999999,0\n");
+    assert!(e.contains("bad.csv") && e.contains("data row 2") && e.contains("'999999'"), "{e}");
+    let e = refuse("memory,u\n3,maybe\n");
+    assert!(e.contains("data row 1") && e.contains("'maybe'"), "{e}");
+    let e = refuse("memory,u\n3,1\n4,0\n3,0\n");
+    assert!(e.contains("data row 3") && e.contains("labelled twice") && e.contains("data row 1"), "{e}");
+    let e = refuse("memory,u\n3,\n");
+    assert!(e.contains("no memory is labelled"), "{e}");
+    let e = refuse("id,label\n3,1\n");
+    assert!(e.contains("no column 'memory'"), "{e}");
+    // Labels that leave a stratum out cannot be weighted: said, not estimated.
+    let e = refuse("memory,u\n3,1\n4,0\n");
+    assert!(e.contains("no labelled memory in the stratum"), "{e}");
+}
+
+#[test]
+fn the_intervals_cover_the_planted_values_on_repeated_samples() {
+    // The CI version of `just audit-coverage` (2,000 samples, committed in
+    // tests/bench/results/hand_labels.md): 100 samples of N = 200 from the large inflated bank.
+    let banks = &lucid::audit::coverage::planted_banks()[..1];
+    let rows = lucid::audit::coverage::coverage(banks, &[200], 100, 1);
+    assert_eq!(rows.len(), 4 + 3 * 3);
+    for r in &rows {
+        assert!(r.coverage >= 0.8, "{} {:?}: {}", r.quantity, r.verifier, r.coverage);
+        assert!(r.bias.abs() < 0.02, "{} {:?}: bias {}", r.quantity, r.verifier, r.bias);
+    }
+    let mean = rows.iter().map(|r| r.coverage).sum::<f64>() / rows.len() as f64;
+    assert!((0.9..=0.99).contains(&mean), "mean coverage {mean}");
+}
+
+#[test]
+fn an_imported_banks_sheet_shows_its_questions_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bank = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/reasoningbank/memories_reasoningbank/shopping.jsonl");
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["import", "--preset", "reasoningbank", "--name", "rb", bank.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = d.join("runs/rb");
+    let s = sheet(d, &run, 8, 0);
+    // 8 trajectories: memory seed/step, the question from tasks, the answer from the episode.
+    let recs = records(&s);
+    assert_eq!(recs.len(), 9, "{s}");
+    let first = recs.iter().find(|l| l.starts_with("0/0,")).unwrap_or_else(|| panic!("{s}"));
+    assert!(first.contains("3/2/22"), "the answer of step 0: {first}");
+    let a = hand(d, &run, &fill(&s, |id| if id.ends_with("/0") { "1".into() } else { "wrong".into() }));
+    assert_eq!(a["labelled"], 8);
+    assert_eq!(a["label_source"], "judge");
+}
