@@ -190,16 +190,17 @@ fn a_bad_labels_file_is_refused_naming_the_row_and_the_memory() {
 #[test]
 fn the_intervals_cover_the_planted_values_on_repeated_samples() {
     // The CI version of `just audit-coverage` (2,000 samples, committed in
-    // tests/bench/results/hand_labels.md): 100 samples of N = 200 from the large inflated bank.
+    // tests/bench/results/hand_labels.md): 100 samples of N = 200 from the large inflated bank,
+    // whose verifiers err 15 % of the time.
     let banks = &lucid::audit::coverage::planted_banks()[..1];
     let rows = lucid::audit::coverage::coverage(banks, &[200], 100, 1);
     assert_eq!(rows.len(), 4 + 3 * 3);
     for r in &rows {
-        assert!(r.coverage >= 0.8, "{} {:?}: {}", r.quantity, r.verifier, r.coverage);
+        assert!(r.coverage >= 0.88, "{} {:?}: {}", r.quantity, r.verifier, r.coverage);
         assert!(r.bias.abs() < 0.02, "{} {:?}: bias {}", r.quantity, r.verifier, r.bias);
     }
     let mean = rows.iter().map(|r| r.coverage).sum::<f64>() / rows.len() as f64;
-    assert!((0.9..=0.99).contains(&mean), "mean coverage {mean}");
+    assert!((0.93..=0.97).contains(&mean), "mean coverage {mean}");
 }
 
 #[test]

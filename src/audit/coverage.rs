@@ -94,10 +94,12 @@ pub fn coverage(banks: &[(String, Planted)], sizes: &[usize], reps: usize, seed:
     out
 }
 
-/// The banks of the committed coverage file: a large inflated bank, a small one that N = 200
-/// labels half of (the finite-population correction matters), and an inverted one.
+/// The banks of the committed coverage file, with verifiers that err 15 % of the time (judges
+/// about as good as the paper's): a large inflated bank, a small one that N = 200 labels half of
+/// (the finite-population correction matters), an inverted one; and a stress bank whose
+/// verifiers err 5 % of the time (their errors are rare events in a sample).
 pub fn planted_banks() -> Vec<(String, Planted)> {
-    let base = Planted { seeds: 1, verifiers: 3, continuous: false, ..Planted::default() };
+    let base = Planted { seeds: 1, verifiers: 3, continuous: false, flips: 0.15, ..Planted::default() };
     vec![
         (
             "inflated".into(),
@@ -109,7 +111,11 @@ pub fn planted_banks() -> Vec<(String, Planted)> {
         ),
         (
             "inverted".into(),
-            Planted { memories: 1000, base_rate: 0.5, leniency: 0.9, sensitivity: 0.2, seed: 13, ..base },
+            Planted { memories: 1000, base_rate: 0.5, leniency: 0.9, sensitivity: 0.2, seed: 13, ..base.clone() },
+        ),
+        (
+            "near-perfect verifiers".into(),
+            Planted { memories: 2000, base_rate: 0.6, leniency: 0.8, sensitivity: 0.95, flips: 0.05, seed: 14, ..base },
         ),
     ]
 }

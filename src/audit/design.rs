@@ -23,8 +23,7 @@
 //! - **Variance**: the stratified delete-one jackknife with the finite-population correction
 //!   (1 - n_h / N_h) per stratum — a census stratum adds nothing, a bank labelled in full has no
 //!   sampling error — computed from stratum totals, O(labels x terms) per quantity. Intervals use
-//!   Student's t with Satterthwaite's degrees of freedom (few when a few small strata carry the
-//!   variance, at most n - H): proportions as Wilson intervals at the effective
+//!   Student's t with n - H degrees of freedom (H strata): proportions as Wilson intervals at the effective
 //!   sample size p(1 - p) / var (Korn and Graubard's approach), correlations through Fisher's z,
 //!   differences of correlations (the payoff) as they are. A sample with no spread where the
 //!   bank has some (no labelled exception to a perfect correlation, none of a verifier's
@@ -203,10 +202,9 @@ impl Sample {
         (per, total)
     }
 
-    /// The estimate of `f` over weighted totals of `terms`, its jackknife variance and that
-    /// variance's degrees of freedom (Satterthwaite's, from the strata's shares of it; n - H where
-    /// it is 0); None where `f` is undefined at the estimate, or in a replicate.
-    pub fn estimate(&self, terms: &[Vec<f64>], f: impl Fn(&[f64]) -> Option<f64>) -> Option<(f64, f64, f64)> {
+    /// The estimate of `f` over weighted totals of `terms` and its jackknife variance (None
+    /// where `f` is undefined at the estimate, or in a replicate).
+    pub fn estimate(&self, terms: &[Vec<f64>], f: impl Fn(&[f64]) -> Option<f64>) -> Option<(f64, f64)> {
         let k = terms.first().map_or(0, Vec::len);
         let (per, total) = self.totals(terms, k);
         let theta = f(&total)?;
@@ -221,7 +219,6 @@ impl Sample {
             let rep: Vec<f64> = (0..k).map(|j| total[j] - w * per[h][j] + w2 * (per[h][j] - t[j])).collect();
             reps[h].push(f(&rep)?);
         }
-        let mut share_sq = 0.0;
         for (h, r) in reps.iter().enumerate() {
             if r.is_empty() {
                 continue;
@@ -231,10 +228,8 @@ impl Sample {
             let mean = r.iter().sum::<f64>() / nh;
             let vh = fpc * (nh - 1.0) / nh * r.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
             var += vh;
-            share_sq += vh * vh / (nh - 1.0);
         }
-        let df = if share_sq > 0.0 { (var * var / share_sq).clamp(1.0, self.df()) } else { self.df() };
-        Some((theta, var, df))
+        Some((theta, var))
     }
 }
 
@@ -293,10 +288,10 @@ pub fn interval(
         let value = f(&sample.totals(terms, terms.first().map_or(0, Vec::len)).1)?;
         return Some(Interval { value, lo: value, hi: value });
     }
+    let t = t95(sample.df());
     match scale {
         Scale::Proportion => {
-            let (p, var, df) = sample.estimate(terms, &f)?;
-            let t = t95(df);
+            let (p, var) = sample.estimate(terms, &f)?;
             let n_eff = if var > 0.0 { (p * (1.0 - p) / var).clamp(1.0, 1e12) } else { domain.max(1) as f64 };
             let (lo, hi) = wilson(p * n_eff, n_eff, t)?;
             Some(Interval { value: p, lo: lo.min(p), hi: hi.max(p) })
@@ -308,8 +303,8 @@ pub fn interval(
             let value = f(&sample.totals(terms, terms.first().map_or(0, Vec::len)).1);
             let whole = Interval { value: value.unwrap_or(f64::NAN), lo: -1.0, hi: 1.0 };
             match (value, sample.estimate(terms, |x| f(x).map(fisher))) {
-                (Some(value), Some((z, var, df))) if var > 0.0 && value.abs() < 1.0 - 1e-9 => {
-                    let half = t95(df) * var.sqrt();
+                (Some(value), Some((z, var))) if var > 0.0 && value.abs() < 1.0 - 1e-9 => {
+                    let half = t * var.sqrt();
                     Some(Interval { value, lo: (z - half).tanh(), hi: (z + half).tanh() })
                 }
                 _ => Some(whole),
@@ -319,11 +314,11 @@ pub fn interval(
             // No spread among the labelled memories (none of a verifier's demotions labelled, so
             // the payoff looks exactly 0) says nothing: the whole range of a difference of
             // correlations.
-            let (d, var, df) = sample.estimate(terms, &f)?;
+            let (d, var) = sample.estimate(terms, &f)?;
             if var == 0.0 {
                 return Some(Interval { value: d, lo: -2.0, hi: 2.0 });
             }
-            let half = t95(df) * var.sqrt();
+            let half = t * var.sqrt();
             Some(Interval { value: d, lo: d - half, hi: d + half })
         }
     }
@@ -349,7 +344,7 @@ mod tests {
         let s = Strata { of: vec![0, 0, 1, 1, 1], names: vec!["a".into(), "b".into()], sizes: vec![2, 3] };
         let sample = Sample::new(&s, &[0, 1, 2, 3, 4]).unwrap();
         let terms: Vec<Vec<f64>> = [1.0, 0.0, 1.0, 1.0, 0.0].iter().map(|&u| vec![1.0, u]).collect();
-        let (p, var, _) = sample.estimate(&terms, ratio).unwrap();
+        let (p, var) = sample.estimate(&terms, ratio).unwrap();
         assert!((p - 0.6).abs() < 1e-12 && var == 0.0);
     }
 
