@@ -226,3 +226,28 @@ fn an_imported_banks_sheet_shows_its_questions_and_answers() {
     assert_eq!(a["labelled"], 8);
     assert_eq!(a["label_source"], "judge");
 }
+
+#[test]
+fn a_spreadsheets_csv_with_multiline_quoted_text_reads_as_written() {
+    // CRLF rows, quoted fields holding commas, quotes and line ends (what Excel and Python's csv
+    // module write): the bank audits, its sheet keeps the text, and the filled sheet reads back.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bank = String::from("id,question,answer,r,v_judge\r\n");
+    for i in 0..40 {
+        let (r, v) = (i % 3 != 0, i % 4 != 0);
+        bank.push_str(&format!(
+            "m{i},\"Which, of \"\"these\"\"?\nline two {i}\",a{i},{},{}\r\n",
+            u8::from(r),
+            u8::from(v)
+        ));
+    }
+    let path = dir.path().join("bank.csv");
+    std::fs::write(&path, bank).unwrap();
+    let s = sheet(dir.path(), &path, 40, 0);
+    let recs = records(&s);
+    assert_eq!(recs.len(), 41);
+    assert!(recs.iter().any(|r| r.starts_with("m7,\"Which, of \"\"these\"\"?\nline two 7\",a7,")), "{s}");
+    let filled = fill(&s, |id| if id.ends_with('1') { "0".into() } else { "1".into() }).replace('\n', "\r\n");
+    let a = hand(dir.path(), &path, &filled);
+    assert_eq!(a["labelled"], 40);
+}

@@ -54,11 +54,7 @@ pub(super) fn read_file(path: &Path) -> Result<RecordBatch> {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let registered = match ext {
             "parquet" => ctx.register_parquet("bank", &loc, Default::default()).await,
-            // Plans and questions span lines: quoted newlines are values, not row ends.
-            "csv" => {
-                let opts = datafusion::prelude::CsvReadOptions::new().newlines_in_values(true);
-                ctx.register_csv("bank", &loc, opts).await
-            }
+            "csv" => return read_csv(path, true),
             "jsonl" | "json" | "ndjson" => {
                 let dotted = format!(".{ext}");
                 let opts = datafusion::datasource::file_format::options::JsonReadOptions {
@@ -74,6 +70,26 @@ pub(super) fn read_file(path: &Path) -> Result<RecordBatch> {
         registered.map_err(|e| Error::input_from(path, "", e))?;
         crate::session::collect(&ctx, "SELECT * FROM bank").await.map_err(|e| Error::input_from(path, "", e))
     })
+}
+
+/// The CSV at `path` as one batch, read by arrow's reader (quoted fields may hold commas,
+/// quotes and line ends, rows may end in CRLF: a bank or a labelling sheet saved by a
+/// spreadsheet reads as written); `infer`: column types inferred from the first 1,000 rows, else
+/// every column text.
+pub(super) fn read_csv(path: &Path, infer: bool) -> Result<RecordBatch> {
+    use arrow::csv::reader::Format;
+    let open = || std::fs::File::open(path).map_err(|e| Error::input(path, e.to_string()));
+    let bad = |e: arrow::error::ArrowError| Error::input(path, e.to_string());
+    let (inferred, _) = Format::default().with_header(true).infer_schema(open()?, Some(1000)).map_err(bad)?;
+    let schema = if infer {
+        std::sync::Arc::new(inferred)
+    } else {
+        let text = inferred.fields().iter().map(|f| arrow::datatypes::Field::new(f.name(), DataType::Utf8, true));
+        std::sync::Arc::new(arrow::datatypes::Schema::new(text.collect::<Vec<_>>()))
+    };
+    let reader = arrow::csv::ReaderBuilder::new(schema.clone()).with_header(true).build(open()?).map_err(bad)?;
+    let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(bad)?;
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
 }
 
 /// Column `name` of `batch` as numbers, a null (and, with `gaps`, only then) read as NaN.

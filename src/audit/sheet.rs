@@ -127,31 +127,11 @@ fn label(cell: &str) -> std::result::Result<Option<f64>, ()> {
     }
 }
 
-/// The CSV at `path` with every column read as text (no type inference: a sheet saved by a
-/// spreadsheet, CRLF rows with quoted newlines and quotes, reads as written).
-fn read_text_csv(path: &Path) -> Result<RecordBatch> {
-    use std::io::BufRead;
-    let open = || std::fs::File::open(path).map_err(|e| Error::input(path, e.to_string()));
-    let mut header = String::new();
-    std::io::BufReader::new(open()?).read_line(&mut header).map_err(|e| Error::input(path, e.to_string()))?;
-    let names: Vec<String> =
-        header.trim_end_matches(['\r', '\n']).split(',').map(|h| h.trim().trim_matches('"').to_string()).collect();
-    let fields: Vec<arrow::datatypes::Field> =
-        names.iter().map(|n| arrow::datatypes::Field::new(n, DataType::Utf8, true)).collect();
-    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(fields));
-    let reader = arrow::csv::ReaderBuilder::new(schema.clone())
-        .with_header(true)
-        .build(open()?)
-        .map_err(|e| Error::input(path, e.to_string()))?;
-    let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::input(path, e.to_string()))?;
-    Ok(arrow::compute::concat_batches(&schema, &batches)?)
-}
-
 /// The labels in the CSV at `path` (columns `memory` and `u`; others ignored) for the memories
 /// of `m`: the rows of the file (blank labels included) and each labelled memory's index with
 /// its U. Errors name the file, the data row (1-based) and the memory.
 pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Vec<usize>, Vec<f64>)> {
-    let batch = read_text_csv(path)?;
+    let batch = super::read::read_csv(path, false)?;
     let need = |c: &str| {
         text_column(&batch, c)
             .ok_or_else(|| Error::input(path, format!("no column '{c}' (a labels file has columns memory and u)")))
