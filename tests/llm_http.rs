@@ -195,7 +195,7 @@ fn replay_answers_recorded_calls_and_records_the_rest_as_failures() {
     let c = model.chat(&recorded).unwrap();
     assert_eq!((c.text.as_str(), c.tokens_in, c.tokens_out), ("SELECT 42", 7, 2));
     let f = model.chat(&req("never recorded")).unwrap_err();
-    assert!(f.message.contains("no recorded response"), "{f:?}");
+    assert!(f.message.contains("request not in the recorded calls"), "{f:?}");
 }
 
 /// Loop instances start together and each opens the run's response cache: a fresh file opened

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::arms::{ArmSpec, Mode, stored_q};
 use super::parse::{Verdict, parse_verdict};
+use super::program::{AgentProgram, GradeBy, PROTOCOL};
 use super::prompts::{Prompts, ShownMemory, Vars};
+use super::proxy::Proxy;
 use crate::domain::Domain;
 use crate::domain::records::{CallRecord, Episode, Retrieved};
 use crate::error::{Invalid, Result};
 use crate::llm::cache::request_key;
-use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
+use crate::llm::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, Message};
 
 /// Decoding per role.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,6 +62,77 @@ pub struct Agent<'a, D: Domain> {
     pub arm: &'a ArmSpec,
     /// The channels that flag an episode (the arm's, else the domain's).
     pub flag_channels: Vec<String>,
+    /// An agent program in place of the planner and executor ([`super::program`]).
+    pub program: Option<&'a ProgramRun>,
+}
+
+/// An agent program as a loop runs it: the `agent:` block, the folder it runs from, the
+/// endpoint its model calls go through, and the instance's seed and arm.
+pub struct ProgramRun {
+    /// The `agent:` block.
+    pub program: AgentProgram,
+    /// Where the command runs (the pipeline's folder).
+    pub dir: std::path::PathBuf,
+    /// The loopback endpoint.
+    pub proxy: Proxy,
+    /// The instance's seed.
+    pub seed: u64,
+    /// The instance's arm.
+    pub arm: String,
+}
+
+/// Call `model` with `req` for episode `step` of task `question_id` in `role`: the outcome and
+/// its `calls` row.
+pub fn recorded_call(
+    model: &dyn ChatModel,
+    req: &ChatRequest,
+    step: u64,
+    question_id: i64,
+    role: &'static str,
+) -> (std::result::Result<Completion, CallFailure>, CallRecord) {
+    let id = model.identity();
+    let mut rec = CallRecord {
+        step,
+        question_id,
+        role,
+        key: request_key(&id, req),
+        backend: id.backend,
+        model: id.model,
+        endpoint: id.endpoint,
+        text: None,
+        error: None,
+        tokens_in: 0,
+        tokens_out: 0,
+        latency_ms: 0.0,
+        attempts: 0,
+        cache_hit: false,
+    };
+    let out = model.chat(req);
+    match &out {
+        Ok(c) => {
+            rec.tokens_in = c.tokens_in;
+            rec.tokens_out = c.tokens_out;
+            rec.latency_ms = c.latency.as_secs_f64() * 1e3;
+            rec.attempts = c.attempts;
+            rec.cache_hit = c.cache_hit;
+            rec.text = Some(c.text.clone());
+        }
+        Err(f) => {
+            rec.attempts = f.attempts;
+            rec.error = Some(f.message.clone());
+        }
+    }
+    (out, rec)
+}
+
+/// Count call `rec` into episode `ep`'s totals.
+fn tally<O>(ep: &mut Episode<O>, rec: &CallRecord) {
+    ep.calls += 1;
+    ep.cache_hits += u8::from(rec.cache_hit);
+    ep.failed_calls += u8::from(rec.error.is_some());
+    ep.tokens_in += rec.tokens_in;
+    ep.tokens_out += rec.tokens_out;
+    ep.latency_ms += rec.latency_ms;
 }
 
 /// The oracle arm's label function: U of (task, artifact). Supplied only by a gold-reading stage.
@@ -102,24 +175,45 @@ impl<D: Domain> Agent<'_, D> {
         };
         let shown_value = minijinja::Value::from_serialize(&shown);
 
-        // Without a planner template the executor runs with an empty plan (and `plan` stays null).
-        let plan = if self.prompts.has_planner() {
-            let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
-            ep.plan = self.call("planner", planner, &self.roles.planner, step, &mut ep, &mut calls)?;
-            ep.plan.clone()
-        } else {
-            Some(String::new())
-        };
-        let artifact = match plan {
-            None => Err(Invalid::from("planner call failed")),
-            Some(plan) => {
-                let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
-                let executor = self.prompts.render("executor.txt", &vars)?;
-                match self.call("executor", executor, &self.roles.executor, step, &mut ep, &mut calls)? {
-                    Some(text) => self.domain.extract(&text),
-                    None => Err(Invalid::from("executor call failed")),
+        let mut agent_r: Option<Option<u8>> = None;
+        let artifact = match self.program {
+            Some(p) => {
+                let mut task_json = serde_json::Map::new();
+                task_json.insert("question".into(), D::question(task).into());
+                for (k, v) in self.domain.context(w, task)? {
+                    task_json.insert(k.into(), v.into());
+                }
+                let ticket = p.proxy.open(step, ep.question_id);
+                let request = serde_json::json!({
+                    "protocol": PROTOCOL,
+                    "episode": {"seed": p.seed, "arm": p.arm, "step": step, "question_id": ep.question_id},
+                    "task": task_json,
+                    "artifact": D::ARTIFACT,
+                    "memories": shown,
+                    "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
+                });
+                let (reply, rec) = super::program::run(
+                    &p.program,
+                    &p.dir,
+                    &request.to_string(),
+                    &ticket.base_url,
+                    step,
+                    ep.question_id,
+                );
+                for c in p.proxy.close(ticket).into_iter().chain([rec]) {
+                    tally(&mut ep, &c);
+                    calls.push(c);
+                }
+                match reply {
+                    Some(reply) => {
+                        ep.plan = reply.plan.clone();
+                        agent_r = Some(reply.r());
+                        self.domain.extract(&reply.artifact)
+                    }
+                    None => Err(Invalid::from("the agent program failed".to_string())),
                 }
             }
+            None => self.planned_artifact(step, &with, shown_value, &mut ep, &mut calls)?,
         };
         match artifact {
             Err(why) => ep.obs = self.domain.unobserved(&why.0),
@@ -131,15 +225,27 @@ impl<D: Domain> Agent<'_, D> {
                     ("status", seen.status.into()),
                     ("result", seen.result.into()),
                 ]);
-                let grader = self.prompts.render("grader.txt", &vars)?;
                 ep.artifact = Some(artifact);
-                match self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)? {
+                let by_agent = self.program.is_some_and(|p| p.program.grade == GradeBy::Agent);
+                let graded = if by_agent {
+                    ep.grade = "failed".into();
+                    if let Some(Some(r)) = agent_r {
+                        ep.grade = if r == 1 { "correct".into() } else { "incorrect".into() };
+                        ep.r = Some(r);
+                    }
+                    None
+                } else {
+                    let grader = self.prompts.render("grader.txt", &vars)?;
+                    Some(self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)?)
+                };
+                match graded.flatten() {
                     Some(text) => {
                         let v = parse_verdict(&text);
                         ep.grade = v.as_str().into();
                         ep.r = Verdict::r(v);
                     }
-                    None => ep.grade = "failed".into(),
+                    None if !by_agent => ep.grade = "failed".into(),
+                    None => {}
                 }
             }
         }
@@ -152,6 +258,38 @@ impl<D: Domain> Agent<'_, D> {
         };
         ep.stored_q = stored_q(self.arm.mode, ep.r, ep.flagged, u);
         Ok((ep, calls))
+    }
+
+    /// The planner (when the prompts have one) and the executor: the artifact the domain
+    /// extracts from the executor's answer, or why there is none. `with` makes a template's
+    /// variables.
+    fn planned_artifact(
+        &self,
+        step: u64,
+        with: &dyn Fn(Vec<(&'static str, minijinja::Value)>) -> Vars,
+        shown_value: minijinja::Value,
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<std::result::Result<String, Invalid>> {
+        // Without a planner template the executor runs with an empty plan (and `plan` stays null).
+        let plan = if self.prompts.has_planner() {
+            let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
+            ep.plan = self.call("planner", planner, &self.roles.planner, step, ep, calls)?;
+            ep.plan.clone()
+        } else {
+            Some(String::new())
+        };
+        Ok(match plan {
+            None => Err(Invalid::from("planner call failed")),
+            Some(plan) => {
+                let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
+                let executor = self.prompts.render("executor.txt", &vars)?;
+                match self.call("executor", executor, &self.roles.executor, step, ep, calls)? {
+                    Some(text) => self.domain.extract(&text),
+                    None => Err(Invalid::from("executor call failed")),
+                }
+            }
+        })
     }
 
     /// One model call, recorded; the answer text, or None when it failed after its retries.
@@ -169,47 +307,9 @@ impl<D: Domain> Agent<'_, D> {
             decoding: decoding.clone(),
             sample_index: 0,
         };
-        let id = self.model.identity();
-        let key = request_key(&id, &req);
-        let mut rec = CallRecord {
-            step,
-            question_id: ep.question_id,
-            role,
-            key,
-            backend: id.backend,
-            model: id.model,
-            endpoint: id.endpoint,
-            text: None,
-            error: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            latency_ms: 0.0,
-            attempts: 0,
-            cache_hit: false,
-        };
-        ep.calls += 1;
-        let out = match self.model.chat(&req) {
-            Ok(c) => {
-                rec.tokens_in = c.tokens_in;
-                rec.tokens_out = c.tokens_out;
-                rec.latency_ms = c.latency.as_secs_f64() * 1e3;
-                rec.attempts = c.attempts;
-                rec.cache_hit = c.cache_hit;
-                rec.text = Some(c.text.clone());
-                ep.cache_hits += u8::from(c.cache_hit);
-                Some(c.text)
-            }
-            Err(f) => {
-                rec.attempts = f.attempts;
-                rec.error = Some(f.message);
-                ep.failed_calls += 1;
-                None
-            }
-        };
-        ep.tokens_in += rec.tokens_in;
-        ep.tokens_out += rec.tokens_out;
-        ep.latency_ms += rec.latency_ms;
+        let (out, rec) = recorded_call(self.model, &req, step, ep.question_id, role);
+        tally(ep, &rec);
         calls.push(rec);
-        Ok(out)
+        Ok(out.ok().map(|c| c.text))
     }
 }

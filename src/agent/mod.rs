@@ -8,6 +8,8 @@ pub mod arms;
 pub mod bank;
 pub mod episode;
 pub mod parse;
+pub mod program;
 pub mod prompts;
+pub mod proxy;
 pub mod retrieval;
 pub mod tables;

@@ -40,7 +40,7 @@ impl Replay {
         let mut answers = HashMap::new();
         let mut identity = None;
         for f in files {
-            let b = crate::table::read_parquet(&f)?;
+            let b = text_columns(crate::table::read_parquet(&f)?)?;
             let (key, text) = (column::<StringArray>(&b, &f, "key")?, column::<StringArray>(&b, &f, "text")?);
             let (backend, model) = (column::<StringArray>(&b, &f, "backend")?, column::<StringArray>(&b, &f, "model")?);
             let (tin, tout) =
@@ -52,6 +52,10 @@ impl Replay {
                 None
             };
             for i in 0..b.num_rows() {
+                // An agent program's own row (`backend: program`) is not a model's answer.
+                if backend.value(i) == "program" {
+                    continue;
+                }
                 let id = ModelIdentity {
                     backend: backend.value(i).into(),
                     model: model.value(i).into(),
@@ -74,6 +78,28 @@ impl Replay {
     }
 }
 
+/// `b` with its string views as plain strings (a table written by `lucid query ... COPY` has
+/// views; the recorded tables have strings).
+fn text_columns(b: arrow::array::RecordBatch) -> Result<arrow::array::RecordBatch> {
+    use arrow::datatypes::{DataType, Field, Schema};
+    let fields: Vec<Field> = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8View | DataType::LargeUtf8 => Field::new(f.name(), DataType::Utf8, f.is_nullable()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let columns = b
+        .columns()
+        .iter()
+        .zip(&fields)
+        .map(|(c, f)| arrow::compute::cast(c, f.data_type()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(arrow::array::RecordBatch::try_new(std::sync::Arc::new(Schema::new(fields)), columns)?)
+}
+
 impl ChatModel for Replay {
     /// The recorded model's identity, so request keys match the recording.
     fn identity(&self) -> ModelIdentity {
@@ -88,7 +114,7 @@ impl ChatModel for Replay {
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let key = request_key(&self.identity, req);
         let (text, tokens_in, tokens_out) = self.answers.get(&key).cloned().ok_or_else(|| CallFailure {
-            message: format!("replay: no recorded response for request {key}"),
+            message: format!("replay: request not in the recorded calls ({key})"),
             attempts: 1,
         })?;
         Ok(Completion { text, tokens_in, tokens_out, latency: Duration::ZERO, attempts: 1, cache_hit: false })

@@ -46,4 +46,5 @@ SELECT arm, NULL AS seed, coalesce(difficulty, 'all') AS difficulty, count(*) AS
 FROM retrieved_sets
 GROUP BY GROUPING SETS ((arm, difficulty), (arm))
 ORDER BY arm, seed NULLS LAST,
-         CASE difficulty WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END
+         CASE difficulty WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END,
+         difficulty

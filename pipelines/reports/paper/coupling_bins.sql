@@ -6,4 +6,5 @@ WITH pts AS (SELECT arm, difficulty, round(c_bad * 4) / 4 AS corruption, err FRO
 SELECT arm, coalesce(difficulty, 'all') AS difficulty, corruption, count(*) AS n, round(avg(err), 4) AS err
 FROM pts
 GROUP BY GROUPING SETS ((arm, difficulty, corruption), (arm, corruption))
-ORDER BY arm, CASE coalesce(difficulty, 'all') WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END, corruption
+ORDER BY arm, CASE coalesce(difficulty, 'all') WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END,
+         coalesce(difficulty, 'all'), corruption

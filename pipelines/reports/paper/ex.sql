@@ -27,4 +27,5 @@ FROM ev
 GROUP BY GROUPING SETS ((arm, difficulty), (arm))
 ORDER BY arm_order(arm), arm,
          seed NULLS LAST,
-         CASE difficulty WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END
+         CASE difficulty WHEN 'all' THEN 0 WHEN 'simple' THEN 1 WHEN 'moderate' THEN 2 WHEN 'challenging' THEN 3 ELSE 4 END,
+         difficulty

@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::arms::{ArmSpec, Mode, arm_spec};
 use crate::agent::bank::Bank;
-use crate::agent::episode::{Agent, OracleFn, Roles};
+use crate::agent::episode::{Agent, OracleFn, ProgramRun, Roles};
+use crate::agent::program::AgentProgram;
 use crate::agent::prompts::Prompts;
 use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
 use crate::agent::tables::{calls_table, episodes_table};
@@ -97,6 +98,12 @@ pub struct MemoryLoopStage {
     /// This stage runs the oracle arm and reads `gold` (a ceiling, not a method).
     #[serde(default)]
     pub read_gold: bool,
+    /// An agent program in place of lucid's planner and executor (`{command: [python3,
+    /// agent.py], files: [agent.py], grade: lucid | agent, timeout_secs}`; protocol in
+    /// [`crate::agent::program`]); its model calls go through lucid's loopback endpoint to
+    /// `model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentProgram>,
     // Operational: how fast, not what. `skip_serializing` keeps them out of the cache key (the
     // key is this struct serialized), so changing one reuses the stored output and resumes exactly.
     /// Finished episodes per durable write (operational).
@@ -277,8 +284,25 @@ impl MemoryLoopStage {
         let data = self.load(domain, ctx, inputs, &arm)?;
         coverage(domain, ctx, &data, &arm.channels.clone().unwrap_or_else(|| domain.flag_channels()));
         let AgentParts { model, prompts, flag_channels } = self.agent_parts(domain, ctx, &arm)?;
-        let agent =
-            Agent { domain, model: model.as_ref(), prompts: &prompts, roles: &self.roles, arm: &arm, flag_channels };
+        let program = match &self.agent {
+            Some(p) => Some(ProgramRun {
+                program: p.clone(),
+                dir: ctx.resolve("."),
+                proxy: crate::agent::proxy::Proxy::start(model.clone())?,
+                seed,
+                arm: ctx.arm().unwrap_or_default().to_string(),
+            }),
+            None => None,
+        };
+        let agent = Agent {
+            domain,
+            model: model.as_ref(),
+            prompts: &prompts,
+            roles: &self.roles,
+            arm: &arm,
+            flag_channels,
+            program: program.as_ref(),
+        };
         let oracle_fn = gold_oracle(domain, ctx, &data.gold);
         let oracle: Option<&OracleFn<'_, D::Task>> =
             (arm.mode == Mode::Oracle).then_some(&oracle_fn as &OracleFn<'_, D::Task>);
@@ -299,7 +323,7 @@ impl MemoryLoopStage {
             super::check_choices(ctx, model.as_ref(), decoding, &format!("roles.{role}.choices"))?;
         }
         let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
-        if !D::PLANNER_OPTIONAL && !prompts.has_planner() {
+        if !D::PLANNER_OPTIONAL && !prompts.has_planner() && self.agent.is_none() {
             return Err(Error::input(
                 ctx.resolve(&self.prompts).join(crate::agent::prompts::OPTIONAL),
                 format!("the {} domain's prompts need a planner template", D::NAME),

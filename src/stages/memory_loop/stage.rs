@@ -134,6 +134,10 @@ impl Stage for MemoryLoopStage {
                 .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         }
         let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
+        // The agent program's identity: the content of the files it names.
+        for f in self.agent.iter().flat_map(|a| &a.files) {
+            fp.insert(format!("agent/{f}"), crate::fingerprint::file_fingerprint(&ctx.resolve(f))?);
+        }
         fp.extend((entry.fingerprint)(&options, ctx)?);
         fp.extend(crate::stages::model_fingerprint(&self.model, ctx)?);
         Ok(fp)
@@ -174,7 +178,18 @@ impl Stage for MemoryLoopStage {
         }
         let dir = planned.resolve(&self.prompts);
         let prompts = Prompts::load(&dir).map_err(|e| Misplanned::new(self.prompts.as_str(), e.to_string()))?;
-        if !entry.planner_optional && !prompts.has_planner() {
+        if let Some(a) = &self.agent {
+            if a.command.is_empty() {
+                return Err(Misplanned::new("command", "agent.command is empty: name the program and its arguments"));
+            }
+            if let Some(f) = a.files.iter().find(|f| !planned.resolve(f).is_file()) {
+                return Err(Misplanned::new(
+                    f.as_str(),
+                    format!("agent.files: {} is not a file", planned.resolve(f).display()),
+                ));
+            }
+        }
+        if !entry.planner_optional && !prompts.has_planner() && self.agent.is_none() {
             return Err(Misplanned::new(
                 self.prompts.as_str(),
                 format!(

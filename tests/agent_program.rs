@@ -1,0 +1,236 @@
+//! Bring your own agent (`agent: {command: [...]}` of a memory_loop stage): the standard-library
+//! example agent (`pipelines/agents/example_agent.py`) runs through the factual loop, every arm,
+//! two seeds, its model calls through lucid's loopback endpoint recorded per episode; it never
+//! sees gold or a real key; a rerun is served from the stage store, an edited agent reruns from
+//! the response cache with no model call, and a replay of the recorded calls reruns it with no
+//! model at all. A program that fails, hangs or answers outside the protocol, and a request the
+//! endpoint cannot honour, are recorded per episode, the episodes still stored.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::support::{lucid, stderr, stdout};
+
+const CANARY: &str = "lucid-canary-0x5eed";
+
+const QUESTIONS: &str = r#"{"id": "fr-cap", "question": "What is the capital of Freedonia?", "answer": "Fredville", "aliases": ["lucid-canary-0x5eed"], "topic": "capital", "answer_type": "name"}
+{"id": "sy-cap", "question": "What is the capital of Sylvania?", "answer": "Sylburg", "topic": "capital", "answer_type": "name"}
+{"id": "zo-moons", "question": "How many moons does Zorb have?", "answer": "3", "topic": "planets", "answer_type": "number"}
+{"id": "fr-cur", "question": "What is the currency code of Freedonia?", "answer": "FRD", "topic": "currency", "answer_type": "code"}
+"#;
+
+const CORPUS: &str = r#"{"id": "p1", "title": "Freedonia", "text": "Freedonia is a country. Its capital is Fredville. Its currency is the FRD."}
+{"id": "p3", "title": "Zorb", "text": "Zorb is a planet with 3 moons."}
+"#;
+
+/// The model behind the endpoint: a plan, then an answer per question; every self-grade CORRECT.
+fn model(prompt: &str) -> String {
+    if prompt.contains("VERDICT") {
+        return "VERDICT: CORRECT".into();
+    }
+    if prompt.contains("Plan the answer") {
+        return "Recall the fact.".into();
+    }
+    let q = prompt.split("Question: ").last().unwrap_or("");
+    for (question, answer) in [
+        ("What is the capital of Freedonia?", "Fredville"),
+        ("What is the capital of Sylvania?", "Paris"),
+        ("How many moons does Zorb have?", "3"),
+        ("What is the currency code of Freedonia?", "FRD"),
+    ] {
+        if q.starts_with(question) {
+            return answer.into();
+        }
+    }
+    "?".into()
+}
+
+fn example_agent() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/agents/example_agent.py")
+}
+
+/// A factual pipeline over `questions.jsonl` whose agent stage runs `agent` (a YAML mapping)
+/// against `model`, with `arms` and `seeds`.
+fn pipeline(d: &Path, model: &str, agent: &str, arms: &str, seeds: &str) -> String {
+    std::fs::write(d.join("questions.jsonl"), QUESTIONS).unwrap();
+    std::fs::write(d.join("corpus.jsonl"), CORPUS).unwrap();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts-factual");
+    format!(
+        "name: agent
+seeds: {seeds}
+arms: {arms}
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: jsonl, path: questions.jsonl}}
+{front}  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    inputs: [tasks, order, retrieval]
+    config: {{domain: {{kind: factual, evidence: corpus.jsonl, top_k: 1}}, model: {model}, prompts: '{}', k: 2, concurrency: 2, agent: {agent}}}
+  - id: evaluate
+    kind: evaluate
+    matrix: [seed, arm]
+    inputs: [tasks, gold, episodes]
+    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}}}
+",
+        prompts.display(),
+        front = crate::support::order_embed_retrieve(&bert),
+    )
+}
+
+fn run(d: &Path, envs: &[(&str, &str)]) {
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .envs(envs.iter().copied())
+        .args(["run", "agent.yaml", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+}
+
+fn query(d: &Path, sql: &str) -> Vec<Value> {
+    crate::support::study::query_run(&d.join("cache"), d, "runs/agent", sql)
+}
+
+#[test]
+fn the_example_agent_runs_through_the_loop_recorded_cached_and_replayed() {
+    let server = FakeServer::start(vec![], Reply::func(model));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The example agent behind a wrapper that keeps what it was sent and its environment.
+    let agent_file = d.join("agent.py");
+    std::fs::copy(example_agent(), &agent_file).unwrap();
+    let yaml = pipeline(
+        d,
+        &format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url),
+        "{command: [sh, -c, 'tee -a requests.log | python3 agent.py; env >> env.log'], files: [agent.py]}",
+        "[no-memory, memento, lucid]",
+        "[0, 1]",
+    );
+    std::fs::write(d.join("agent.yaml"), yaml).unwrap();
+    run(d, &[("OPENAI_API_KEY", "sk-real-secret-123"), ("HF_TOKEN", "hf-secret-456")]);
+
+    let eps = query(
+        d,
+        "SELECT arm, seed, step, answer, plan, grade, calls, failed_calls FROM episodes ORDER BY arm, seed, step",
+    );
+    assert_eq!(eps.len(), 4 * 3 * 2);
+    for e in &eps {
+        assert_eq!(e["plan"], "Recall the fact.", "{e}");
+        assert_eq!(e["grade"], "correct", "lucid's grader graded it: {e}");
+        // Two model calls through the endpoint, the program, lucid's grader.
+        assert_eq!((e["calls"].as_u64(), e["failed_calls"].as_u64()), (Some(4), Some(0)), "{e}");
+    }
+    let answers: Vec<&str> = eps.iter().filter_map(|e| e["answer"].as_str()).collect();
+    assert!(answers.contains(&"Fredville") && answers.contains(&"Paris"), "{answers:?}");
+    // Every endpoint call is a `calls` row of its episode, role `agent`.
+    let calls = query(d, "SELECT arm, seed, step, role, text, error FROM calls ORDER BY arm, seed, step, role");
+    let by_role = |r: &str| calls.iter().filter(|c| c["role"] == r).count();
+    assert_eq!((by_role("agent"), by_role("program"), by_role("grader")), (2 * 24, 24, 24));
+    let joined = query(
+        d,
+        "SELECT count(*) AS n FROM calls c JOIN episodes e ON c.arm = e.arm AND c.seed = e.seed AND c.step = e.step \
+         WHERE c.role = 'agent' AND c.text = e.answer",
+    );
+    assert_eq!(joined[0]["n"], 24, "each episode's answer call is filed under that episode");
+    // Memory arms show the program the bank with its labels; no request carries gold, and the
+    // program never sees a real key.
+    let sent = std::fs::read_to_string(d.join("requests.log")).unwrap();
+    assert_eq!(sent.lines().count(), 24);
+    let requests: Vec<Value> = sent.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(requests.iter().any(|r| r["episode"]["arm"] == "memento" && !r["memories"].as_array().unwrap().is_empty()));
+    assert!(requests.iter().all(|r| r["protocol"] == 1 && r["artifact"] == "answer"));
+    assert!(
+        requests.iter().filter(|r| r["episode"]["arm"] == "no-memory").all(|r| r["memories"] == Value::Array(vec![]))
+    );
+    assert!(!sent.contains(CANARY) && !sent.contains("Sylburg"), "gold reached the agent");
+    for r in server.requests() {
+        assert!(!r.body.to_string().contains(CANARY), "gold reached the model through the endpoint");
+    }
+    let env = std::fs::read_to_string(d.join("env.log")).unwrap();
+    assert!(!env.contains("sk-real-secret-123") && !env.contains("hf-secret-456"), "a real key reached the agent");
+    assert!(env.contains("OPENAI_API_KEY=lucid-dummy-key") && env.contains("OPENAI_BASE_URL=http://127.0.0.1:"));
+
+    // A rerun comes from the stage store: no program, no model call.
+    let before = server.requests().len();
+    run(d, &[]);
+    assert_eq!(std::fs::read_to_string(d.join("requests.log")).unwrap().lines().count(), 24);
+    // An edited agent reruns the stage; its unchanged requests come from the response cache.
+    let mut text = std::fs::read_to_string(&agent_file).unwrap();
+    text.push_str("\n# edited\n");
+    std::fs::write(&agent_file, text).unwrap();
+    run(d, &[]);
+    assert_eq!(std::fs::read_to_string(d.join("requests.log")).unwrap().lines().count(), 48, "the agent reran");
+    assert_eq!(server.requests().len(), before, "no model call: the response cache answered");
+    let hits = query(d, "SELECT count(*) AS n, sum(CAST(cache_hit AS INT)) AS hits FROM calls WHERE role = 'agent'");
+    assert_eq!(hits[0]["n"], hits[0]["hits"], "{hits:?}");
+
+    // Replay of the recorded calls: the agent reruns with no model at all, the same answers.
+    let recorded = d.join("recorded.parquet");
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["query", "runs/agent", &format!("COPY (SELECT * FROM calls) TO '{}'", recorded.display())])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let yaml = std::fs::read_to_string(d.join("agent.yaml")).unwrap();
+    let replay = yaml
+        .replace(
+            &format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url),
+            &format!("{{backend: replay, calls: '{}'}}", recorded.display()),
+        )
+        .replace("name: agent", "name: replayed");
+    std::fs::write(d.join("agent.yaml"), replay).unwrap();
+    drop(server);
+    run(d, &[]);
+    let again = crate::support::study::query_run(
+        &d.join("cache"),
+        d,
+        "runs/replayed",
+        "SELECT arm, seed, step, answer, plan, grade, calls, failed_calls FROM episodes ORDER BY arm, seed, step",
+    );
+    assert_eq!(again, eps, "a replay reproduces every episode");
+}
+
+#[test]
+fn a_failing_agent_or_a_refused_request_is_recorded_per_episode() {
+    let server = FakeServer::start(vec![], Reply::func(model));
+    let model_cfg = format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url);
+    // A request with a field the endpoint cannot honour: the agent prints the answer it got.
+    let streaming = "import json, os, sys, urllib.request, urllib.error\n\
+        sys.stdin.readline()\n\
+        body = json.dumps({'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}], 'stream': True}).encode()\n\
+        req = urllib.request.Request(os.environ['OPENAI_BASE_URL'] + '/chat/completions', data=body, headers={'Content-Type': 'application/json'})\n\
+        try:\n    urllib.request.urlopen(req)\n\
+        except urllib.error.HTTPError as e:\n    sys.stderr.write(e.read().decode()); sys.exit(3)\n";
+    for (agent, file, want) in [
+        ("{command: [sh, -c, 'echo boom >&2; exit 2']}", None, "exited with exit status: 2: boom"),
+        ("{command: [sh, -c, 'echo not json']}", None, "not the protocol"),
+        ("{command: [sh, -c, 'echo ''{\"protocol\": 9, \"artifact\": \"x\"}''']}", None, "protocol 9"),
+        ("{command: [sh, -c, 'exec sleep 30'], timeout_secs: 1}", None, "ran past timeout_secs = 1"),
+        ("{command: [python3, stream.py], files: [stream.py]}", Some(streaming), "field 'stream'"),
+        ("{command: [no-such-program-lucid]}", None, "did not start"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        if let Some(text) = file {
+            std::fs::write(d.join("stream.py"), text).unwrap();
+        }
+        std::fs::write(d.join("agent.yaml"), pipeline(d, &model_cfg, agent, "[memento]", "[0]")).unwrap();
+        run(d, &[]);
+        let eps = query(d, "SELECT step, answer, grade, failed_calls FROM episodes ORDER BY step");
+        assert_eq!(eps.len(), 4, "{agent}: every episode stored");
+        for e in &eps {
+            assert_eq!((e["answer"].clone(), e["failed_calls"].as_u64()), (Value::Null, Some(1)), "{agent}: {e}");
+        }
+        let errors = query(d, "SELECT error FROM calls WHERE role = 'program' ORDER BY step");
+        assert_eq!(errors.len(), 4);
+        for e in &errors {
+            assert!(e["error"].as_str().is_some_and(|s| s.contains(want)), "{agent}: {e}");
+        }
+    }
+}
