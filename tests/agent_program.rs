@@ -211,7 +211,7 @@ fn a_failing_agent_or_a_refused_request_is_recorded_per_episode() {
         ("{command: [sh, -c, 'echo boom >&2; exit 2']}", None, "exited with exit status: 2: boom"),
         ("{command: [sh, -c, 'echo not json']}", None, "not the protocol"),
         ("{command: [sh, -c, 'echo ''{\"protocol\": 9, \"artifact\": \"x\"}''']}", None, "protocol 9"),
-        ("{command: [sh, -c, 'exec sleep 30'], timeout_secs: 1}", None, "ran past timeout_secs = 1"),
+        ("{command: [sh, -c, 'sleep 30; echo late'], timeout_secs: 1}", None, "ran past timeout_secs = 1"),
         ("{command: [python3, stream.py], files: [stream.py]}", Some(streaming), "field 'stream'"),
         ("{command: [no-such-program-lucid]}", None, "did not start"),
     ] {
@@ -232,5 +232,77 @@ fn a_failing_agent_or_a_refused_request_is_recorded_per_episode() {
         for e in &errors {
             assert!(e["error"].as_str().is_some_and(|s| s.contains(want)), "{agent}: {e}");
         }
+    }
+}
+
+/// The example agent, unchanged, on every domain: text-to-SQL (the bundled benchmark, a canary in
+/// a gold query) and a domain registered by a program (the toy sums), every arm: the domain
+/// extracts, observes and evaluates what it answers, and no request carries gold.
+#[test]
+fn the_example_agent_runs_on_every_domain() {
+    use crate::support::study::{canary_benchmark, pipeline, scripted};
+    let command = format!("{{command: [sh, -c, 'tee -a requests.log | python3 {}']}}", example_agent().display());
+
+    // Text-to-SQL: its answers are SQL the domain runs and evaluates.
+    let server = FakeServer::start(vec![], Reply::func(scripted));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let yaml = pipeline(&server.url, &canary_benchmark(d), &bert);
+    let yaml = yaml.replace("chunk_size: 3", &format!("chunk_size: 3, agent: {command}"));
+    std::fs::write(d.join("study.yaml"), yaml).unwrap();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let q = |sql: &str| crate::support::study::query_run(&d.join("cache"), d, "runs/study", sql);
+    let by_arm = q("SELECT e.arm, count(*) AS n, count(e.sql) AS sql, count(v.u) AS judged, \
+         sum(CASE WHEN e.exec_status = 'ok' THEN 1 ELSE 0 END) AS ran FROM episodes e \
+         JOIN evaluation v ON e.arm = v.arm AND e.seed = v.seed AND e.step = v.step GROUP BY e.arm ORDER BY e.arm");
+    assert_eq!(by_arm.len(), 4, "{by_arm:?}");
+    for a in &by_arm {
+        // Every answer is SQL the domain extracted, ran on the task's database, and evaluated.
+        assert_eq!(
+            (a["sql"].clone(), a["ran"].clone(), a["judged"].clone()),
+            (a["n"].clone(), a["n"].clone(), a["n"].clone()),
+            "{a}"
+        );
+    }
+    let sent = std::fs::read_to_string(d.join("requests.log")).unwrap();
+    assert!(sent.contains("CREATE TABLE") && !sent.contains(CANARY), "the schema, never gold");
+
+    // A registered domain: the toy's answers are numbers its judge scores.
+    lucid::stages::domains::register::<crate::toy_domain::Arithmetic>();
+    let server = FakeServer::start(vec![], Reply::func(crate::toy_domain::scripted));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("sums.jsonl"), crate::toy_domain::sums_jsonl()).unwrap();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/toy_domain/prompts");
+    let agent = format!(
+        "{{domain: {{kind: arithmetic}}, model: {{backend: openai, model: toy, base_url: '{}/v1'}}, prompts: '{}', \
+         k: 2, agent: {command}",
+        server.url,
+        prompts.display()
+    );
+    let yaml = format!(
+        "name: sums\nseeds: [0]\narms: [no-memory, memento, lucid, oracle]\nstages:\n  - id: benchmark\n    kind: benchmark\n    \
+         config: {{source: sums, path: sums.jsonl}}\n{}{}",
+        crate::support::order_embed_retrieve(&bert),
+        crate::support::study::arm_stages(&agent, "")
+    );
+    std::fs::write(d.join("sums.yaml"), yaml).unwrap();
+    crate::support::run_in_process(d, "sums.yaml");
+    let right = crate::support::study::query_run(
+        &d.join("cache"),
+        d,
+        "runs/sums",
+        "SELECT arm, sum(u) AS right, count(*) AS n FROM evaluation GROUP BY arm ORDER BY arm",
+    );
+    let got: Vec<(String, u64, u64)> = right
+        .iter()
+        .map(|r| (r["arm"].as_str().unwrap().into(), r["right"].as_u64().unwrap(), r["n"].as_u64().unwrap()))
+        .collect();
+    // 2 + 2 and 3 + 4 right, 5 + 5 and 1 + 1 wrong, in every arm.
+    for arm in ["lucid", "memento", "no-memory", "oracle"] {
+        assert!(got.contains(&(arm.to_string(), 2, 4)), "{got:?}");
     }
 }

@@ -177,6 +177,8 @@ fn agent_stages_cannot_reach_gold() {
         ("pipelines/factual_bank.yaml", 3),
         ("pipelines/leniency.yaml", 6),
         ("pipelines/policies.yaml", 9),
+        ("pipelines/agent.yaml", 6),
+        ("pipelines/agent-openai.yaml", 6),
     ];
     for (file, min_loops) in files {
         let path = repo.join(file);

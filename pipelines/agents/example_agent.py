@@ -9,7 +9,7 @@ import sys
 import urllib.request
 
 
-def chat(prompt, max_tokens=128):
+def chat(prompt, max_tokens, stop=None):
     """One chat completion through lucid's endpoint."""
     body = json.dumps({
         "model": "any",  # the stage's model answers whatever the name
@@ -19,6 +19,7 @@ def chat(prompt, max_tokens=128):
         ],
         "max_tokens": max_tokens,
         "temperature": 0,
+        "stop": stop,
     }).encode()
     req = urllib.request.Request(
         os.environ["OPENAI_BASE_URL"] + "/chat/completions",
@@ -40,12 +41,12 @@ def main():
         lines.append(f"- Q: {m['question']}\n  A: {m[artifact]} ({verdict})")
     context = "".join(f"{k}: {v}\n" for k, v in task.items() if k != "question")
     past = "Past cases:\n" + "\n".join(lines) + "\n" if lines else ""
-    plan = chat(f"{past}{context}Question: {task['question']}\nPlan the answer in one or two steps.")
+    plan = chat(f"{past}{context}Question: {task['question']}\nPlan the answer in one or two steps.", 48)
     if artifact == "sql":
-        ask = "Write one SQLite query that answers the question, in a ```sql block."
+        ask, limit, stop = "Write one SQLite query that answers the question, in a ```sql block.", 256, None
     else:
-        ask = f"Write the {artifact} only."
-    answer = chat(f"{past}{context}Plan: {plan}\nQuestion: {task['question']}\n{ask}")
+        ask, limit, stop = f"Write the {artifact} only.", 24, ["\n"]
+    answer = chat(f"{past}{context}Plan: {plan}\nQuestion: {task['question']}\n{ask}", limit, stop)
     json.dump({"protocol": 1, "artifact": answer, "plan": plan}, sys.stdout)
 
 

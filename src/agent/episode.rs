@@ -192,14 +192,8 @@ impl<D: Domain> Agent<'_, D> {
                     "memories": shown,
                     "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
                 });
-                let (reply, rec) = super::program::run(
-                    &p.program,
-                    &p.dir,
-                    &request.to_string(),
-                    &ticket.base_url,
-                    step,
-                    ep.question_id,
-                );
+                let (reply, rec) =
+                    super::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
                 for c in p.proxy.close(ticket).into_iter().chain([rec]) {
                     tally(&mut ep, &c);
                     calls.push(c);

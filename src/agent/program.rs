@@ -23,6 +23,7 @@
 //! protocol is recorded as the episode's failed `program` call, and the episode is stored.
 
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -110,22 +111,27 @@ fn secret(name: &str) -> bool {
     n.ends_with("_API_KEY") || n.ends_with("_TOKEN") || n.contains("SECRET") || n == "API_KEY"
 }
 
-/// Run `program` from `dir` on `request` (the JSON line) with the loopback endpoint
+/// Run `program` from `dir` on `request` (sent as one JSON line) with the loopback endpoint
 /// `base_url`: its reply, and the `program` call row for episode `step` of task `question_id`.
 pub fn run(
     program: &AgentProgram,
     dir: &Path,
-    request: &str,
+    request: &serde_json::Value,
     base_url: &str,
     step: u64,
     question_id: i64,
 ) -> (Option<Reply>, CallRecord) {
     let started = Instant::now();
+    // The key is the request without its endpoint (a port and a ticket that differ per run).
+    let mut keyed = request.clone();
+    if let Some(o) = keyed.as_object_mut() {
+        o.remove("openai");
+    }
     let mut rec = CallRecord {
         step,
         question_id,
         role: "program",
-        key: blake3::hash(request.as_bytes()).to_hex().to_string(),
+        key: blake3::hash(keyed.to_string().as_bytes()).to_hex().to_string(),
         backend: "program".into(),
         model: program.command.join(" "),
         endpoint: None,
@@ -137,7 +143,7 @@ pub fn run(
         attempts: 1,
         cache_hit: false,
     };
-    let out = spawn_and_wait(program, dir, request, base_url);
+    let out = spawn_and_wait(program, dir, &request.to_string(), base_url);
     rec.latency_ms = started.elapsed().as_secs_f64() * 1e3;
     let reply = out.and_then(|stdout| {
         rec.text = Some(stdout.trim().to_string());
@@ -163,6 +169,9 @@ pub fn run(
 fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &str) -> Result<String, Invalid> {
     let (bin, args) = program.command.split_first().ok_or(Invalid::from("agent.command is empty"))?;
     let mut cmd = Command::new(bin);
+    // Its own process group, so a timeout kills what it started too (a shell's children, a
+    // tool's subprocesses), not only the program.
+    cmd.process_group(0);
     cmd.args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     for (name, _) in std::env::vars_os() {
         if name.to_str().is_some_and(secret) {
@@ -195,6 +204,8 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => {
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = child.kill();
                 let _ = child.wait();
                 break None;

