@@ -27,7 +27,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill bench-workers
+bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill bench-workers bench-view
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -59,6 +59,10 @@ bench-demo-calls:
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:
     tests/bench/bench_report.sh
+
+# lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter; tests/bench/results/view.md.
+bench-view:
+    tests/bench/bench_view.sh
 
 # lucid audit of a generated bank of 1 million memories x 8 verifiers, 2,000 bootstrap resamples; tests/bench/results/audit.md.
 bench-audit:

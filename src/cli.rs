@@ -31,6 +31,8 @@ pub enum Command {
     Run(RunArgs),
     /// SQL (DataFusion) over the tables of one or more runs.
     Query(QueryArgs),
+    /// Look at episodes, memories and verdicts in a browser; compare runs; query with SQL.
+    View(ViewArgs),
     /// What a run has done, is doing, and what failed.
     Status(StatusArgs),
     /// See or prune the stage store.
@@ -372,6 +374,20 @@ pub enum Format {
     Json,
     /// A Parquet file (needs --out).
     Parquet,
+}
+
+/// `lucid view`.
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    /// Runs (`runs/<name>`, a store's `s3://…/runs/<name>`) or a runs folder.
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// Where to listen: loopback by default; another address requires the printed token.
+    #[arg(long, default_value = "127.0.0.1:8377")]
+    pub address: String,
+    /// Write static files that open from disk with no server, instead of serving.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
 }
 
 /// `lucid query`.

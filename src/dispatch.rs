@@ -38,6 +38,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             Err(e) => Err(e),
         },
         Command::Query(a) => commands::query::run(&a),
+        Command::View(a) => commands::view::run(&a),
         Command::Status(a) => commands::status::run(&a),
         Command::Cache(a) => commands::cache::run(&a),
         Command::Models(a) => commands::models::run(&a),

@@ -10,7 +10,8 @@
 //! upward one):
 //!
 //! 0. foundations — `error`, `table`, `columns` (one definition per table column),
-//!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`
+//!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`, `loopback` (the HTTP/1.1 of lucid's
+//!    small local servers)
 //! 1. engines — `sql` (sandbox), `datasets` (benchmark loaders: BIRD, Spider, factual QA),
 //!    `embed` (encoder, retrieval), `llm` (chat backends), `model_files` (offline model files:
 //!    where they are, fetching them), `analysis` (statistics, closed-form theory, their SQL
@@ -31,7 +32,8 @@
 //!    options, sources, evaluation, channels after the fact; nothing outside its folder imports it
 //! 6. `stages` — one file per stage kind, the registry of kinds and the registry of domains
 //!    (`stages::domains`, the one place a domain is named)
-//! 7. the command line — `cli`, `commands` (one file per subcommand), `dispatch` (from arguments to a command and an exit code)
+//! 7. the command line — `cli`, `commands` (one file per subcommand), `view` (the browser page
+//!    over runs), `dispatch` (from arguments to a command and an exit code)
 
 pub mod agent;
 pub mod analysis;
@@ -52,6 +54,7 @@ pub mod eval;
 pub mod fingerprint;
 pub mod import;
 pub mod llm;
+pub mod loopback;
 pub mod model_files;
 pub mod par;
 pub mod pipeline;
@@ -64,6 +67,7 @@ pub mod sql;
 pub mod sqlite;
 pub mod stages;
 pub mod table;
+pub mod view;
 
 pub use dispatch::run;
 pub use error::{Error, Result};

@@ -153,7 +153,18 @@ async fn register_remote(
 /// Register every table of `runs` in `ctx`: over one run under its own name, over several as
 /// `__run<i>_<name>`. Returns, per table name, each run's name and the name it was registered as.
 pub async fn register_runs(ctx: &SessionContext, runs: &[(String, PathBuf)]) -> Result<Members> {
-    let alias = |i: usize, t: &str| if runs.len() == 1 { t.to_string() } else { format!("__run{i}_{t}") };
+    register_runs_as(ctx, runs, runs.len() > 1).await
+}
+
+/// Every table of `runs` stacked with a leading `run` column, even over one run (what a page over
+/// several runs reads the same way whatever their number). Returns the table names.
+pub async fn register_stacked(ctx: &SessionContext, runs: &[(String, PathBuf)]) -> Result<Vec<String>> {
+    let parts = register_runs_as(ctx, runs, true).await?;
+    stack_runs(ctx, parts, usize::MAX).await
+}
+
+async fn register_runs_as(ctx: &SessionContext, runs: &[(String, PathBuf)], aliased: bool) -> Result<Members> {
+    let alias = |i: usize, t: &str| if aliased { format!("__run{i}_{t}") } else { t.to_string() };
     let mut parts = Members::new();
     for (i, (run, dir)) in runs.iter().enumerate() {
         if let Some((url, run_name)) = dir.to_str().and_then(crate::remote::listing::split_run_url) {

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("rng", 0),
     ("par", 0),
     ("cache_dir", 0),
+    ("loopback", 0),
     ("sql", 1),
     ("datasets", 1),
     ("embed", 1),
@@ -35,6 +36,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("stages", 6),
     ("cli", 7),
     ("commands", 7),
+    ("view", 7),
     ("dispatch", 7),
 ];
 

@@ -32,3 +32,4 @@ mod theorem1;
 mod toy_domain;
 mod unchanged;
 mod verifiers;
+mod view;

@@ -15,7 +15,7 @@
 //! not in the recorded calls") answers HTTP 502 and is recorded as failed.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +26,7 @@ use super::episode::recorded_call;
 use crate::domain::records::CallRecord;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
+use crate::loopback::{read_request, respond};
 
 /// The calls of the episodes with an open ticket, by token.
 type Open = Arc<Mutex<HashMap<String, (u64, i64, Vec<CallRecord>)>>>;
@@ -98,49 +99,12 @@ fn serve(conn: TcpStream, model: &dyn ChatModel, open: &Open) {
     });
     let (status, body) = match read_request(&mut reader) {
         Err(why) => (400, error_body(&why.0, "invalid_request_error")),
-        Ok((method, path, body)) => route(&method, &path, &body, model, open),
+        Ok(req) => route(&req.method, &req.target, &req.body, model, open),
     };
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        _ => "Bad Gateway",
-    };
-    let text = body.to_string();
+    // lucid retried already: the client must not (the OpenAI and Anthropic SDKs read this).
+    let extra = if status == 200 { "" } else { "x-should-retry: false\r\n" };
     let mut conn = conn;
-    let _ = write!(
-        conn,
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n{text}",
-        text.len(),
-        // lucid retried already: the client must not (the OpenAI and Anthropic SDKs read this).
-        if status == 200 { "" } else { "x-should-retry: false\r\n" }
-    );
-    let _ = conn.flush();
-}
-
-/// Method, path and body of one HTTP/1.1 request.
-fn read_request(r: &mut impl BufRead) -> std::result::Result<(String, String, Vec<u8>), Invalid> {
-    let mut line = String::new();
-    r.read_line(&mut line).map_err(|e| Invalid(e.to_string()))?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).map_err(|e| Invalid(e.to_string()))? == 0 || h.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().map_err(|_| Invalid(format!("bad Content-Length '{}'", v.trim())))?;
-            } else if k.trim().eq_ignore_ascii_case("transfer-encoding") {
-                return Err(Invalid::from("chunked request bodies are not supported: send Content-Length"));
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    r.read_exact(&mut body).map_err(|e| Invalid(e.to_string()))?;
-    Ok((method, path, body))
+    respond(&mut conn, status, "application/json", extra, body.to_string().as_bytes());
 }
 
 /// An OpenAI-style error body.

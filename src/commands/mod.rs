@@ -20,6 +20,7 @@ pub mod run;
 pub mod smoke;
 pub mod status;
 pub mod theory;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

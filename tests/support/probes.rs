@@ -123,7 +123,10 @@ impl Probe {
             ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
-            Probe::Chromium => &["reports::the_html_report_renders_its_plots_in_chromium"],
+            Probe::Chromium => &[
+                "reports::the_html_report_renders_its_plots_in_chromium",
+                "view::the_viewer_in_chromium_filters_opens_follows_compares_and_queries",
+            ],
             Probe::Facts => &[
                 "factual::the_bundled_set_matches_its_packages",
                 "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",

@@ -1,0 +1,25 @@
+//! `lucid view`: serve the page over runs, or export it as static files.
+
+use std::io::Write;
+
+use crate::cli::ViewArgs;
+use crate::error::Result;
+use crate::view::data::Catalog;
+
+/// `lucid view`.
+pub fn run(a: &ViewArgs) -> Result<()> {
+    let runs = crate::session::expand_runs(&a.runs)?;
+    let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+    let catalog = Catalog::open(&runs)?;
+    if let Some(dir) = &a.export {
+        let n = crate::view::export::export(&catalog, dir)?;
+        println!("lucid view: {n} episodes of {} exported to {}/index.html", names.join(", "), dir.display());
+        return Ok(());
+    }
+    let episodes = catalog.rows.len();
+    let server = crate::view::Server::bind(&a.address, catalog)?;
+    println!("lucid view: {episodes} episodes of {} at {}", names.join(", "), server.url());
+    let _ = std::io::stdout().flush();
+    server.serve();
+    Ok(())
+}
