@@ -225,12 +225,22 @@ impl Catalog {
                     votes.insert(v.clone(), r);
                 }
             }
+            // Score-ranked policies: each shown memory's probability of being drawn first.
+            let draws = if self.has("draws") {
+                one(format!("SELECT candidate_step, policy, p_first FROM draws WHERE {at} AND drawn")).await?
+            } else {
+                Vec::new()
+            };
             let retrieved = episode.as_ref().and_then(|e| e["retrieved"].as_array().cloned()).unwrap_or_default();
             let memories: Vec<Value> = retrieved
                 .iter()
                 .map(|m| {
                     let own = key(run, seed, arm, m["step"].as_u64().unwrap_or_default());
                     let mut m = m.clone();
+                    if let Some(d) = draws.iter().find(|d| d["candidate_step"] == m["step"]) {
+                        m["policy"] = d["policy"].clone();
+                        m["p_first"] = d["p_first"].clone();
+                    }
                     if let Some(r) = self.row(&own) {
                         m["key"] = own.into();
                         for k in ["question", "artifact", "grade", "r", "u", "stored_q"] {

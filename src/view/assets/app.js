@@ -196,6 +196,7 @@ function episodeBody(row, b) {
     el('td', { class: 'text', title: m.artifact || '' }, short(m.artifact, 50)),
     el('td', { class: m.shown_label === 1 ? 'yes' : 'no' }, m.shown_label === 1 ? 'trusted' : 'untrusted'),
     uCell(m.u), el('td', {}, m.similarity === undefined ? '–' : Number(m.similarity).toFixed(3)),
+    el('td', { title: m.policy || '' }, m.p_first === undefined || m.p_first === null ? '–' : Number(m.p_first).toFixed(3)),
     el('td', {}, fmt(m.same_db)),
     el('td', {}, m.key ? el('a', { href: '#' + new URLSearchParams({ mem: m.key }).toString() }, 'life') : '')));
   const calls = (b.calls || []).map((c) => el('div', { class: 'call' },
@@ -218,7 +219,7 @@ function episodeBody(row, b) {
     b.evaluation ? dl(b.evaluation, ['run', 'seed', 'arm', 'step', 'question_id']) : null),
     el('section', {}, el('h3', {}, 'Channels (answer-free)'), channels.length ? el('table', {}, channels) : el('p', { class: 'muted' }, 'none')),
     el('section', {}, el('h3', {}, `Memories shown (${memories.length})`), memories.length
-      ? el('table', { id: 'memories' }, el('tr', {}, ['step', 'question', 'answer', 'label shown', 'U', 'similarity', 'same group', ''].map((t) => el('th', {}, t))), memories)
+      ? el('table', { id: 'memories' }, el('tr', {}, ['step', 'question', 'answer', 'label shown', 'U', 'similarity', 'p(drawn first)', 'same group', ''].map((t) => el('th', {}, t))), memories)
       : el('p', { class: 'muted' }, 'none')),
     votes.length ? el('section', {}, el('h3', {}, 'Verifiers'), votes) : null,
     el('section', { id: 'calls' }, el('h3', {}, `Model calls (${calls.length})`),
