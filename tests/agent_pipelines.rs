@@ -11,36 +11,27 @@ use serde_json::Value;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
-use crate::support::study::{copy_dir, query_run};
+use crate::support::study::{copy_dir, factual_answers, query_run};
 use crate::support::{lucid, run_killed, stderr, stdout};
 
-/// A scripted closed-book model for both agents and both graders: some answers right, some wrong.
+/// The scripted closed-book model of the factual tests for both agents and both graders: a plan,
+/// an answer (bare, or after a line of reasoning for the openai agent's `Final answer:`), and a
+/// self-check that, like the grader, trusts every one-word answer.
 fn answers(prompt: &str) -> String {
-    let last = prompt.rsplit("Question:").next().unwrap_or("");
-    let q = last.lines().next().unwrap_or("");
-    if prompt.contains("VERDICT") {
-        let answer = last.split("Answer:").nth(1).unwrap_or("").trim();
-        return if answer.contains(' ') { "VERDICT: INCORRECT" } else { "VERDICT: CORRECT" }.into();
-    }
     if prompt.contains("Reply YES or NO") {
-        let answer = last.split("Proposed answer:").nth(1).and_then(|a| a.lines().next()).unwrap_or("").trim();
+        let last = prompt.rsplit("Proposed answer:").next().unwrap_or("");
+        let answer = last.lines().next().unwrap_or("").trim();
         return if answer.contains(' ') { "NO" } else { "YES" }.into();
     }
     if prompt.contains("Plan the answer") {
         return "Recall the fact.".into();
     }
-    let a = if !q.len().is_multiple_of(2) {
-        "Not sure at all"
-    } else if q.contains("capital") {
-        "Paris"
-    } else if q.contains("symbol") {
-        "Fe"
-    } else if q.contains("How many") || q.contains("number") {
-        "8"
+    let a = factual_answers(prompt);
+    if prompt.contains("VERDICT") || prompt.contains("Write the answer only") {
+        a
     } else {
-        "Gold"
-    };
-    if prompt.contains("Write the answer only") { a.into() } else { format!("I recall it.\nFinal answer: {a}") }
+        format!("I recall it.\nFinal answer: {a}")
+    }
 }
 
 /// A project folder holding the shipped `pipelines/` (agents, prompts, report SQL) with `file`'s
@@ -107,12 +98,13 @@ fn the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_re
         let run_dir = format!("runs/{name}");
         let q = |sql: &str| query_run(&d.join("cache"), d, &run_dir, sql);
         let arms = q("SELECT arm, count(*) AS n, sum(failed_calls) AS failed, count(answer) AS answered, \
-             sum(CASE WHEN grade = 'correct' THEN 1 ELSE 0 END) AS correct FROM episodes GROUP BY arm ORDER BY arm");
+             sum(CASE WHEN grade = 'correct' THEN 1 ELSE 0 END) AS correct, \
+             sum(CASE WHEN answer NOT LIKE '% %' THEN 1 ELSE 0 END) AS one_word FROM episodes GROUP BY arm ORDER BY arm");
         assert_eq!(arms.len(), 4, "{file}: every arm: {arms:?}");
         for a in &arms {
             assert_eq!((a["n"].as_u64(), a["failed"].as_u64(), a["answered"].as_u64()), (Some(22), Some(0), Some(22)));
-            // Multi-word answers are graded wrong, by lucid's grader or the agent's own check.
-            assert!(a["correct"].as_u64().is_some_and(|c| c > 0 && c < 22), "{file}: {a}");
+            // One-word answers are graded correct, the rest not, by lucid's grader or the agent's own check.
+            assert_eq!(a["correct"], a["one_word"], "{file}: {a}");
         }
         let roles = q("SELECT role, count(*) AS n FROM calls GROUP BY role ORDER BY role");
         let n = |r: &str| roles.iter().find(|x| x["role"] == r).and_then(|x| x["n"].as_u64()).unwrap_or(0);

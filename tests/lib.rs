@@ -17,6 +17,7 @@ mod hand_labels;
 mod hostile_sql;
 mod import;
 mod literal_grounding;
+mod llama_server;
 mod llm_http;
 mod models;
 mod pipeline;

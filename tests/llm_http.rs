@@ -251,9 +251,10 @@ fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
     assert!((lucid::llm::forced_choice::margin(&right.text).unwrap() - 2.4).abs() < 1e-9, "{}", right.text);
     let wrong = ask("Is this wrong?").unwrap();
     assert!(wrong.text.starts_with("VERDICT: INCORRECT\n"), "{}", wrong.text);
-    // The chat template is the server's: the request continues the assistant's "VERDICT: ".
+    // The chat template is the server's: the request continues the assistant's "VERDICT:" (its
+    // trailing space is the next token's).
     let sent = &server.requests()[0].body;
-    assert_eq!(sent["messages"].as_array().unwrap().last().unwrap()["content"], "VERDICT: ");
+    assert_eq!(sent["messages"].as_array().unwrap().last().unwrap()["content"], "VERDICT:");
     assert_eq!((sent["continue_final_message"].as_bool(), sent["logprobs"].as_bool()), (Some(true), Some(true)));
     assert_eq!(sent["max_tokens"], 1);
 

@@ -265,28 +265,6 @@ fn demo10_pipeline(model: &str) -> String {
     out
 }
 
-/// A scripted closed-book answerer: a country's capital or an element's symbol right for some
-/// questions, wrong for others; the grader trusts every answer that is one word.
-fn factual_answers(prompt: &str) -> String {
-    let last = prompt.rsplit("Question:").next().unwrap_or("");
-    if prompt.contains("VERDICT") {
-        let answer = last.split("Answer:").nth(1).unwrap_or("").trim();
-        let one_word = !answer.is_empty() && !answer.contains(' ');
-        return if one_word { "VERDICT: CORRECT" } else { "VERDICT: INCORRECT" }.into();
-    }
-    let q = last.lines().next().unwrap_or("");
-    let a = if q.contains("capital") {
-        if q.len().is_multiple_of(2) { "Paris" } else { "The capital city" }
-    } else if q.contains("symbol") {
-        "Fe"
-    } else if q.contains("How many") || q.contains("number") {
-        "8"
-    } else {
-        "Gold"
-    };
-    a.into()
-}
-
 /// `pipelines/factual.yaml` on one question of each topic (11), both seeds, every arm, its
 /// model a scripted server (no forced choice), embeddings by the real MiniLM, the bundled facts
 /// and evidence corpus from `lucid models fetch`: tables, report and audit.
@@ -296,7 +274,7 @@ fn the_factual_demo_on_its_first_questions_is_unchanged() {
         return;
     }
     let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
-    let server = FakeServer::start(vec![], Reply::func(factual_answers));
+    let server = FakeServer::start(vec![], Reply::func(crate::support::study::factual_answers));
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();

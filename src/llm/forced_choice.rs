@@ -1,13 +1,14 @@
 //! Forced choice over HTTP: score each of a request's `choices` from an OpenAI-compatible
 //! server's log-probabilities, with the chat template applied by the server as it applies it.
 //!
-//! The choices' common prefix (`VERDICT: ` of `VERDICT: CORRECT` / `VERDICT: INCORRECT`) is sent
-//! as the start of the assistant's turn (`continue_final_message: true`,
-//! `add_generation_prompt: false`: vLLM's and SGLang's chat extension, which continue it with the
-//! server's own chat template). Servers without that extension (OpenAI's API, llama.cpp server,
-//! Ollama) close the prefix as a finished turn, so choices with a common prefix need vLLM or
-//! SGLang; choices that differ from their first character send no prefix and work with any server
-//! that returns logprobs. One token is asked for with `logprobs: true, top_logprobs: 20`. A
+//! The choices' common prefix, less its trailing whitespace (`VERDICT:` of `VERDICT: CORRECT` /
+//! `VERDICT: INCORRECT`), is sent as the start of the assistant's turn (`continue_final_message:
+//! true`, `add_generation_prompt: false`: vLLM's and SGLang's chat extension; llama.cpp's
+//! `llama-server` continues a final assistant message by default, its `prefill_assistant`), which
+//! the server continues with its own chat template. Servers that do neither (OpenAI's API, Ollama)
+//! close the prefix as a finished turn, so choices with a common prefix need one of those;
+//! choices that differ from their first character send no prefix and work with any server that
+//! returns logprobs. One token is asked for with `logprobs: true, top_logprobs: 20`. A
 //! choice's score is the log-probability of the likeliest top token its remaining text starts
 //! with; a choice with no such token scores -inf. Choice sets this cannot tell apart are refused:
 //! a choice that is all prefix (`Yes` / `Yes, but`), a top token that starts two choices' rest
@@ -36,9 +37,16 @@ pub fn common_prefix(choices: &[String]) -> &str {
     &first[..end]
 }
 
+/// The part of the common prefix sent as the assistant's start: without its trailing whitespace,
+/// which tokenizers join to the next word (` CORRECT`). Sent as `VERDICT: `, the model sees a
+/// lone space token and llama.cpp's server puts digits first; sent as `VERDICT:`, ` COR` / ` IN`.
+pub fn sent_prefix(choices: &[String]) -> &str {
+    common_prefix(choices).trim_end()
+}
+
 /// `body` (a chat request) turned into the forced-choice request for `choices`.
 pub fn request(mut body: Value, choices: &[String]) -> Value {
-    let prefix = common_prefix(choices);
+    let prefix = sent_prefix(choices);
     if !prefix.is_empty() {
         if let Some(m) = body["messages"].as_array_mut() {
             m.push(json!({"role": "assistant", "content": prefix}));
@@ -66,15 +74,16 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
          over HTTP needs a server that returns logprobs (vLLM, SGLang); generate instead (drop `choices`)",
         )
     })?;
-    let prefix = common_prefix(choices).len();
+    let prefix = sent_prefix(choices).len();
     let rests: Vec<&str> = choices.iter().map(|c| &c[prefix..]).collect();
     if let Some(c) = choices.iter().zip(&rests).find(|(_, r)| r.trim().is_empty()) {
         return Err(Fault::new(format!("choice '{}' is all common prefix: nothing to score it by", c.0)));
     }
     let tokens: Vec<(&str, f64)> =
         top.iter().filter_map(|t| Some((t["token"].as_str()?, t["logprob"].as_f64()?))).collect();
+    // Leading whitespace is the tokenizer's business: ` COR` and `COR` both start ` CORRECT`.
     let starts = |rest: &str, tok: &str| {
-        let tok = if rest.starts_with(char::is_whitespace) { tok } else { tok.trim_start() };
+        let (rest, tok) = (rest.trim_start(), tok.trim_start());
         !tok.is_empty() && rest.starts_with(tok)
     };
     if let Some((tok, _)) = tokens.iter().find(|(tok, _)| rests.iter().filter(|r| starts(r, tok)).count() > 1) {
@@ -128,7 +137,7 @@ mod tests {
             json!({"messages": [{"role": "user", "content": "q"}], "stop": ["\n"], "max_tokens": 9}),
             &choices(),
         );
-        assert_eq!(b["messages"][1], json!({"role": "assistant", "content": "VERDICT: "}));
+        assert_eq!(b["messages"][1], json!({"role": "assistant", "content": "VERDICT:"}));
         assert_eq!((b["max_tokens"].as_u64(), b["logprobs"].as_bool(), b.get("stop")), (Some(1), Some(true), None));
     }
 

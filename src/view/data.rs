@@ -57,18 +57,7 @@ pub fn key(run: &str, seed: u64, arm: &str, step: u64) -> String {
 
 /// The rows of `batch` as JSON objects (nulls written).
 pub fn rows(batch: &RecordBatch) -> Result<Vec<Value>> {
-    let mut buf = Vec::new();
-    {
-        let mut w = arrow::json::WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, arrow::json::writer::JsonArray>(&mut buf);
-        w.write(batch)?;
-        w.finish()?;
-    }
-    if buf.is_empty() {
-        return Ok(Vec::new());
-    }
-    serde_json::from_slice(&buf).map_err(|e| Error::query_from("rows as JSON", e))
+    crate::report::rows_json(batch)
 }
 
 /// `s` as a SQL string literal.

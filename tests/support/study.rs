@@ -32,6 +32,28 @@ pub fn scripted(prompt: &str) -> String {
     "?".into()
 }
 
+/// A scripted closed-book answerer: a country's capital or an element's symbol right for some
+/// questions, wrong for others; the grader trusts every answer that is one word.
+pub fn factual_answers(prompt: &str) -> String {
+    let last = prompt.rsplit("Question:").next().unwrap_or("");
+    if prompt.contains("VERDICT") {
+        let answer = last.split("Answer:").nth(1).unwrap_or("").trim();
+        let one_word = !answer.is_empty() && !answer.contains(' ');
+        return if one_word { "VERDICT: CORRECT" } else { "VERDICT: INCORRECT" }.into();
+    }
+    let q = last.lines().next().unwrap_or("");
+    let a = if q.contains("capital") {
+        if q.len().is_multiple_of(2) { "Paris" } else { "The capital city" }
+    } else if q.contains("symbol") {
+        "Fe"
+    } else if q.contains("How many") || q.contains("number") {
+        "8"
+    } else {
+        "Gold"
+    };
+    a.into()
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
