@@ -192,7 +192,7 @@ fn main() {
     );
     lines.push(String::new());
     lines.push(
-        "Forced choice through the server: lucid sends the choices' common prefix (`VERDICT: `) as a final \
+        "Forced choice through the server: lucid sends the choices' common prefix without its trailing space (`VERDICT:`) as a final \
          assistant message (llama-server continues it: `prefill_assistant`, on by default) with `max_tokens: 1, \
          logprobs: true, top_logprobs: 20`, and scores each choice by the log-probability of the likeliest top token \
          its rest starts with — the first token where the choices part; lucid's local forced choice sums the \
