@@ -175,7 +175,7 @@ impl<D: Domain> Agent<'_, D> {
         };
         let shown_value = minijinja::Value::from_serialize(&shown);
 
-        let mut agent_r: Option<Option<u8>> = None;
+        let mut agent_r: Option<u8> = None;
         let artifact = match self.program {
             Some(p) => {
                 let mut task_json = serde_json::Map::new();
@@ -201,10 +201,10 @@ impl<D: Domain> Agent<'_, D> {
                 match reply {
                     Some(reply) => {
                         ep.plan = reply.plan.clone();
-                        agent_r = Some(reply.r());
+                        agent_r = reply.r();
                         self.domain.extract(&reply.artifact)
                     }
-                    None => Err(Invalid::from("the agent program failed".to_string())),
+                    None => Err(Invalid::from("the agent program failed")),
                 }
             }
             None => self.planned_artifact(step, &with, shown_value, &mut ep, &mut calls)?,
@@ -220,26 +220,25 @@ impl<D: Domain> Agent<'_, D> {
                     ("result", seen.result.into()),
                 ]);
                 ep.artifact = Some(artifact);
-                let by_agent = self.program.is_some_and(|p| p.program.grade == GradeBy::Agent);
-                let graded = if by_agent {
-                    ep.grade = "failed".into();
-                    if let Some(Some(r)) = agent_r {
-                        ep.grade = if r == 1 { "correct".into() } else { "incorrect".into() };
-                        ep.r = Some(r);
+                if self.program.is_some_and(|p| p.program.grade == GradeBy::Agent) {
+                    // The program's own grade; none readable is a failed grade, as a failed grader call.
+                    ep.r = agent_r;
+                    ep.grade = match agent_r {
+                        Some(1) => "correct",
+                        Some(_) => "incorrect",
+                        None => "failed",
                     }
-                    None
+                    .into();
                 } else {
                     let grader = self.prompts.render("grader.txt", &vars)?;
-                    Some(self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)?)
-                };
-                match graded.flatten() {
-                    Some(text) => {
-                        let v = parse_verdict(&text);
-                        ep.grade = v.as_str().into();
-                        ep.r = Verdict::r(v);
+                    match self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)? {
+                        Some(text) => {
+                            let v = parse_verdict(&text);
+                            ep.grade = v.as_str().into();
+                            ep.r = Verdict::r(v);
+                        }
+                        None => ep.grade = "failed".into(),
                     }
-                    None if !by_agent => ep.grade = "failed".into(),
-                    None => {}
                 }
             }
         }

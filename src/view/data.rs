@@ -11,12 +11,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use arrow::array::RecordBatch;
 use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::SessionContext;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+use crate::report::rows_json as rows;
 use crate::session::block_on;
 
 /// The paired comparison of every two (run, arm) cells, the report file a user reruns.
@@ -53,11 +53,6 @@ pub struct Catalog {
 /// An episode's key in the page: `run|seed|arm|step`.
 pub fn key(run: &str, seed: u64, arm: &str, step: u64) -> String {
     format!("{run}|{seed}|{arm}|{step}")
-}
-
-/// The rows of `batch` as JSON objects (nulls written).
-pub fn rows(batch: &RecordBatch) -> Result<Vec<Value>> {
-    crate::report::rows_json(batch)
 }
 
 /// `s` as a SQL string literal.
