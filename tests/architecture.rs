@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("cache_dir", 0),
     ("loopback", 0),
     ("sql", 1),
+    ("python", 1),
     ("datasets", 1),
     ("embed", 1),
     ("llm", 1),

@@ -176,6 +176,7 @@ fn agent_stages_cannot_reach_gold() {
         ("pipelines/spiderman.yaml", 6),
         ("pipelines/factual_bank.yaml", 3),
         ("pipelines/leniency.yaml", 6),
+        ("pipelines/leniency-server.yaml", 6),
         ("pipelines/policies.yaml", 9),
         ("pipelines/agent.yaml", 6),
         ("pipelines/agent-openai.yaml", 6),

@@ -4,9 +4,11 @@
 
 pub mod bird;
 pub mod bundled;
+pub mod code;
 pub mod factual;
 pub mod spider;
 pub mod tables;
+pub mod wheels;
 
 use std::path::PathBuf;
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::http::{HttpClient, Secret};
 use super::local::{LocalModel, Requantize};
 use super::retry::RetryPolicy;
-use super::{ChatModel, anthropic::Anthropic, openai::OpenAi, replay::Replay};
+use super::{ChatModel, anthropic::Anthropic, llama_server::LlamaServer, openai::OpenAi, replay::Replay};
 use crate::error::{Error, Result};
 
 /// Which model answers, and how to reach it.
@@ -19,6 +19,10 @@ use crate::error::{Error, Result};
 pub enum ModelConfig {
     /// An OpenAI-compatible server.
     Openai(HttpConfig),
+    /// llama.cpp's `llama-server` (`base_url` its root, default `http://127.0.0.1:8080`): chat
+    /// as an OpenAI-compatible server, forced choice scored exactly through its native endpoints.
+    #[serde(rename = "llama-server")]
+    LlamaServer(HttpConfig),
     /// Anthropic's Messages API.
     Anthropic(HttpConfig),
     /// A local GGUF chat model run by candle on the CPU (default: SmolLM2-135M-Instruct).
@@ -45,7 +49,8 @@ pub struct HttpConfig {
     #[serde(default)]
     pub base_url: Option<String>,
     /// Name of the environment variable holding the key (OpenAI default `OPENAI_API_KEY`,
-    /// optional for local servers; Anthropic default `ANTHROPIC_API_KEY`). Never the key itself.
+    /// llama-server `LLAMA_API_KEY`, both optional for local servers; Anthropic default
+    /// `ANTHROPIC_API_KEY`). Never the key itself.
     #[serde(default)]
     pub api_key_env: Option<String>,
     // Operational (how fast and how patiently, not what the model answers): never serialized,
@@ -138,6 +143,14 @@ impl ModelConfig {
                 let base = c.base_url.clone().unwrap_or_else(|| OPENAI_URL.into());
                 Arc::new(OpenAi { http: http(c, &base, key)?, base_url: base, model: c.model.clone() })
             }
+            ModelConfig::LlamaServer(c) => {
+                let key = match &c.api_key_env {
+                    Some(var) => Some(Secret::from_env(var)?),
+                    None => Secret::from_env("LLAMA_API_KEY").ok(),
+                };
+                let root = super::llama_server::root_of(c.base_url.as_deref().unwrap_or(LLAMA_SERVER_URL));
+                Arc::new(LlamaServer { http: http(c, &root, key)?, root, model: c.model.clone() })
+            }
             ModelConfig::Anthropic(c) => {
                 let key = Secret::from_env(c.api_key_env.as_deref().unwrap_or("ANTHROPIC_API_KEY"))?;
                 let base = c.base_url.clone().unwrap_or_else(|| ANTHROPIC_URL.into());
@@ -151,6 +164,7 @@ impl ModelConfig {
 }
 
 const OPENAI_URL: &str = "https://api.openai.com/v1";
+const LLAMA_SERVER_URL: &str = "http://127.0.0.1:8080";
 const ANTHROPIC_URL: &str = "https://api.anthropic.com";
 
 fn http(c: &HttpConfig, base_url: &str, key: Option<Secret>) -> Result<HttpClient> {

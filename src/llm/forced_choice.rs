@@ -103,12 +103,24 @@ pub fn answer(response: &Value, choices: &[String]) -> std::result::Result<Strin
             &choices[0][..prefix]
         )));
     }
-    let best = (0..choices.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
+    let best = first_best(&scores);
     if (0..choices.len()).any(|i| i != best && scores[i] == scores[best]) {
         return Err(Fault::new(format!("two choices score {:.3}: a tie is not decided by list order", scores[best])));
     }
-    let listed: Vec<String> = choices.iter().zip(&scores).map(|(c, s)| format!("{c} = {s:.3}")).collect();
-    Ok(format!("{}\n(forced choice by log-likelihood: {})", choices[best], listed.join("; ")))
+    Ok(answer_text(choices, &scores, best))
+}
+
+/// The index of the highest score, the first on a tie.
+pub fn first_best(scores: &[f64]) -> usize {
+    (0..scores.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b })
+}
+
+/// A forced-choice answer as every backend writes it: the chosen choice, then a line with each
+/// choice's score (`CHOICE\n(forced choice by log-likelihood: A = -0.105; B = -2.303)`), so the
+/// margin is kept in the calls table and the response cache ([`margin`] reads it back).
+pub fn answer_text(choices: &[String], scores: &[f64], best: usize) -> String {
+    let listed: Vec<String> = choices.iter().zip(scores).map(|(c, s)| format!("{c} = {s:.3}")).collect();
+    format!("{}\n(forced choice by log-likelihood: {})", choices[best], listed.join("; "))
 }
 
 /// The margin recorded in a forced-choice answer: the first choice's log-likelihood minus the

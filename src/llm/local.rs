@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
-use candle_transformers::generation::{LogitsProcessor, Sampling};
 use serde::{Deserialize, Serialize};
 
 use super::gguf_tokenizer::GgufChat;
 use super::qlinear::Linear;
+use super::sampling::{Sampler, Sampling};
 use super::transformer::{Cache, Transformer};
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Fault, Result};
@@ -166,9 +166,9 @@ impl LocalModel {
             }
             scored.push((lp, cont));
         }
-        let best = (0..choices.len()).fold(0, |b, i| if scored[i].0 > scored[b].0 { i } else { b });
-        let scores: Vec<String> = choices.iter().zip(&scored).map(|(c, (lp, _))| format!("{c} = {lp:.3}")).collect();
-        let text = format!("{}\n(forced choice by log-likelihood: {})", choices[best], scores.join("; "));
+        let scores: Vec<f64> = scored.iter().map(|s| s.0).collect();
+        let best = super::forced_choice::first_best(&scores);
+        let text = super::forced_choice::answer_text(choices, &scores, best);
         Ok((ids.len() as u32, scored[best].1.clone(), text))
     }
 
@@ -194,7 +194,7 @@ impl LocalModel {
             (t, None) => Sampling::All { temperature: t },
         };
         let seed = d.seed ^ (sample_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut sampler = LogitsProcessor::from_sampling(seed, sampling);
+        let mut sampler = Sampler::new(seed, sampling);
         let mut out: Vec<u32> = Vec::new();
         let mut text = String::new();
         while out.len() < d.max_tokens as usize {

@@ -1,6 +1,6 @@
-//! Chat models: one trait, four backends (OpenAI-compatible HTTP, Anthropic Messages, a local
-//! candle GGUF model, replay of recorded calls) plus an instant scripted stand-in for overhead
-//! benchmarks, a response cache, and retries. A call that still
+//! Chat models: one trait, five backends (OpenAI-compatible HTTP, llama.cpp's llama-server,
+//! Anthropic Messages, a local candle GGUF model, replay of recorded calls) plus an instant
+//! scripted stand-in for overhead benchmarks, a response cache, and retries. A call that still
 //! fails after its retries is returned as a [`CallFailure`] for the caller to record — never
 //! dropped, never a panic. API keys are read from environment variables and never written out.
 
@@ -11,11 +11,13 @@ pub mod forced_choice;
 pub mod gguf_tokenizer;
 pub mod http;
 pub mod kernels;
+pub mod llama_server;
 pub mod local;
 pub mod openai;
 pub mod qlinear;
 pub mod replay;
 pub mod retry;
+pub mod sampling;
 pub mod scripted;
 pub mod transformer;
 
@@ -156,7 +158,7 @@ pub struct CallFailure {
 /// are two models: HTTP backends carry their normalised base URL.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ModelIdentity {
-    /// openai / anthropic / local / replay.
+    /// openai / llama-server / anthropic / local / replay.
     pub backend: String,
     /// Model name (local: the GGUF's content hash prefix and file name).
     pub model: String,

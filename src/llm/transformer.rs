@@ -164,7 +164,7 @@ impl Transformer {
         if let Some(m) = masks.get(&(seq_len, pos + seq_len)) {
             return Ok(m.clone());
         }
-        let m = candle_transformers::utils::build_causal_mask(seq_len, pos, &Device::Cpu)?;
+        let m = causal_mask(seq_len, pos)?;
         masks.insert((seq_len, pos + seq_len), m.clone());
         Ok(m)
     }
@@ -207,8 +207,8 @@ impl Transformer {
         };
         *kv = Some((k.clone(), v.clone()));
         let rep = self.n_head / self.n_kv_head;
-        let k = candle_transformers::utils::repeat_kv(k, rep)?;
-        let v = candle_transformers::utils::repeat_kv(v, rep)?;
+        let k = repeat_kv(k, rep)?;
+        let v = repeat_kv(v, rep)?;
         let att = (q.matmul(&k.t()?)? / (self.head_dim as f64).sqrt())?;
         let att = match mask {
             None => att,
@@ -251,4 +251,20 @@ impl Transformer {
         let x = x.i((.., seq_len - 1, ..))?;
         self.output.forward(&x)?.squeeze(0)
     }
+}
+
+/// 1 where key `j` lies after query `i` (at position `pos + i`): the keys a query may not see.
+fn causal_mask(seq_len: usize, pos: usize) -> Result<Tensor> {
+    let mask: Vec<u8> = (0..seq_len).flat_map(|i| (0..pos + seq_len).map(move |j| u8::from(j > pos + i))).collect();
+    Tensor::from_slice(&mask, (seq_len, pos + seq_len), &Device::Cpu)
+}
+
+/// Each of the `n_kv_head` key/value heads repeated `rep` times, as the query heads share them
+/// (one copy by concatenation, as candle does it: a broadcast would be a strided copy).
+fn repeat_kv(x: Tensor, rep: usize) -> Result<Tensor> {
+    if rep == 1 {
+        return Ok(x);
+    }
+    let (b, n_kv_head, seq_len, head_dim) = x.dims4()?;
+    Tensor::cat(&vec![&x; rep], 2)?.reshape((b, n_kv_head * rep, seq_len, head_dim))
 }

@@ -5,10 +5,11 @@
 # (ignored), starts it on the SmolLM2 GGUF that `lucid models fetch` installs, runs
 # tests/bench/llama_server_check.rs against it (tests/bench/results/llama_server.md) and records
 # the server's raw answers to lucid's requests for the CI test (tests/fixtures/llama_server/).
-# usage: tests/bench/llama_server.sh [PROMPTS]
+# usage: tests/bench/llama_server.sh [RESPONSES.sqlite [PROMPTS]]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-prompts="${1:-200}"
+responses="${1:-${LUCID_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/lucid}/responses.sqlite}"
+prompts="${2:-100000}"
 dir=.llama-server
 ver=0.3.36
 sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
@@ -57,8 +58,38 @@ post chat '{"model":"smollm2","messages":[{"role":"user","content":"What is the 
 post stop '{"model":"smollm2","messages":[{"role":"user","content":"Count from 1 to 10, separated by commas."}],"max_tokens":48,"temperature":0.0,"seed":0,"n":1,"stop":["3"]}'
 post forced_choice "{\"model\":\"smollm2\",\"messages\":$msgs,\"max_tokens\":1,\"temperature\":0.0,\"seed\":0,\"n\":1,\"continue_final_message\":true,\"add_generation_prompt\":false,\"logprobs\":true,\"top_logprobs\":20}"
 post overflow "{\"model\":\"smollm2\",\"messages\":[{\"role\":\"user\",\"content\":\"$(python3 -c "print('word ' * 20000)")\"}],\"max_tokens\":4,\"temperature\":0.0,\"seed\":0,\"n\":1}"
+# Forced choice scored exactly (src/llm/llama_server.rs): the server's template, tokens, and one
+# forced token's log-probability per step, for the same grader prompt.
+python3 - "$base" "$fx/forced_choice_exact.json" "$msgs" <<'PY'
+import json, sys, urllib.request
+root, out, msgs = sys.argv[1].removesuffix("/v1"), sys.argv[2], json.loads(sys.argv[3])[:2]
+def post(path, body):
+    r = urllib.request.urlopen(urllib.request.Request(root + path, json.dumps(body).encode(), {"Content-Type": "application/json"}))
+    return json.loads(r.read())
+rec = {"messages": msgs, "apply_template": post("/apply-template", {"messages": msgs}), "tokenize": {}, "completion": []}
+prompt = rec["apply_template"]["prompt"]
+def tok(content, special):
+    r = post("/tokenize", {"content": content, "add_special": special})
+    rec["tokenize"][content] = r
+    return r["tokens"]
+ids, done = tok(prompt, True), set()
+for choice in ["VERDICT: CORRECT", "VERDICT: INCORRECT"]:
+    joint = tok(prompt + choice, True)
+    cont = joint[len(ids):]
+    for j, t in enumerate(cont):
+        if tuple(cont[:j + 1]) in done:
+            continue
+        done.add(tuple(cont[:j + 1]))
+        r = post("/completion", {"prompt": ids + cont[:j], "n_predict": 1, "n_probs": 1, "logit_bias": [[t, 1000.0]],
+                                 "temperature": 0.0, "seed": 0, "cache_prompt": True, "post_sampling_probs": False})
+        keep = {k: r[k] for k in ("content", "completion_probabilities", "tokens_evaluated")}
+        rec["completion"].append({"prompt": ids + cont[:j], "token": t, "response": keep})
+json.dump(rec, open(out, "w"), separators=(",", ":"))
+PY
 # A debug build of the check: a release example rebuilds DataFusion with the dev-dependencies'
-# features (25 min); lucid's local decoder at opt-level 0 takes about 27 s a grader prompt here.
+# features (25 min). It only talks HTTP: the local answers come from a demo run's response cache
+# (RESPONSES, default: the demo of `lucid run pipelines/demo.yaml --set seeds=[0,1,2]` in the
+# default cache), which holds each grader request with the local model's forced-choice answer.
 cargo build --quiet --example llama_server_check
-target/debug/examples/llama_server_check "$base" tests/bench/results/llama_server.md "$prompts"
+target/debug/examples/llama_server_check "$base" tests/bench/results/llama_server.md "$responses" "$prompts"
 [ -f "$dir/build-time.txt" ] && cat "$dir/build-time.txt" >> tests/bench/results/llama_server.md

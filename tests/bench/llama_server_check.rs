@@ -1,12 +1,13 @@
 //! lucid's OpenAI-compatible backend against a real llama.cpp `llama-server` (`just
 //! llama-server`, tests/bench/llama_server.sh, which builds and starts it on SmolLM2's GGUF):
 //! plain chat, stop sequences, seeds, `max_tokens`, the server's errors, calls at the stage's
-//! `max_concurrency`, and forced choice through the server's assistant prefill and
-//! `top_logprobs` — its choice and margin against lucid's local forced choice on the same GGUF
-//! over grader prompts of the bundled factual set (a right and a wrong answer per question).
-//! Writes a Markdown result file.
+//! `max_concurrency`, and forced choice two ways (the `llama-server` backend's exact score, and
+//! the `openai` backend's first token through the server's assistant prefill and `top_logprobs`)
+//! — the choice and margin of each against lucid's local forced choice on the same GGUF, over
+//! the grader requests a demo run recorded in its response cache (`responses.sqlite`: each
+//! request with the local model's answer). Writes a Markdown result file.
 //!
-//! usage: cargo run --release --example llama_server_check -- BASE_URL OUT.md [PROMPTS]
+//! usage: cargo run --example llama_server_check -- BASE_URL OUT.md RESPONSES.sqlite [PROMPTS]
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -29,24 +30,54 @@ fn decoding(max_tokens: u32) -> Decoding {
     Decoding { max_tokens, temperature: 0.0, ..Decoding::default() }
 }
 
-/// grader.txt of the factual prompts with `question` and `answer` (its comment header dropped).
-fn grader_prompt(template: &str, question: &str, answer: &str) -> String {
-    let body = template.split_once("-#}").map_or(template, |(_, rest)| rest).trim_start();
-    body.replace("{{ question }}", question).replace("{{ answer }}", answer)
+use lucid::llm::forced_choice::margin;
+
+/// The forced-choice requests of the local SmolLM2 (as the demo runs it) in a response cache,
+/// with the local answers, in the cache's order (at most `n`).
+fn recorded_grades(cache: &std::path::Path, n: usize) -> Vec<(ChatRequest, String)> {
+    let db = rusqlite::Connection::open_with_flags(cache, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
+    let mut q = db
+        .prepare(
+            "SELECT request, text FROM responses WHERE backend = 'local' AND model LIKE 'SmolLM2-135M-Instruct.Q4_1.gguf@%' \
+             AND model NOT LIKE '%q8_0%' AND request LIKE '%\"choices\"%' ORDER BY rowid",
+        )
+        .unwrap();
+    let rows = q
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .map(|(req, text)| (serde_json::from_str::<ChatRequest>(&req).unwrap(), text))
+        .take(n)
+        .collect::<Vec<_>>();
+    assert!(
+        !rows.is_empty(),
+        "{}: no forced-choice answers of the local SmolLM2 (run the demo with this cache)",
+        cache.display()
+    );
+    rows
+}
+
+/// Pearson's correlation of the pairs.
+fn correlation(pairs: &[(f64, f64)]) -> f64 {
+    let n = pairs.len() as f64;
+    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let (vx, vy): (f64, f64) =
+        (pairs.iter().map(|p| (p.0 - mx).powi(2)).sum(), pairs.iter().map(|p| (p.1 - my).powi(2)).sum());
+    cov / (vx * vy).sqrt()
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (base_url, out) = (&args[0], PathBuf::from(&args[1]));
-    let n_prompts: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let (base_url, out, cache) = (&args[0], PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+    let n_prompts: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(usize::MAX);
     let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
     let server_cfg: ModelConfig = serde_norway::from_str(&format!(
         "{{backend: openai, model: smollm2, base_url: '{base_url}', max_concurrency: 2, timeout_secs: 300}}"
     ))
     .unwrap();
     let server = server_cfg.build(&models).expect("the server backend");
-    let local: ModelConfig = serde_norway::from_str("{backend: local}").unwrap();
-    let local = local.build(&models).expect("lucid models fetch: SmolLM2");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let system = std::fs::read_to_string(root.join("pipelines/prompts-factual/system.txt")).unwrap();
     let system = system.split_once("-#}").map_or(system.as_str(), |(_, r)| r).trim().to_string();
@@ -128,75 +159,101 @@ fn main() {
     });
     row("8 calls at max_concurrency 2", format!("{answered} of 8 answered in {:.1} s", t.elapsed().as_secs_f64()));
 
-    // Forced choice: the server against lucid's local forced choice, prompt by prompt.
-    let facts = lucid::model_files::model_path(&models, "facts");
-    let bench = lucid::datasets::factual::bundled::build(&facts).expect("lucid models fetch: the facts packages");
-    let template = std::fs::read_to_string(root.join("pipelines/prompts-factual/grader.txt")).unwrap();
-    let choices = vec!["VERDICT: CORRECT".to_string(), "VERDICT: INCORRECT".to_string()];
-    let gold: std::collections::HashMap<i64, &str> =
-        bench.gold.iter().map(|g| (g.question_id, g.answer.as_str())).collect();
-    let answers: Vec<&str> = bench.tasks.iter().map(|t| gold[&t.question_id]).collect();
-    let mut prompts = Vec::new();
-    for (i, task) in bench.tasks.iter().enumerate() {
-        if prompts.len() >= n_prompts {
-            break;
-        }
-        // The right answer, and another question's (wrong here, rarely right by chance).
-        let (right, wrong) = (answers[i], answers[(i + 7) % answers.len()]);
-        prompts.push(grader_prompt(&template, &task.question, right));
-        prompts.push(grader_prompt(&template, &task.question, wrong));
-    }
-    prompts.truncate(n_prompts);
-    let (mut agree, mut failed, mut pairs) = (0usize, 0usize, Vec::new());
-    let t = Instant::now();
-    for (i, p) in prompts.iter().enumerate() {
-        let mut d = decoding(8);
-        d.choices = choices.clone();
-        let req = request(&system, p, d);
-        let (s, l) = (server.chat(&req), local.chat(&req));
-        match (s, l) {
-            (Ok(s), Ok(l)) => {
-                let pick = |t: &str| t.lines().next().unwrap_or("").to_string();
-                agree += usize::from(pick(&s.text) == pick(&l.text));
-                if let (Some(ms), Some(ml)) =
-                    (lucid::llm::forced_choice::margin(&s.text), lucid::llm::forced_choice::margin(&l.text))
-                {
-                    pairs.push((ms, ml));
+    // Forced choice: the server against lucid's local forced choice, prompt by prompt, over the
+    // grader requests a demo run recorded in its response cache with the local model's answers.
+    let exact_cfg: ModelConfig = serde_norway::from_str(&format!(
+        "{{backend: llama-server, model: smollm2, base_url: '{base_url}', max_concurrency: 2, timeout_secs: 300}}"
+    ))
+    .unwrap();
+    let exact = exact_cfg.build(&models).expect("the llama-server backend");
+    let recorded = recorded_grades(&cache, n_prompts);
+    for (name, backend) in [
+        ("exact (llama-server backend: /completion, token by token)", &exact),
+        ("first token (openai backend: assistant prefill, top_logprobs)", &server),
+    ] {
+        let t = Instant::now();
+        // Per prompt: (group, server margin, local margin), or None where the server failed.
+        let mut scored: Vec<Option<(&str, f64, f64)>> = Vec::new();
+        for (i, (req, local_text)) in recorded.iter().enumerate() {
+            let group = if req.messages.iter().any(|m| m.content.contains("SQL")) {
+                "text-to-SQL (the demo)"
+            } else {
+                "factual (leniency-server.yaml)"
+            };
+            match backend.chat(req) {
+                Ok(s) => {
+                    if i < 2 {
+                        println!("server: {}\nlocal:  {local_text}", s.text);
+                    }
+                    scored.push(margin(&s.text).zip(margin(local_text)).map(|(ms, ml)| (group, ms, ml)));
                 }
-                if i < 2 {
-                    println!("server: {}\nlocal:  {}", s.text, l.text);
+                Err(f) => {
+                    scored.push(None);
+                    eprintln!("prompt {i}: {}", f.message);
                 }
             }
-            (s, l) => {
-                failed += 1;
-                eprintln!("prompt {i}: server {:?} local {:?}", s.err().map(|f| f.message), l.err().map(|f| f.message));
-            }
         }
+        let secs = t.elapsed().as_secs_f64();
+        // The server against itself: the first 20 requests again (its prompt cache now warm).
+        let again = recorded
+            .iter()
+            .zip(&scored)
+            .take(20)
+            .filter_map(|((req, _), first)| {
+                Some((backend.chat(req).ok().and_then(|c| margin(&c.text))? - first.as_ref()?.1).abs())
+            })
+            .fold(0.0, f64::max);
+        for group in ["text-to-SQL (the demo)", "factual (leniency-server.yaml)", "all"] {
+            let of_group: Vec<&Option<(&str, f64, f64)>> =
+                scored.iter().filter(|s| group == "all" || s.is_none_or(|s| s.0 == group)).collect();
+            let pairs: Vec<(f64, f64)> = of_group.iter().filter_map(|s| s.map(|s| (s.1, s.2))).collect();
+            if pairs.is_empty() {
+                continue;
+            }
+            let (n, failed) = (of_group.len(), of_group.iter().filter(|s| s.is_none()).count());
+            let same = |p: &(f64, f64)| (p.0 > 0.0) == (p.1 > 0.0);
+            // Agreement where the local margin is clear of the numerical noise between the engines.
+            let clear = |t: f64| {
+                let c: Vec<_> = pairs.iter().filter(|p| p.1.abs() >= t).collect();
+                format!("|local| ≥ {t}: {} of {}", c.iter().filter(|p| same(p)).count(), c.len())
+            };
+            let agree = pairs.iter().filter(|p| same(p)).count();
+            row(
+                &format!("forced choice, {name}: {group}, {n} grader prompts"),
+                format!(
+                    "same choice {agree} of {} ({:.1} %); margins: correlation {:.3}, mean |server - local| {:.3} nats, largest {:.3}; \
+                     same choice where the local margin is clear: {}, {}, {}; {failed} failed",
+                    pairs.len(),
+                    100.0 * agree as f64 / pairs.len() as f64,
+                    correlation(&pairs),
+                    pairs.iter().map(|p| (p.0 - p.1).abs()).sum::<f64>() / pairs.len() as f64,
+                    pairs.iter().map(|p| (p.0 - p.1).abs()).fold(0.0, f64::max),
+                    clear(0.05),
+                    clear(0.1),
+                    clear(0.25),
+                ),
+            );
+        }
+        row(
+            &format!("forced choice, {name}: time and repeatability"),
+            format!(
+                "{secs:.0} s for {} prompts; the first 20 again: largest margin change {again:.4} nats",
+                recorded.len()
+            ),
+        );
     }
-    let n = pairs.len() as f64;
-    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
-    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let (vx, vy): (f64, f64) =
-        (pairs.iter().map(|p| (p.0 - mx).powi(2)).sum(), pairs.iter().map(|p| (p.1 - my).powi(2)).sum());
-    let mad = pairs.iter().map(|p| (p.0 - p.1).abs()).sum::<f64>() / n;
-    row(
-        &format!("forced choice, {} grader prompts", prompts.len()),
-        format!(
-            "same choice {agree} of {} ({:.1} %); margins: correlation {:.3}, mean |server - local| {:.3} nats; {failed} failed; {:.0} s",
-            prompts.len() - failed,
-            100.0 * agree as f64 / (prompts.len() - failed).max(1) as f64,
-            cov / (vx * vy).sqrt(),
-            mad,
-            t.elapsed().as_secs_f64()
-        ),
-    );
     lines.push(String::new());
     lines.push(
-        "Forced choice through the server: lucid sends the choices' common prefix without its trailing space (`VERDICT:`) as a final \
-         assistant message (llama-server continues it: `prefill_assistant`, on by default) with `max_tokens: 1, \
-         logprobs: true, top_logprobs: 20`, and scores each choice by the log-probability of the likeliest top token \
-         its rest starts with — the first token where the choices part; lucid's local forced choice sums the \
-         log-probabilities of every token of each choice. The margin is the difference of the two scores."
+        "Forced choice, two ways. The `llama-server` backend scores each choice exactly: the server's chat template \
+         (`/apply-template`), its tokens (`/tokenize`), then for each token of each choice one `/completion` over \
+         the prompt's and the choice's earlier token ids with that token forced (`logit_bias` +1000, `n_probs: 1`), \
+         reading the forced token's log-probability from the raw logits; the sum over the choice's tokens is the \
+         local backend's score. The `openai` backend sends the choices' common prefix without its trailing space \
+         (`VERDICT:`) as a final assistant message (llama-server continues it: `prefill_assistant`, on by \
+         default) with `max_tokens: 1, logprobs: true, top_logprobs: 20`, and scores each choice by its first \
+         token where the choices part: an approximation of the margin. The local answers are the runs' own \
+         (their response cache: `lucid run pipelines/demo.yaml` and `pipelines/leniency-server.yaml`), so the two sides \
+         see the same requests. A choice counts as the same when both margins have one sign."
             .into(),
     );
     std::fs::write(&out, lines.join("\n") + "\n").unwrap();

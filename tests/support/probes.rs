@@ -120,6 +120,7 @@ impl Probe {
                 "unchanged::the_demo_on_ten_questions_is_unchanged",
                 "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
                 "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
+                "llama_server::the_leniency_server_pipeline_grades_by_forced_choice_through_llama_server",
             ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
@@ -131,6 +132,7 @@ impl Probe {
                 "factual::the_bundled_set_matches_its_packages",
                 "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
                 "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
+                "llama_server::the_leniency_server_pipeline_grades_by_forced_choice_through_llama_server",
             ],
             Probe::OpenAiClient => {
                 &["agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay"]

