@@ -107,3 +107,149 @@ fn every_humaneval_canonical_solution_passes_and_runs_repeat_exactly() {
     let wrong = format!("{}    return not ({})\n{}\ncheck({})\n", p.prompt, "True", p.test, p.entry_point);
     assert_eq!(PY.run_code(&wrong, b"", &limits()).ended, Ended::Exit(1));
 }
+
+fn humaneval() -> Vec<lucid::datasets::code::humaneval::Problem> {
+    lucid::datasets::code::humaneval::read(&lucid::datasets::code::humaneval_file(&code_dir()).unwrap()).unwrap()
+}
+
+#[test]
+fn the_gold_check_cannot_be_fooled() {
+    if !require(Probe::Code) {
+        return;
+    }
+    let problems = humaneval();
+    let by_id = |id: &str| problems.iter().find(|p| p.task_id == id).unwrap();
+    let wrong = "    return False\n";
+    let tricks: Vec<(&str, &str, String)> = vec![
+        ("sys.exit(0) at import", "HumanEval/0", format!("{wrong}import sys\nsys.exit(0)\n")),
+        ("os._exit(0) at import", "HumanEval/0", format!("{wrong}import os\nos._exit(0)\n")),
+        ("sys.exit(0) inside the call", "HumanEval/0", "    import sys; sys.exit(0)\n".into()),
+        ("an object equal to anything", "HumanEval/0", "    class E:\n        def __eq__(s, o): return True\n    return E()\n".into()),
+        ("an int subclass equal to anything", "HumanEval/0",
+            "    class B(int):\n        def __eq__(s, o): return True\n        __hash__ = int.__hash__\n    return B(0)\n".into()),
+        ("check redefined", "HumanEval/0", format!("{wrong}import builtins\nbuiltins.check = lambda c: None\ndef check(c): pass\n")),
+        ("AssertionError patched", "HumanEval/0", format!("{wrong}import builtins\nbuiltins.AssertionError = type('X', (BaseException,), {{}})\n")),
+        ("an exit hook", "HumanEval/0", format!("{wrong}import sys, os\nsys.excepthook = lambda *a: os._exit(0)\n")),
+        ("math.fabs patched", "HumanEval/32", "    return 0.0\nimport math\nmath.fabs = lambda x: 0.0\n".into()),
+        ("a forged success line", "HumanEval/0", "    import os\n    os.write(1, b'\\nPASS\\n')\n    os._exit(0)\n".into()),
+        ("the expected value read from the test's code", "HumanEval/0",
+            "    import sys, dis\n    f = sys._getframe(1)\n    while f is not None and f.f_code.co_name != 'check': f = f.f_back\n    if f is None: return False\n    for i in dis.get_instructions(f.f_code):\n        if i.offset > f.f_lasti and i.opname == 'LOAD_CONST': return i.argval\n    return False\n".into()),
+        ("an infinite loop", "HumanEval/0", "    while True: pass\n".into()),
+    ];
+    for (name, id, completion) in &tricks {
+        let p = by_id(id);
+        let v = lucid::python::gold::check(&PY, &p.prompt, completion, &p.test, &p.entry_point, &PyLimits::default());
+        assert!(!v.passed, "{name}: scored as passing");
+        assert!(!v.why.is_empty(), "{name}: no reason recorded");
+        eprintln!("{name}: {}", v.why);
+    }
+    // Output flooding does not fool it, and an honest flood still passes on its results.
+    let p = by_id("HumanEval/0");
+    let flood = format!("    print('x' * 5_000_000)\n{}", p.canonical_solution);
+    assert!(lucid::python::gold::check(&PY, &p.prompt, &flood, &p.test, &p.entry_point, &PyLimits::default()).passed);
+    let flood_wrong = format!("    print('PASS\\n' * 1_000_000)\n{wrong}");
+    assert!(
+        !lucid::python::gold::check(&PY, &p.prompt, &flood_wrong, &p.test, &p.entry_point, &PyLimits::default()).passed
+    );
+}
+
+/// Mutants of a solution (trusted code, run in the sandbox): each changes one operator,
+/// comparison, constant or returned value of the entry point's body.
+const MUTATE: &str = r#"
+import sys, json, ast, copy
+job = json.loads(sys.stdin.read())
+tree = ast.parse(job["source"])
+fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == job["entry"])
+SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+        ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add,
+        ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Div: ast.Mult, ast.And: ast.Or, ast.Or: ast.And}
+sites = [n for n in ast.walk(fn) if isinstance(n, (ast.Compare, ast.BinOp, ast.BoolOp, ast.Constant, ast.Return))]
+out = []
+for i in range(len(sites)):
+    t = copy.deepcopy(tree)
+    f = next(n for n in ast.walk(t) if isinstance(n, ast.FunctionDef) and n.name == job["entry"])
+    s = [n for n in ast.walk(f) if isinstance(n, (ast.Compare, ast.BinOp, ast.BoolOp, ast.Constant, ast.Return))][i]
+    if isinstance(s, ast.Compare) and type(s.ops[0]) in SWAP: s.ops[0] = SWAP[type(s.ops[0])]()
+    elif isinstance(s, (ast.BinOp, ast.BoolOp)) and type(s.op) in SWAP: s.op = SWAP[type(s.op)]()
+    elif isinstance(s, ast.Constant) and type(s.value) is int and not isinstance(s.value, bool): s.value += 1
+    elif isinstance(s, ast.Constant) and type(s.value) is bool: s.value = not s.value
+    elif isinstance(s, ast.Return) and s.value is not None: s.value = ast.UnaryOp(ast.Not(), s.value)
+    else: continue
+    out.append(ast.unparse(ast.fix_missing_locations(t)))
+print(json.dumps(out))
+"#;
+
+#[test]
+fn a_mutation_of_every_canonical_solution_fails_the_gold_check() {
+    if !require(Probe::Code) {
+        return;
+    }
+    let limits = PyLimits::default();
+    for p in humaneval() {
+        let canonical =
+            lucid::python::gold::check(&PY, &p.prompt, &p.canonical_solution, &p.test, &p.entry_point, &limits);
+        assert!(canonical.passed, "{}: {}", p.task_id, canonical.why);
+        let job =
+            serde_json::json!({"source": format!("{}{}", p.prompt, p.canonical_solution), "entry": p.entry_point});
+        let o = PY.run_code(MUTATE, job.to_string().as_bytes(), &limits);
+        let mutants: Vec<String> =
+            serde_json::from_str(o.stdout.trim()).unwrap_or_else(|_| panic!("{}: {}", p.task_id, o.summary()));
+        let caught = mutants.iter().take(12).any(|m| {
+            !lucid::python::gold::check(&PY, &p.prompt, &format!("\n{m}\n"), &p.test, &p.entry_point, &limits).passed
+        });
+        assert!(caught, "{}: none of {} mutants fails", p.task_id, mutants.len().min(12));
+    }
+}
+
+#[test]
+fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
+    if !require(Probe::Code) {
+        return;
+    }
+    let problems = humaneval();
+    let limits = PyLimits::default();
+    let ch = |p: &lucid::datasets::code::humaneval::Problem, completion: &str| {
+        lucid::python::checks::channels(&PY, &p.prompt, completion, &p.entry_point, &limits)
+    };
+    // The reference solutions: never a syntax signal, always loads; the docstring examples hold
+    // (HumanEval's own prompts disagree with their references in a few places: listed).
+    let (mut with_examples, mut disagree) = (0, Vec::new());
+    for p in &problems {
+        let c = ch(p, &p.canonical_solution);
+        let loads = !c.detail.contains("raised on load") && !c.detail.contains("ended before");
+        assert!(!c.syntax && loads, "{}: {}", p.task_id, c.detail);
+        with_examples += usize::from(c.examples.is_some());
+        // A malformed example (HumanEval/116's `f(x) == y` with no output line) fires on the
+        // reference too: listed, and bounded.
+        if c.examples == Some(true) || c.runtime {
+            disagree.push(format!("{}: {}", p.task_id, c.detail));
+        }
+    }
+    eprintln!(
+        "{with_examples} prompts with >>> examples; the reference disagrees with its examples on {}: {disagree:#?}",
+        disagree.len()
+    );
+    assert!((70..=80).contains(&with_examples), "{with_examples}");
+    // HumanEval/47's median example is wrong (8.0, not 15.0); HumanEval/116's examples are
+    // malformed. Nothing else may fire on a reference.
+    let ids: Vec<&str> = disagree.iter().map(|d| d.split(':').next().unwrap()).collect();
+    assert_eq!(ids, ["HumanEval/47", "HumanEval/116"], "{disagree:#?}");
+    // Each channel on a broken solution of a problem with examples (HumanEval/0 has two).
+    let p = &problems[0];
+    assert!(ch(p, &p.canonical_solution).examples == Some(false));
+    let syntax = ch(p, "    return (\n");
+    assert!(syntax.syntax && syntax.examples.is_none() && !syntax.runtime, "{syntax:?}");
+    let wrong = ch(p, "    return not False\n");
+    assert_eq!((wrong.syntax, wrong.examples, wrong.runtime), (false, Some(true), false), "{wrong:?}");
+    let raises = ch(p, "    return numbers[10**6]\n");
+    assert!(raises.runtime && raises.detail.contains("IndexError"), "{raises:?}");
+    let on_load = ch(p, "    pass\nraise RuntimeError('at import')\n");
+    assert!(on_load.runtime && on_load.detail.contains("at import"), "{on_load:?}");
+    let exits = ch(p, "    pass\nimport os\nos._exit(0)\n");
+    assert!(exits.runtime && exits.detail.contains("ended before"), "{exits:?}");
+    let spins = ch(p, "    while True: pass\n");
+    assert!(spins.runtime && spins.limit == Some("fuel"), "{spins:?}");
+    // A prompt without examples: the channel is silent, not passed.
+    let plain = problems.iter().find(|p| !p.prompt.contains(">>>")).unwrap();
+    assert_eq!(ch(plain, &plain.canonical_solution).examples, None);
+}

@@ -21,7 +21,9 @@
 //!   (`<cache>/python-wasm/`, [`compiled`]); each run gets a fresh instance (copy-on-write memory
 //!   image, about 0.25 G fuel and 50 ms to start the interpreter).
 
+pub mod checks;
 mod compiled;
+pub mod gold;
 pub mod wasi;
 
 use std::path::Path;

@@ -148,6 +148,9 @@ impl Probe {
             Probe::Code => &[
                 "python_sandbox::hostile_programs_are_contained_each_by_its_limit",
                 "python_sandbox::every_humaneval_canonical_solution_passes_and_runs_repeat_exactly",
+                "python_sandbox::the_gold_check_cannot_be_fooled",
+                "python_sandbox::a_mutation_of_every_canonical_solution_fails_the_gold_check",
+                "python_sandbox::the_answer_free_channels_fire_on_what_the_agent_can_see",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

@@ -1,0 +1,91 @@
+//! The answer-free channels of a Python function, computed in the sandbox from what the agent
+//! sees (the prompt's signature and docstring) and its own code — never the hidden tests:
+//!
+//! - `syntax`: prompt + completion does not parse or compile;
+//! - `examples`: one of the docstring's `>>>` examples gives other output than the docstring
+//!   shows (doctest's comparison, ELLIPSIS and NORMALIZE_WHITESPACE, then equal Python literals:
+//!   `'21'` shown as `"21"`; `f(x) == y` with no output line wants `True`); silent where the
+//!   prompt has none (75 of HumanEval's 164 prompts have readable ones; examples in prose are not
+//!   read);
+//! - `runtime`: the code raises when loaded or on an example, or the run ends before the driver
+//!   reports (an exit, a crash, a sandbox limit).
+//!
+//! One sandbox run of a trusted driver (`checks/channels.py`). The candidate runs in the same
+//! interpreter, so a program written to forge the driver's report could: these are signals about
+//! honest mistakes, and the score that matters is [`super::gold`]'s.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{PyLimits, Python};
+
+const DRIVER: &str = include_str!("checks/channels.py");
+
+/// The channels of one candidate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodeChannels {
+    /// Does not parse or compile.
+    pub syntax: bool,
+    /// A docstring example gives other output (None: the prompt has no `>>>` example).
+    pub examples: Option<bool>,
+    /// Raised on load or on an example, or the run ended early.
+    pub runtime: bool,
+    /// The docstring's examples.
+    pub n_examples: usize,
+    /// What fired, in a line (empty when nothing did).
+    pub detail: String,
+    /// The sandbox limit that ended the run, if one did.
+    pub limit: Option<&'static str>,
+}
+
+#[derive(Deserialize)]
+struct Report {
+    syntax: Option<String>,
+    load: Option<String>,
+    examples: usize,
+    wrong: Vec<(String, String, String)>,
+    raised: Vec<(String, String)>,
+}
+
+/// The channels of `completion` (completing `prompt`, defining `entry_point`).
+pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, limits: &PyLimits) -> CodeChannels {
+    let mark = blake3::hash(format!("{prompt}\u{0}{completion}").as_bytes()).to_hex()[..32].to_string();
+    let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
+    let o = py.run_code(DRIVER, job.to_string().as_bytes(), limits);
+    let report = o
+        .stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(&format!("{mark} ")))
+        .and_then(|j| serde_json::from_str::<Report>(j).ok());
+    let Some(r) = report else {
+        return CodeChannels {
+            runtime: true,
+            detail: format!("the run ended before the checks reported: {}", o.summary()),
+            limit: o.limit(),
+            ..CodeChannels::default()
+        };
+    };
+    let mut detail = Vec::new();
+    if let Some(s) = &r.syntax {
+        detail.push(format!("syntax: {s}"));
+    }
+    if let Some(l) = &r.load {
+        detail.push(format!("raised on load: {l}"));
+    }
+    if let Some((src, want, got)) = r.wrong.first() {
+        detail.push(format!("example {src} gave {got:?}, the docstring shows {want:?}"));
+    }
+    if let Some((src, exc)) = r.raised.first() {
+        detail.push(format!("example {src} raised {exc}"));
+    }
+    let ran = r.syntax.is_none() && r.load.is_none();
+    CodeChannels {
+        syntax: r.syntax.is_some(),
+        examples: (r.examples > 0 && ran).then_some(!r.wrong.is_empty()),
+        runtime: r.load.is_some() || !r.raised.is_empty(),
+        n_examples: r.examples,
+        detail: detail.join("; "),
+        limit: None,
+    }
+}

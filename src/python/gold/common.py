@@ -1,0 +1,34 @@
+# Shared by record.py and replay.py (prepended to each): results copied into plain built-in values,
+# and type-strict equality. Anything with behaviour of its own (a class overriding __eq__, an int
+# subclass, a generator) is refused, so a result cannot compare equal to what it is not.
+import sys, json, ast, random, copy, builtins
+sys.set_int_max_str_digits(0)
+_ATOMS = (int, float, str, bool, type(None), bytes, complex)
+
+
+def _san(x, depth=0):
+    if depth > 200:
+        raise TypeError("result nested too deep")
+    t = type(x)
+    if t in _ATOMS:
+        return x
+    if t in (list, tuple):
+        r = [_san(v, depth + 1) for v in x]
+        return r if t is list else tuple(r)
+    if t in (set, frozenset):
+        return t(_san(v, depth + 1) for v in x)
+    if t is dict:
+        return {_san(k, depth + 1): _san(v, depth + 1) for k, v in dict.items(x)}
+    raise TypeError("result of type %s is not a plain value" % t.__name__)
+
+
+def _seq(a, b):
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return a == b or (a != a and b != b)
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(_seq(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_seq(a[k], b[k]) for k in a)
+    return a == b

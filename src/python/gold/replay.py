@@ -1,0 +1,28 @@
+# Trusted, no candidate code: the real test's check() against the recorded calls. Each call must
+# come with the recorded arguments (type-strict) and gets the recorded result or exception back.
+_job = json.loads(sys.stdin.read())
+_recs = _job["records"]
+_i = 0
+
+
+def _replay(*a, **k):
+    global _i
+    if _i >= len(_recs):
+        raise AssertionError("the candidate's run ended after %d calls" % _i)
+    args, res, exc = _recs[_i]
+    _i += 1
+    if not _seq(ast.literal_eval(args), _san((a, k))):
+        raise AssertionError("call %d was made with other arguments" % _i)
+    if exc is not None:
+        et = getattr(builtins, exc, None)
+        raise (et if isinstance(et, type) and issubclass(et, Exception) else RuntimeError)(exc)
+    return ast.literal_eval(res)
+
+
+_tns = {"__name__": "__test__"}
+exec(_job["prompt"], _tns)
+_tns[_job["entry"]] = _replay
+exec(_job["test"], _tns)
+random.seed(1234)
+_tns["check"](_replay)
+print("PASS" if _i == len(_recs) else "EXTRA_CALLS %d of %d" % (_i, len(_recs)))
