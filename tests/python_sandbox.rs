@@ -256,3 +256,42 @@ fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
     let plain = problems.iter().find(|p| !p.prompt.contains(">>>")).unwrap();
     assert_eq!(ch(plain, &plain.canonical_solution).examples, None);
 }
+
+#[test]
+fn programs_agree_by_behaviour_and_selftests_run() {
+    if !require(Probe::Code) {
+        return;
+    }
+    let problems = humaneval();
+    let limits = PyLimits::default();
+    let p = &problems[0]; // has_close_elements: two example calls
+    let rewritten = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n";
+    let wrong = "    return False\n";
+    assert_eq!(
+        lucid::python::checks::agree(&PY, &p.prompt, &p.canonical_solution, rewritten, &p.entry_point, &limits),
+        Some(true)
+    );
+    assert_eq!(
+        lucid::python::checks::agree(&PY, &p.prompt, &p.canonical_solution, wrong, &p.entry_point, &limits),
+        Some(false)
+    );
+    let b = lucid::python::checks::behaviour(&PY, &p.prompt, wrong, &p.entry_point, &limits).unwrap();
+    assert_eq!(b, ["value False", "value False"]);
+    let raises =
+        lucid::python::checks::behaviour(&PY, &p.prompt, "    return numbers[99]\n", &p.entry_point, &limits).unwrap();
+    assert_eq!(raises, ["raised IndexError", "raised IndexError"]);
+    // No example call, or a program that does not load: no claim.
+    let plain = problems.iter().find(|p| !p.prompt.contains(">>>")).unwrap();
+    assert_eq!(
+        lucid::python::checks::behaviour(&PY, &plain.prompt, &plain.canonical_solution, &plain.entry_point, &limits),
+        None
+    );
+    assert_eq!(lucid::python::checks::agree(&PY, &p.prompt, "    return (\n", wrong, &p.entry_point, &limits), None);
+    // Self-tests: passing, failing, and a program that exits before its tests run.
+    let tests = "assert has_close_elements([1.0, 2.0], 1.5)\nassert not has_close_elements([1.0, 3.0], 1.5)";
+    assert!(lucid::python::checks::selftest(&PY, &p.prompt, &p.canonical_solution, tests, &limits).0);
+    let (passed, why) = lucid::python::checks::selftest(&PY, &p.prompt, wrong, tests, &limits);
+    assert!(!passed && why.contains("AssertionError"), "{why}");
+    let exits = format!("{wrong}import sys\nsys.exit(0)\n");
+    assert!(!lucid::python::checks::selftest(&PY, &p.prompt, &exits, tests, &limits).0);
+}

@@ -13,6 +13,10 @@
 //! One sandbox run of a trusted driver (`checks/channels.py`). The candidate runs in the same
 //! interpreter, so a program written to forge the driver's report could: these are signals about
 //! honest mistakes, and the score that matters is [`super::gold`]'s.
+//!
+//! Also the pieces of the code verifiers: [`behaviour`] and [`agree`] (self-consistency by
+//! behaviour: two programs agree when they give the same results on the example calls) and
+//! [`selftest`] (a candidate against tests its author wrote).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -88,4 +92,46 @@ pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, 
         detail: detail.join("; "),
         limit: None,
     }
+}
+
+const BEHAVIOUR: &str = include_str!("checks/behaviour.py");
+
+/// What a candidate does on the calls of the prompt's docstring examples (their inputs only):
+/// per call, `value <repr>` of a plain result, `unplain <type>`, or `raised <exception>`. None
+/// when the prompt has no example call, or the run ended before reporting.
+pub fn behaviour(
+    py: &Python,
+    prompt: &str,
+    completion: &str,
+    entry_point: &str,
+    limits: &PyLimits,
+) -> Option<Vec<String>> {
+    let mark = blake3::hash(format!("behaviour\u{0}{prompt}\u{0}{completion}").as_bytes()).to_hex()[..32].to_string();
+    let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
+    let o = py.run_code(BEHAVIOUR, job.to_string().as_bytes(), limits);
+    let line = o.stdout.lines().rev().find_map(|l| l.strip_prefix(&format!("{mark} ")))?;
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let results: Vec<String> = serde_json::from_value(v["results"].clone()).ok()?;
+    (v["loaded"] == true && !results.is_empty()).then_some(results)
+}
+
+/// Whether two candidates behave alike: the same result (or the same exception) on every call of
+/// the prompt's examples — self-consistency by behaviour, which two differently written programs
+/// can share. None when either has no behaviour to compare (no example call, did not load).
+pub fn agree(py: &Python, prompt: &str, a: &str, b: &str, entry_point: &str, limits: &PyLimits) -> Option<bool> {
+    Some(behaviour(py, prompt, a, entry_point, limits)? == behaviour(py, prompt, b, entry_point, limits)?)
+}
+
+/// Whether `completion` passes tests its author wrote (`tests`: Python statements, usually
+/// asserts calling the entry point — the `selftest` verifier's run): both are model-written and
+/// run together in one sandbox run; passed when the run reaches the end of the tests. Carries the
+/// run's summary when not.
+pub fn selftest(py: &Python, prompt: &str, completion: &str, tests: &str, limits: &PyLimits) -> (bool, String) {
+    let mark = blake3::hash(format!("selftest\u{0}{prompt}\u{0}{completion}\u{0}{tests}").as_bytes()).to_hex()[..32]
+        .to_string();
+    let program =
+        format!("{prompt}{completion}\n\n{tests}\n\nimport os as _lucid_os\n_lucid_os.write(1, b'\\n{mark}\\n')\n");
+    let o = py.run_code(&program, b"", limits);
+    let passed = o.success() && o.stdout.lines().any(|l| l == mark);
+    (passed, if passed { String::new() } else { o.summary() })
 }

@@ -151,6 +151,7 @@ impl Probe {
                 "python_sandbox::the_gold_check_cannot_be_fooled",
                 "python_sandbox::a_mutation_of_every_canonical_solution_fails_the_gold_check",
                 "python_sandbox::the_answer_free_channels_fire_on_what_the_agent_can_see",
+                "python_sandbox::programs_agree_by_behaviour_and_selftests_run",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",
