@@ -234,8 +234,8 @@ pub struct ModelsArgs {
     /// fetch | list | path | smoke
     #[arg(value_enum)]
     pub action: ModelsAction,
-    /// With `path`: smollm2, qwen2.5-coder or minilm; with `fetch`: that model only (default:
-    /// smollm2 and minilm).
+    /// With `path`: smollm2, qwen2.5-coder, minilm, facts or code; with `fetch`: that entry only
+    /// (default: smollm2, minilm, facts and code).
     pub name: Option<String>,
     /// With `bench`: a BIRD-style question JSON whose `question` fields are embedded.
     #[arg(long, value_name = "FILE")]

@@ -19,16 +19,21 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
             Ok(())
         }
         ModelsAction::Path => {
-            let name = a
-                .name
-                .as_deref()
-                .ok_or_else(|| Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts)"))?;
+            let name = a.name.as_deref().ok_or_else(|| {
+                Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts | code)")
+            })?;
             let p = match name {
                 "minilm" => crate::model_files::minilm_path(&dir)?,
                 "facts" => {
                     let facts = crate::model_files::model_path(&dir, "facts");
                     crate::datasets::factual::wheels::require(&facts, "countryinfo")?;
                     facts
+                }
+                "code" => {
+                    let code = crate::model_files::model_path(&dir, "code");
+                    crate::datasets::code::python_wasm(&code)?;
+                    crate::datasets::code::humaneval_file(&code)?;
+                    code
                 }
                 other => crate::model_files::chat_model_path(&dir, other)?,
             };
