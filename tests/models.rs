@@ -473,3 +473,22 @@ fn packed_encoder_matches_candle_bert_model() {
         assert!(cosine(&cls[i], &first) > 0.99999, "sentence {i}: [CLS] differs from BertModel");
     }
 }
+
+#[test]
+fn a_model_names_the_cpu_kernel_that_can_change_its_numbers() {
+    use candle_core::quantized::GgmlDType;
+    let dir = tempfile::tempdir().unwrap();
+    let tier = lucid::llm::local::kernel_tier();
+    // Q4_K prompts may run on candle's AMX kernel (named where the CPU has AMX); Q8_0 and Q4_1
+    // never do, whatever the CPU (a tiny Q4_K model cannot be made: its rows are 256 wide).
+    for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_1] {
+        let path = write_tiny_decoder(&dir.path().join(format!("{dtype:?}.gguf")), "llama", dtype);
+        let id = LocalModel::load(&path).unwrap().identity().model;
+        let named = tier.as_ref().is_some_and(|t| id.ends_with(&format!("+{t}")));
+        assert!(!named && id.ends_with("+prefill64"), "{dtype:?}: {id} (tier {tier:?})");
+        assert!(id.contains("+prefill"), "{id}");
+    }
+    // Without AMX (this project's machines) there is nothing to name: identities, and every
+    // cached answer keyed by them, are what they were.
+    eprintln!("kernel tier here: {tier:?}");
+}

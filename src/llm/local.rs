@@ -103,6 +103,8 @@ impl LocalModel {
         let ct = gguf_file::Content::read(&mut file).map_err(|e| Error::input_from(path, "not a GGUF file", e))?;
         let chat = GgufChat::from_metadata(&ct.metadata).map_err(|f| bad(f.to_string()))?;
         let arch = ct.metadata.get("general.architecture").and_then(|v| v.to_string().ok()).cloned();
+        let q4k = ct.tensor_infos.values().any(|t| t.ggml_dtype == GgmlDType::Q4K);
+        let tier = kernel_tier().filter(|_| q4k).map(|t| format!("+{t}")).unwrap_or_default();
         let model = match requant {
             Some(Requantize::Q8_0) => {
                 let (ct, mut buf) = requantize(ct, &mut file, GgmlDType::Q8_0)
@@ -119,7 +121,7 @@ impl LocalModel {
         // The chunked prefill decides the numbers (llama's results since prefix states came;
         // qwen2 was read whole before it had a copyable cache); the packed Q4_1/Q5_0 kernels
         // give candle's values bit for bit, so they leave the identity alone.
-        let suffix = format!("{}+prefill{CHUNK}", if requant.is_some() { "+q8_0" } else { "" });
+        let suffix = format!("{}+prefill{CHUNK}{tier}", if requant.is_some() { "+q8_0" } else { "" });
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
         Ok(LocalModel { model, snapshots: Mutex::new(Default::default()), chat, identity })
     }
@@ -307,4 +309,28 @@ impl ChatModel for LocalModel {
             cache_hit: false,
         })
     }
+}
+
+/// The kernel candle picks at run time that can change a model's numbers, named in its identity
+/// so that answers cached on one kind of CPU are never served on another through a shared store.
+/// candle repacks K-quant and Q8_0 weights for AVX2, AVX-VNNI or AVX-512 VNNI kernels chosen by
+/// the CPU; measured on an AVX-512 VNNI machine against `MISTRALRS_FORCE_AVX2=1`, SmolLM2's and
+/// Qwen2.5-Coder's logits are bit-identical (prompt and step), so those tiers leave the identity
+/// alone. On CPUs with AMX tiles candle reads Q4_K prompts (32 rows and more) with an AMX kernel
+/// instead, which could not be measured here: `amx` then. None everywhere else (identities as
+/// before).
+pub fn kernel_tier() -> Option<String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let forced =
+            ["MISTRALRS_FORCE_AVX2", "MISTRALRS_FORCE_AVXVNNI"].iter().any(|k| std::env::var(k).as_deref() == Ok("1"));
+        if !forced && is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni") {
+            let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+            let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+            if has("amx_int8") && has("amx_tile") {
+                return Some("amx".into());
+            }
+        }
+    }
+    None
 }
