@@ -55,7 +55,6 @@ fn hostile_programs_are_contained_each_by_its_limit() {
         ("exit status", "import sys\nsys.exit(3)".into(), Box::new(|o| o.ended == Ended::Exit(3))),
     ];
     for (name, code, expect) in &cases {
-        let t = std::time::Instant::now();
         let o = PY.run_code(code, b"", &limits());
         assert!(
             expect(&o),
@@ -64,8 +63,8 @@ fn hostile_programs_are_contained_each_by_its_limit() {
             o.summary(),
             o.stderr.chars().rev().take(300).collect::<String>().chars().rev().collect::<String>()
         );
-        // Nothing here depends on time; this bounds a hang so the test cannot wait forever.
-        assert!(t.elapsed().as_secs() < 120, "{name}");
+        // Stopped by the program's own limits, never by the sandbox's wall-clock backstop.
+        assert_ne!(o.ended, Ended::WallClock, "{name}");
     }
     assert!(!canary.exists(), "a file was written outside the sandbox");
     let after: Vec<_> =

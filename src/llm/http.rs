@@ -151,6 +151,11 @@ impl HttpClient {
         self.key.as_ref()
     }
 
+    /// `authorization: Bearer <key>` when there is a key (OpenAI-compatible servers).
+    pub fn bearer(&self) -> Vec<(&'static str, String)> {
+        self.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default()
+    }
+
     fn scrub(&self, text: &str) -> String {
         self.key.as_ref().map_or_else(|| text.to_string(), |k| k.redact(text))
     }

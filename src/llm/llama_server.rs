@@ -47,13 +47,9 @@ pub fn root_of(base_url: &str) -> String {
 }
 
 impl LlamaServer {
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default()
-    }
-
     /// POST `body` to the native endpoint `path`; attempts are added to `attempts`.
     fn post(&self, path: &str, body: &Value, attempts: &mut u32) -> Result<Value, CallFailure> {
-        let (result, n) = self.http.post_json(&format!("{}{path}", self.root), &self.headers(), body);
+        let (result, n) = self.http.post_json(&format!("{}{path}", self.root), &self.http.bearer(), body);
         *attempts += n;
         result.map_err(|f| CallFailure { message: format!("{path}: {f}"), attempts: *attempts })
     }
@@ -95,8 +91,7 @@ impl LlamaServer {
     fn choose(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let start = Instant::now();
         let mut attempts = 0;
-        let messages: Vec<_> =
-            req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect();
+        let messages = super::openai::messages(req);
         let templated = self.post("/apply-template", &json!({"messages": messages}), &mut attempts)?;
         let prompt = templated["prompt"]
             .as_str()
@@ -154,7 +149,7 @@ impl ChatModel for LlamaServer {
         if req.decoding.choices.is_empty() {
             let url = format!("{}/v1/chat/completions", self.root);
             let body = super::openai::body(&self.model, req);
-            return self.http.chat_call(&url, &self.headers(), &body, req, &super::openai::parse);
+            return self.http.chat_call(&url, &self.http.bearer(), &body, req, &super::openai::parse);
         }
         self.choose(req)
     }

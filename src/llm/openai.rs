@@ -17,14 +17,17 @@ pub struct OpenAi {
     pub model: String,
 }
 
+/// `req`'s messages as chat APIs take them.
+pub fn messages(req: &ChatRequest) -> Vec<serde_json::Value> {
+    req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect()
+}
+
 /// The request body for `req`.
 pub fn body(model: &str, req: &ChatRequest) -> serde_json::Value {
     let d = &req.decoding;
-    let messages: Vec<_> =
-        req.messages.iter().map(|m| json!({"role": m.role.as_str(), "content": m.content})).collect();
     let mut b = json!({
         "model": model,
-        "messages": messages,
+        "messages": messages(req),
         "max_tokens": d.max_tokens,
         "temperature": d.temperature,
         "seed": d.seed.wrapping_add(req.sample_index as u64),
@@ -59,8 +62,7 @@ impl ChatModel for OpenAi {
 
     fn chat(&self, req: &ChatRequest) -> Result<Completion, CallFailure> {
         let url = format!("{}/chat/completions", self.base_url.trim_end_matches('/'));
-        let headers: Vec<(&'static str, String)> =
-            self.http.key().map(|k| vec![("authorization", format!("Bearer {}", k.expose()))]).unwrap_or_default();
+        let headers = self.http.bearer();
         let choices = &req.decoding.choices;
         if choices.is_empty() {
             return self.http.chat_call(&url, &headers, &body(&self.model, req), req, &parse);

@@ -53,15 +53,10 @@ struct Report {
 
 /// The channels of `completion` (completing `prompt`, defining `entry_point`).
 pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, limits: &PyLimits) -> CodeChannels {
-    let mark = blake3::hash(format!("{prompt}\u{0}{completion}").as_bytes()).to_hex()[..32].to_string();
+    let mark = super::mark(&[prompt, completion]);
     let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
     let o = py.run_code(DRIVER, job.to_string().as_bytes(), limits);
-    let report = o
-        .stdout
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(&format!("{mark} ")))
-        .and_then(|j| serde_json::from_str::<Report>(j).ok());
+    let report = super::marked(&o.stdout, &mark).and_then(|j| serde_json::from_str::<Report>(j).ok());
     let Some(r) = report else {
         return CodeChannels {
             runtime: true,
@@ -106,10 +101,10 @@ pub fn behaviour(
     entry_point: &str,
     limits: &PyLimits,
 ) -> Option<Vec<String>> {
-    let mark = blake3::hash(format!("behaviour\u{0}{prompt}\u{0}{completion}").as_bytes()).to_hex()[..32].to_string();
+    let mark = super::mark(&["behaviour", prompt, completion]);
     let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
     let o = py.run_code(BEHAVIOUR, job.to_string().as_bytes(), limits);
-    let line = o.stdout.lines().rev().find_map(|l| l.strip_prefix(&format!("{mark} ")))?;
+    let line = super::marked(&o.stdout, &mark)?;
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
     let results: Vec<String> = serde_json::from_value(v["results"].clone()).ok()?;
     (v["loaded"] == true && !results.is_empty()).then_some(results)
@@ -127,8 +122,7 @@ pub fn agree(py: &Python, prompt: &str, a: &str, b: &str, entry_point: &str, lim
 /// run together in one sandbox run; passed when the run reaches the end of the tests. Carries the
 /// run's summary when not.
 pub fn selftest(py: &Python, prompt: &str, completion: &str, tests: &str, limits: &PyLimits) -> (bool, String) {
-    let mark = blake3::hash(format!("selftest\u{0}{prompt}\u{0}{completion}\u{0}{tests}").as_bytes()).to_hex()[..32]
-        .to_string();
+    let mark = super::mark(&["selftest", prompt, completion, tests]);
     let program =
         format!("{prompt}{completion}\n\n{tests}\n\nimport os as _lucid_os\n_lucid_os.write(1, b'\\n{mark}\\n')\n");
     let o = py.run_code(&program, b"", limits);

@@ -22,7 +22,7 @@
 //! results must be plain values, and in-place changes to arguments are not replayed.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use serde_json::{Value, json};
 
@@ -56,11 +56,12 @@ impl GoldVerdict {
 }
 
 /// Stripped tests by their text (the strip run is the same for every candidate of a problem).
-static STRIPPED: Mutex<Option<HashMap<String, std::result::Result<String, Invalid>>>> = Mutex::new(None);
+static STRIPPED: LazyLock<Mutex<HashMap<String, std::result::Result<String, Invalid>>>> =
+    LazyLock::new(Default::default);
 
 fn stripped(py: &Python, test: &str, entry: &str, limits: &PyLimits) -> std::result::Result<String, Invalid> {
     let key = format!("{entry}\n{test}");
-    if let Some(hit) = STRIPPED.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned())) {
+    if let Some(hit) = STRIPPED.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return hit;
     }
     let job = json!({"test": test, "entry": entry}).to_string();
@@ -68,7 +69,7 @@ fn stripped(py: &Python, test: &str, entry: &str, limits: &PyLimits) -> std::res
     let out =
         if o.success() { Ok(o.stdout) } else { Err(Invalid(format!("the test cannot be stripped: {}", o.summary()))) };
     if let Ok(mut m) = STRIPPED.lock() {
-        m.get_or_insert_with(HashMap::new).insert(key, out.clone());
+        m.insert(key, out.clone());
     }
     out
 }
@@ -88,7 +89,7 @@ pub fn check(
     };
     // A tag framing the records apart from anything else on stdout (not a secret: a forged record
     // must still pass the real asserts). Derived from the inputs, so a run repeats exactly.
-    let tag = blake3::hash(format!("{prompt}\u{0}{completion}\u{0}{test}").as_bytes()).to_hex()[..32].to_string();
+    let tag = super::mark(&[prompt, completion, test]);
     let job = json!({"tag": tag, "prompt": prompt, "completion": completion, "test": stripped, "entry": entry_point});
     let rec = py.run_code(&format!("{COMMON}\n{RECORD}"), job.to_string().as_bytes(), limits);
     let mut records: Vec<Value> = Vec::new();

@@ -114,6 +114,18 @@ impl PyOutcome {
     }
 }
 
+/// A tag that frames a driver's report apart from anything else a run prints: derived from the
+/// run's inputs, so a run repeats exactly (not a secret: what forging it can do is bounded by the
+/// caller, see [`gold`] and [`checks`]).
+pub fn mark(parts: &[&str]) -> String {
+    blake3::hash(parts.join("\u{0}").as_bytes()).to_hex()[..32].to_string()
+}
+
+/// The last line of `stdout` that starts with `mark` and a space, without them.
+pub fn marked<'a>(stdout: &'a str, mark: &str) -> Option<&'a str> {
+    stdout.lines().rev().find_map(|l| l.strip_prefix(mark)?.strip_prefix(' '))
+}
+
 /// A run's host state (what the WASI calls read and write).
 #[derive(Default)]
 pub struct Host {
