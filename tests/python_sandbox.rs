@@ -223,7 +223,7 @@ fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
         with_examples += usize::from(c.examples.is_some());
         // A malformed example (HumanEval/116's `f(x) == y` with no output line) fires on the
         // reference too: listed, and bounded.
-        if c.examples == Some(true) || c.runtime {
+        if c.examples == Some(true) || c.runtime || c.types == Some(true) {
             disagree.push(format!("{}: {}", p.task_id, c.detail));
         }
     }

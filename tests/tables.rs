@@ -26,8 +26,8 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
     assert!(tasks.iter().all(|t| t.db_path.is_file()));
 }
 
-/// `schemas/<table>.json` (text-to-SQL and the domain-free tables) and `schemas/factual/<table>.json`
-/// (the factual domain's own tables) are the tables' column definitions in the code (name, Arrow
+/// `schemas/<table>.json` (text-to-SQL and the domain-free tables), `schemas/factual/<table>.json`
+/// and `schemas/code/<table>.json` (those domains' own tables) are the tables' column definitions in the code (name, Arrow
 /// type, nullability, deterministic or what it varies with, description), nothing else.
 /// `LUCID_WRITE_SCHEMAS=1 cargo test schemas` rewrites the files from the definitions.
 #[test]
@@ -48,6 +48,11 @@ fn schemas_are_the_column_definitions() {
         ("factual", lucid::datasets::factual::tables::tasks_table().doc_json()),
         ("factual", lucid::datasets::factual::tables::gold_table().doc_json()),
         ("factual", lucid::domains::factual::evaluate::evaluation_table().doc_json()),
+        ("code", lucid::agent::tables::episodes_table::<lucid::domains::code::CodeDomain>().doc_json()),
+        ("code", lucid::domains::code::tables::tasks_table().doc_json()),
+        ("code", lucid::domains::code::tables::gold_table().doc_json()),
+        ("code", lucid::domains::code::evaluate::evaluation_table().doc_json()),
+        ("code", lucid::domains::flags::table().doc_json()),
         // The flag stage's table in every domain without its own (factual QA's).
         ("factual", lucid::domains::flags::table().doc_json()),
         // An imported bank's own tables (its tasks and gold are the factual layout's).

@@ -30,7 +30,7 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
                     facts
                 }
                 "code" => {
-                    let code = crate::model_files::model_path(&dir, "code");
+                    let code = crate::model_files::model_path(&dir, crate::datasets::code::ENTRY);
                     crate::datasets::code::python_wasm(&code)?;
                     crate::datasets::code::humaneval_file(&code)?;
                     code

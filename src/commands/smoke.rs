@@ -41,7 +41,7 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     let cos = |i: usize, j: usize| crate::embed::bert::cosine(&v[i], &v[j]);
     writeln!(out, "minilm ({}): cos(paraphrase) = {:.3}, cos(unrelated) = {:.3}", emb.name, cos(0, 1), cos(0, 2))
         .map_err(werr)?;
-    let code = crate::model_files::model_path(dir, "code");
+    let code = crate::model_files::model_path(dir, crate::datasets::code::ENTRY);
     if crate::datasets::code::present(&code) {
         let t = std::time::Instant::now();
         let cache = dir.parent().unwrap_or(dir);

@@ -1,4 +1,4 @@
-//! The domains, one folder each: text-to-SQL ([`sql`]) and factual QA ([`factual`]). A domain is
+//! The domains, one folder each: text-to-SQL ([`sql`]), factual QA ([`factual`]) and code ([`code`]). A domain is
 //! a [`DomainKind`]: the memory loop's [`Domain`](crate::domain::Domain) and gold
 //! [`Judge`](crate::domain::Judge), plus everything the pipeline asks of it — its options, its
 //! benchmark sources and loaders, its evaluation, the detector after the fact, what two answers
@@ -13,6 +13,7 @@
 //! holds the benchmark file readers that `lucid load`, `lucid models` and the domains share
 //! (which source name means which reader is the domain's, here).
 
+pub mod code;
 pub mod evaluation;
 pub mod factual;
 pub mod flags;
@@ -141,6 +142,16 @@ pub trait Evidence: Send + Sync {
     fn supports(&self, question: &str, hits: &[usize], answer: &str) -> bool;
 }
 
+/// When two artifacts of a task agree (self-consistency): a key per artifact, from the task's
+/// question, its text columns (by name) and the model's raw text; equal keys agree, and an empty
+/// key agrees with nothing.
+pub type Agreement = Box<dyn Fn(&str, &[(String, String)], &str) -> String + Send + Sync>;
+
+/// Tests a model wrote run against a stored artifact (the `selftest` verifier): from the task's
+/// question, its text columns, the artifact and the model's raw text, Some((passed, what
+/// happened)), or None when the text holds no test.
+pub type TestRunner = Box<dyn Fn(&str, &[(String, String)], &str, &str) -> Option<(bool, String)> + Send + Sync>;
+
 /// Options of a domain that takes none (`{}`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -201,6 +212,14 @@ pub trait DomainKind: Judge + Sized + 'static {
     /// agrees with nothing. Default: its words, separated by single spaces.
     fn canonical(text: &str) -> String {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+    /// Self-consistency's comparison (default: [`DomainKind::canonical`] of the text).
+    fn agreement(_ctx: &StageContext) -> Result<Agreement> {
+        Ok(Box::new(|_, _, text| Self::canonical(text)))
+    }
+    /// How tests a model wrote are run against an artifact (None: the domain cannot run tests).
+    fn test_runner(_ctx: &StageContext) -> Result<Option<TestRunner>> {
+        Ok(None)
     }
     /// Its evidence corpus under `options`, for the retrieval verifier (None: it has none).
     fn evidence(_options: Self::Options, _ctx: &StageContext) -> Result<Option<Box<dyn Evidence>>> {

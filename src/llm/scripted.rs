@@ -1,8 +1,10 @@
 //! The scripted backend: an instant, deterministic stand-in for a model, for measuring the memory
 //! loop's own overhead and for running pipelines without any model. It is not a text-to-SQL
 //! method: the planner gets a fixed plan, the executor a query over the first table of the schema
-//! in the prompt (`SELECT COUNT(*)` for "how many" questions, the first rows otherwise), the grader
-//! `VERDICT: CORRECT`. Token counts are whitespace-separated words.
+//! in the prompt (`SELECT COUNT(*)` for "how many" questions, the first rows otherwise), the coder
+//! a function body returning the output the prompt's first docstring example shows (`None` when
+//! it shows none), the test writer one `assert`, the grader `VERDICT: CORRECT`. Token counts are
+//! whitespace-separated words.
 
 use std::time::Duration;
 
@@ -16,6 +18,12 @@ pub fn answer(prompt: &str) -> String {
     if prompt.contains("VERDICT") {
         return "VERDICT: CORRECT\nThe result answers the question.".into();
     }
+    if prompt.contains("Write tests for the function") {
+        return "```python\nassert True\n```".into();
+    }
+    if prompt.contains("Python function") {
+        return format!("```python\n    return {}\n```", first_example_output(prompt).unwrap_or("None"));
+    }
     let table = first_table(prompt).unwrap_or("sqlite_master");
     if prompt.contains("Write one SQLite") {
         let q = prompt.rsplit("Question:").next().unwrap_or("").to_ascii_lowercase();
@@ -26,6 +34,12 @@ pub fn answer(prompt: &str) -> String {
         };
     }
     format!("1. Read table {table}.\n2. Return the rows the question asks for.")
+}
+
+/// The output line under the first `>>>` example of a prompt.
+fn first_example_output(prompt: &str) -> Option<&str> {
+    let mut lines = prompt.lines().map(str::trim).skip_while(|l| !l.starts_with(">>>")).skip(1);
+    lines.next().filter(|l| !l.is_empty() && !l.starts_with(">>>") && !l.starts_with("\"\"\""))
 }
 
 /// The first table of a schema in a prompt (`CREATE TABLE name` or compact `name(`).

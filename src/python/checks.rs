@@ -8,7 +8,11 @@
 //!   prompt has none (75 of HumanEval's 164 prompts have readable ones; examples in prose are not
 //!   read);
 //! - `runtime`: the code raises when loaded or on an example, or the run ends before the driver
-//!   reports (an exit, a crash, a sandbox limit).
+//!   reports (an exit, a crash, a sandbox limit);
+//! - `types`: an example call's result is not of the type the prompt's signature annotates (the
+//!   outer type and one level of element types: `-> List[int]` answered with `None`, a string or
+//!   `["1"]`; `float` takes an int); silent where the prompt annotates no return type or has no
+//!   example call.
 //!
 //! One sandbox run of a trusted driver (`checks/channels.py`). The candidate runs in the same
 //! interpreter, so a program written to forge the driver's report could: these are signals about
@@ -34,10 +38,17 @@ pub struct CodeChannels {
     pub examples: Option<bool>,
     /// Raised on load or on an example, or the run ended early.
     pub runtime: bool,
+    /// An example call's result is not of the annotated return type (None: no annotation or no
+    /// example call to check).
+    pub types: Option<bool>,
+    /// Each example as run: its source and what it printed (or `raised ...`), in order.
+    pub ran: Vec<(String, String)>,
     /// The docstring's examples.
     pub n_examples: usize,
     /// What fired, in a line (empty when nothing did).
     pub detail: String,
+    /// What fired, by channel (`syntax`, `examples`, `runtime`, `types`).
+    pub why: Vec<(&'static str, String)>,
     /// The sandbox limit that ended the run, if one did.
     pub limit: Option<&'static str>,
 }
@@ -49,6 +60,9 @@ struct Report {
     examples: usize,
     wrong: Vec<(String, String, String)>,
     raised: Vec<(String, String)>,
+    ran: Vec<(String, String)>,
+    typed: usize,
+    mistyped: Vec<(String, String, String)>,
 }
 
 /// The channels of `completion` (completing `prompt`, defining `entry_point`).
@@ -58,33 +72,42 @@ pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, 
     let o = py.run_code(DRIVER, job.to_string().as_bytes(), limits);
     let report = super::marked(&o.stdout, &mark).and_then(|j| serde_json::from_str::<Report>(j).ok());
     let Some(r) = report else {
+        let ended = format!("the run ended before the checks reported: {}", o.summary());
         return CodeChannels {
             runtime: true,
-            detail: format!("the run ended before the checks reported: {}", o.summary()),
+            detail: ended.clone(),
+            why: vec![("runtime", ended)],
             limit: o.limit(),
             ..CodeChannels::default()
         };
     };
-    let mut detail = Vec::new();
+    let mut why = Vec::new();
     if let Some(s) = &r.syntax {
-        detail.push(format!("syntax: {s}"));
+        why.push(("syntax", format!("syntax: {s}")));
     }
     if let Some(l) = &r.load {
-        detail.push(format!("raised on load: {l}"));
+        why.push(("runtime", format!("raised on load: {l}")));
     }
     if let Some((src, want, got)) = r.wrong.first() {
-        detail.push(format!("example {src} gave {got:?}, the docstring shows {want:?}"));
+        why.push(("examples", format!("example {src} gave {got:?}, the docstring shows {want:?}")));
     }
     if let Some((src, exc)) = r.raised.first() {
-        detail.push(format!("example {src} raised {exc}"));
+        why.push(("runtime", format!("example {src} raised {exc}")));
     }
+    if let Some((src, ty, ann)) = r.mistyped.first() {
+        why.push(("types", format!("example {src} returned a {ty}, the signature says {ann}")));
+    }
+    let detail: Vec<&str> = why.iter().map(|(_, d)| d.as_str()).collect();
     let ran = r.syntax.is_none() && r.load.is_none();
     CodeChannels {
         syntax: r.syntax.is_some(),
         examples: (r.examples > 0 && ran).then_some(!r.wrong.is_empty()),
         runtime: r.load.is_some() || !r.raised.is_empty(),
+        types: (r.typed > 0).then_some(!r.mistyped.is_empty()),
+        ran: r.ran,
         n_examples: r.examples,
         detail: detail.join("; "),
+        why,
         limit: None,
     }
 }

@@ -1,6 +1,6 @@
 //! The registry of domain kinds: the one place a domain is named. Each entry is a [`DomainKind`] seen
 //! through plain functions, so every stage asks the registry and none matches on a domain's name
-//! or imports a domain's folder. lucid's binary registers text-to-SQL and factual QA; a domain
+//! or imports a domain's folder. lucid's binary registers text-to-SQL, factual QA and code; a domain
 //! written elsewhere (a test, a program built on the library) adds one line, [`register`].
 
 use std::collections::BTreeMap;
@@ -10,9 +10,10 @@ use arrow::array::RecordBatch;
 use serde_json::{Map, Value};
 
 use super::memory_loop::MemoryLoopStage;
+use crate::domains::code::CodeDomain;
 use crate::domains::factual::FactualDomain;
 use crate::domains::sql::SqlDomain;
-use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Evidence, Source};
+use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -65,8 +66,10 @@ pub struct Entry {
     pub evaluate_option: fn(&str, &Value) -> std::result::Result<Value, Invalid>,
     /// The detector after the fact.
     pub flags: fn(&Value, &StageContext, &Inputs) -> Result<RecordBatch>,
-    /// An artifact as self-consistency compares it.
-    pub canonical: fn(&str) -> String,
+    /// Self-consistency's comparison of two artifacts.
+    pub agreement: fn(&StageContext) -> Result<Agreement>,
+    /// How tests a model wrote run against an artifact, if the domain can run tests.
+    pub test_runner: fn(&StageContext) -> Result<Option<TestRunner>>,
     /// Whether it has an evidence corpus.
     pub has_evidence: bool,
     /// Its evidence corpus under options, for the retrieval verifier.
@@ -111,7 +114,8 @@ fn entry<D: DomainKind>() -> Entry {
         evaluate_fingerprint: D::evaluate_fingerprint,
         evaluate_option: D::evaluate_option,
         flags: |o, ctx, inputs| D::flags(&options_of(o, ctx)?, ctx, inputs),
-        canonical: D::canonical,
+        agreement: D::agreement,
+        test_runner: D::test_runner,
         has_evidence: D::EVIDENCE,
         evidence: |o, ctx| D::evidence(options_of(o, ctx)?, ctx),
     }
@@ -123,7 +127,7 @@ fn options_of<T: serde::de::DeserializeOwned>(o: &Value, ctx: &StageContext) -> 
 }
 
 static REGISTRY: LazyLock<Mutex<Vec<Entry>>> =
-    LazyLock::new(|| Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>()]));
+    LazyLock::new(|| Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>(), entry::<CodeDomain>()]));
 
 /// Register domain `D` (under its [`crate::domain::Domain::NAME`]): the one line a new domain
 /// adds besides its own folder. Registering a name again replaces the entry.

@@ -18,6 +18,7 @@ pub mod registry;
 pub mod report;
 pub mod resample;
 pub mod retrieve;
+pub mod selftest;
 pub mod verifiers;
 
 use std::collections::BTreeMap;

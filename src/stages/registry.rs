@@ -9,7 +9,7 @@ use super::{
     audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, evidence::EvidenceStage,
     flag::FlagStage, import::ImportStage, judge::JudgeStage, memory_loop::MemoryLoopStage, panel::PanelStage,
     permutation::PermutationStage, predictions::PredictionsStage, report::ReportStage, resample::ResampleStage,
-    retrieve::RetrieveStage,
+    retrieve::RetrieveStage, selftest::SelftestStage,
 };
 use crate::pipeline::registry::Registry;
 use crate::pipeline::stage::Stage;
@@ -33,6 +33,7 @@ impl Registry for Stages {
         JudgeStage::KIND,
         PanelStage::KIND,
         EvidenceStage::KIND,
+        SelftestStage::KIND,
         ImportStage::KIND,
     ];
 
@@ -52,6 +53,7 @@ impl Registry for Stages {
             JudgeStage::KIND => Arc::new(JudgeStage::deserialize(d)?),
             PanelStage::KIND => Arc::new(PanelStage::deserialize(d)?),
             EvidenceStage::KIND => Arc::new(EvidenceStage::deserialize(d)?),
+            SelftestStage::KIND => Arc::new(SelftestStage::deserialize(d)?),
             ImportStage::KIND => Arc::new(ImportStage::deserialize(d)?),
             other => return Err(serde::de::Error::custom(format!("unknown stage kind `{other}`"))),
         })

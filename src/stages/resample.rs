@@ -2,7 +2,8 @@
 //! memories (the no-memory arm's request: the prompts folder's system and executor templates),
 //! sampled `samples` times with seeds 0..n at the given temperature; V = sc = the share of
 //! answers that agree with the stored one as the tasks' domain compares artifacts (factual QA:
-//! the answer line, lower case, no punctuation or articles; text-to-SQL: the query's words; an
+//! the answer line, lower case, no punctuation or articles; text-to-SQL: the query's words; code:
+//! the same results on the calls of the prompt's docstring examples, run in the sandbox; an
 //! empty answer agrees with nothing, so a memory without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
 //! share; V is null when every sample failed. On an imported bank (no request of the agent that
 //! answered is kept) the questions are re-asked to the named model, and the stage says so.
@@ -71,7 +72,7 @@ impl Stage for ResampleStage {
         }
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
         let domain = super::domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
-        let answer_of = domain.canonical;
+        let answer_of = (domain.agreement)(ctx)?;
         let dir = ctx.resolve(&self.prompts);
         let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;
@@ -95,12 +96,13 @@ impl Stage for ResampleStage {
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let prompt = template.render(m, &[])?;
-            let stored = m.answer.as_deref().map(answer_of).unwrap_or_default();
+            let key = |text: &str| answer_of(&m.question, &m.fields, text);
+            let stored = m.answer.as_deref().map(key).unwrap_or_default();
             let mut answers = Vec::new();
             for i in 0..self.samples {
                 let decoding = Decoding { seed: u64::from(i), ..self.decoding.clone() };
                 let req = verifiers::request(Some(&system), prompt.clone(), &decoding, i);
-                answers.push(s.spend(model.chat(&req)).map(|c| answer_of(&c.text)));
+                answers.push(s.spend(model.chat(&req)).map(|c| key(&c.text)));
             }
             let ok: Vec<&String> = answers.iter().flatten().collect();
             // An empty answer agrees with nothing: a memory with no answer gets V = 0.

@@ -2,7 +2,7 @@
 //! pipeline stages): the memories of a bank as the verifiers read them, the one table every
 //! verifier writes (`v_<stage id>`, which `lucid audit` and the audit stage read as verifier
 //! `<stage id>`), prompt templates, models and what each verifier costs. The stages are
-//! `judge`, `resample`, `panel` and `evidence` (one file each beside this one).
+//! `judge`, `resample`, `selftest`, `panel` and `evidence` (one file each beside this one).
 //!
 //! Label-free by construction: a verifier reads the bank's `tasks` (question and its task
 //! columns) and `episodes` (the stored answer), never `gold` or `evaluation` (the pipeline
@@ -163,7 +163,7 @@ pub fn verifier_table() -> Table<Scored> {
     Table {
         name: "verifier",
         description: "One verifier's score of every memory of an arm's bank (a table named v_<stage id>: the audit reads it as verifier <stage id>), with what it saw and what it cost.",
-        written_by: "the judge, resample, panel and evidence stages",
+        written_by: "the judge, resample, selftest, panel and evidence stages",
         matrix: &[SEED, ARM],
         columns: vec![
             Column::new("step", V::U64(|s| s.step), "The memory's step in the arm's stream."),

