@@ -182,7 +182,10 @@ stages:
             (syntax, examples, runtime, types),
             "{r}"
         );
-        assert_eq!((r["u"].as_u64(), r["verdict"].as_str()), (Some(u.into()), Some(if u == 1 { "pass" } else { "fail" })));
+        assert_eq!(
+            (r["u"].as_u64(), r["verdict"].as_str()),
+            (Some(u.into()), Some(if u == 1 { "pass" } else { "fail" }))
+        );
         let any = syntax || examples || runtime || types;
         assert_eq!(r["flagged"], any, "{r}");
         let want_q = match r["arm"].as_str().unwrap() {
@@ -200,7 +203,9 @@ stages:
 
     // The verifiers on the memento bank: the self-tests ran against the stored code; behaviour
     // agrees with itself where the code loads, and a program that does not compile agrees with nothing.
-    let v = |t: &str| q(&format!("SELECT t.entry_point, v.v FROM {t} v JOIN tasks t USING (question_id) WHERE v.arm = 'memento'"));
+    let v = |t: &str| {
+        q(&format!("SELECT t.entry_point, v.v FROM {t} v JOIN tasks t USING (question_id) WHERE v.arm = 'memento'"))
+    };
     for r in v("v_selftest") {
         let c = CASES.iter().find(|c| c.entry == r["entry_point"]).unwrap();
         assert_eq!(r["v"].as_f64(), c.want.5, "selftest {r}");
@@ -222,7 +227,11 @@ stages:
     assert!(requests.iter().any(|r| r.body.to_string().contains(">>> is_even(4)\\nFalse")));
 
     // The report and the audit, unchanged, on code: each channel is a verifier.
-    let o = lucid(&cache).current_dir(d).args(["audit", "runs/code", "--arm", "lucid", "--format", "json"]).output().unwrap();
+    let o = lucid(&cache)
+        .current_dir(d)
+        .args(["audit", "runs/code", "--arm", "lucid", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let audit: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     let verifiers: Vec<&str> =
@@ -239,7 +248,10 @@ fn the_code_that_follows_a_prompt_is_read_from_the_executor_text() {
     assert_eq!(code("```python\ndef f(x):\n    return x\n```\nDone.").as_deref(), Some("\ndef f(x):\n    return x\n"));
     assert_eq!(code("```\n    return 1\n").as_deref(), Some("    return 1\n"), "an unclosed fence runs to the end");
     assert_eq!(code("return x + 1\n").as_deref(), Some("    return x + 1\n"), "a body without its indentation");
-    assert_eq!(code("from math import sqrt\ndef f(x): return sqrt(x)").as_deref().map(|c| c.starts_with('\n')), Some(true));
+    assert_eq!(
+        code("from math import sqrt\ndef f(x): return sqrt(x)").as_deref().map(|c| c.starts_with('\n')),
+        Some(true)
+    );
     assert_eq!(code("```python\n\n```"), None);
     assert_eq!(code("  \n"), None);
 }
@@ -266,7 +278,12 @@ fn the_shipped_code_pipelines_run_offline_with_the_scripted_model() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{file}: {}\n{}", stdout(&o), stderr(&o));
-        let arms = query_run(&d.join("cache"), d, run, "SELECT arm, count(*) AS n, sum(u) AS passed FROM evaluation GROUP BY arm");
+        let arms = query_run(
+            &d.join("cache"),
+            d,
+            run,
+            "SELECT arm, count(*) AS n, sum(u) AS passed FROM evaluation GROUP BY arm",
+        );
         assert!(!arms.is_empty() && arms.iter().all(|a| a["n"] == 6), "{file}: 3 problems x 2 seeds per arm: {arms:?}");
         let o = lucid(&d.join("cache")).current_dir(d).args(["audit", run, "--arm", "memento"]).output().unwrap();
         assert!(o.status.success(), "{file}: {}", stderr(&o));

@@ -5,9 +5,9 @@ mod agent_program;
 mod agent_rules;
 mod architecture;
 mod audit;
-mod code_domain;
 #[cfg(feature = "ballista")]
 mod ballista;
+mod code_domain;
 mod dag_loop;
 mod domain_registry;
 mod eval_cli;

@@ -132,11 +132,7 @@ impl DomainKind for CodeDomain {
 
 /// `text` with the indentation its lines share removed.
 fn dedent(text: &str) -> String {
-    let indent = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
+    let indent =
+        text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
     text.lines().map(|l| l.get(indent..).unwrap_or("").to_string()).collect::<Vec<_>>().join("\n")
 }

@@ -7,9 +7,9 @@
 //! [`crate::python::gold::check`], which a program cannot fool by exiting early, by an object
 //! equal to anything, or by patching the test's names.
 
-mod kind;
 pub mod evaluate;
 pub mod extract;
+mod kind;
 pub mod sources;
 pub mod tables;
 
@@ -67,7 +67,9 @@ impl CodeConfig {
     pub fn check(&self) -> std::result::Result<(), Invalid> {
         crate::domain::check_channels::<CodeDomain>(&self.channels, "domain.channels")?;
         if self.fuel < 1_000_000_000 {
-            return Err(Invalid::from("domain.fuel must be at least 1000000000 (starting the interpreter takes 0.25 G)"));
+            return Err(Invalid::from(
+                "domain.fuel must be at least 1000000000 (starting the interpreter takes 0.25 G)",
+            ));
         }
         if self.memory_mib < 64 {
             return Err(Invalid::from("domain.memory_mib must be at least 64"));
@@ -139,7 +141,11 @@ fn status(c: &CodeChannels) -> &'static str {
 fn preview(c: &CodeChannels) -> String {
     let ran: Vec<String> = c.ran.iter().take(8).map(|(src, got)| format!(">>> {src}\n{got}")).collect();
     let text = if c.syntax || (c.runtime && ran.is_empty()) || ran.is_empty() {
-        if c.detail.is_empty() { "the code loads; the docstring shows no example to run".into() } else { c.detail.clone() }
+        if c.detail.is_empty() {
+            "the code loads; the docstring shows no example to run".into()
+        } else {
+            c.detail.clone()
+        }
     } else {
         ran.join("\n")
     };

@@ -55,7 +55,11 @@ pub fn split(problems: &[Problem]) -> (Vec<CodeTask>, Vec<CodeGold>) {
                     entry_point: p.entry_point.clone(),
                     suite,
                 },
-                CodeGold { question_id: i as i64, test: p.test.clone(), canonical_solution: p.canonical_solution.clone() },
+                CodeGold {
+                    question_id: i as i64,
+                    test: p.test.clone(),
+                    canonical_solution: p.canonical_solution.clone(),
+                },
             )
         })
         .unzip()
@@ -81,11 +85,7 @@ pub fn tasks_table() -> Table<CodeTask> {
             Column::new("domain", T::Str(|_| DOMAIN), "The task's domain: code."),
             Column::new("question", T::Str(|t| &t.question), "The prompt: the function's signature and docstring."),
             Column::new("entry_point", T::Str(|t| &t.entry_point), "The function's name."),
-            Column::new(
-                "suite",
-                T::Str(|t| &t.suite),
-                "The task id before its first '/' (HumanEval), else 'tasks'.",
-            ),
+            Column::new("suite", T::Str(|t| &t.suite), "The task id before its first '/' (HumanEval), else 'tasks'."),
         ],
     }
 }
@@ -113,7 +113,10 @@ pub fn gold_table() -> Table<CodeGold> {
 /// The tasks of a code `tasks` table read from `path`.
 pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<CodeTask>> {
     if crate::domains::tasks_domain(b).as_deref() != Some(DOMAIN) {
-        return Err(Error::input(path, "not a code tasks table (no domain column saying 'code'): use a code benchmark source"));
+        return Err(Error::input(
+            path,
+            "not a code tasks table (no domain column saying 'code'): use a code benchmark source",
+        ));
     }
     let t = tasks_table();
     let qid = t.column::<Int64Array>(b, path, "question_id")?;
