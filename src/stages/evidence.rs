@@ -52,7 +52,7 @@ pub struct Reader {
     /// Its prompt template.
     pub prompt: String,
     /// Decoding (default: 16 tokens, greedy; `choices` for forced choice).
-    #[serde(default = "super::judge::default_decoding")]
+    #[serde(default = "super::judge::default_decoding::<16>")]
     pub decoding: Decoding,
     /// Memories read at once (operational).
     #[serde(default = "super::judge::default_jobs", skip_serializing)]

@@ -16,27 +16,41 @@ use crate::error::Result;
 use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
-/// Config of a judge stage.
+/// Config of a verifier that asks one model per memory with a prompt template: the judge stage
+/// (`ModelVerifier<16>`: a verdict) and the selftest stage (`ModelVerifier<256>`: tests to run).
+/// `TOKENS` is the default decoding's token budget.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct JudgeStage {
-    /// The judge model (default: local SmolLM2).
+pub struct ModelVerifier<const TOKENS: u32> {
+    /// The model (default: local SmolLM2).
     #[serde(default)]
     pub model: ModelConfig,
     /// Its prompt template (variables: question, answer and the task's text columns).
     pub prompt: String,
-    /// Decoding (default: 16 tokens, greedy).
-    #[serde(default = "default_decoding")]
+    /// Decoding (default: `TOKENS` tokens, greedy).
+    #[serde(default = "default_decoding::<TOKENS>")]
     pub decoding: Decoding,
     /// The episodes' column holding the stored answer.
     #[serde(default = "default_answer")]
     pub answer_column: String,
-    /// Memories judged at once (operational).
+    /// Memories scored at once (operational).
     #[serde(default = "default_jobs", skip_serializing)]
     pub concurrency: usize,
     /// Use the response cache (operational).
     #[serde(default = "yes", skip_serializing)]
     pub response_cache: bool,
+}
+
+/// Config of a judge stage.
+pub type JudgeStage = ModelVerifier<16>;
+
+impl<const TOKENS: u32> ModelVerifier<TOKENS> {
+    /// The model's and the prompt's files, for the key.
+    pub fn files(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        let mut fp = super::model_fingerprint(&self.model, ctx)?;
+        fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&self.prompt))?);
+        Ok(fp)
+    }
 }
 
 pub(crate) fn default_answer() -> String {
@@ -48,8 +62,8 @@ pub(crate) fn default_jobs() -> usize {
 pub(crate) fn yes() -> bool {
     true
 }
-pub(crate) fn default_decoding() -> Decoding {
-    Decoding { max_tokens: 16, ..Decoding::default() }
+pub(crate) fn default_decoding<const TOKENS: u32>() -> Decoding {
+    Decoding { max_tokens: TOKENS, ..Decoding::default() }
 }
 
 impl JudgeStage {
@@ -61,10 +75,7 @@ impl Stage for JudgeStage {
     verifiers::bank_stage!();
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = super::model_fingerprint(&self.model, ctx)?;
-        let p = ctx.resolve(&self.prompt);
-        fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&p)?);
-        Ok(fp)
+        self.files(ctx)
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {

@@ -9,40 +9,15 @@
 use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
-use serde::{Deserialize, Serialize};
 
-use super::judge::{default_answer, default_jobs, yes};
+use super::judge::ModelVerifier;
 use super::verifiers::{self, Scored, Template};
 use crate::error::{Error, Result};
-use crate::llm::{Decoding, ModelConfig};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
-/// Config of a selftest stage.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct SelftestStage {
-    /// The model that writes the tests (default: local SmolLM2; the answerer, for the EIA question).
-    #[serde(default)]
-    pub model: ModelConfig,
-    /// Its prompt template (variables: question, answer and the task's text columns).
-    pub prompt: String,
-    /// Decoding (default: 256 tokens, greedy).
-    #[serde(default = "default_decoding")]
-    pub decoding: Decoding,
-    /// The episodes' column holding the stored artifact.
-    #[serde(default = "default_answer")]
-    pub answer_column: String,
-    /// Memories tested at once (operational).
-    #[serde(default = "default_jobs", skip_serializing)]
-    pub concurrency: usize,
-    /// Use the response cache (operational).
-    #[serde(default = "yes", skip_serializing)]
-    pub response_cache: bool,
-}
-
-fn default_decoding() -> Decoding {
-    Decoding { max_tokens: 256, ..Decoding::default() }
-}
+/// Config of a selftest stage: the model that writes the tests (the answerer, for the EIA
+/// question), its prompt, decoding (default: 256 tokens, greedy), the stored artifact's column.
+pub type SelftestStage = ModelVerifier<256>;
 
 impl SelftestStage {
     /// The YAML `kind:` of this stage.
@@ -53,9 +28,7 @@ impl Stage for SelftestStage {
     verifiers::bank_stage!();
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = super::model_fingerprint(&self.model, ctx)?;
-        fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&self.prompt))?);
-        Ok(fp)
+        self.files(ctx)
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {

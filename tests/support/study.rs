@@ -182,6 +182,14 @@ pub fn query_run(cache: &Path, dir: &Path, run: &str, sql: &str) -> Vec<serde_js
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// The verifiers `lucid audit <run> --arm <arm>` (run in `dir`) puts on the EIA axes.
+pub fn audit_verifiers(cache: &Path, dir: &Path, run: &str, arm: &str) -> Vec<String> {
+    let o = lucid(cache).current_dir(dir).args(["audit", run, "--arm", arm, "--format", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let audit: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    audit["tables"]["eia"].as_array().unwrap().iter().map(|r| r["verifier"].as_str().unwrap().to_string()).collect()
+}
+
 /// Start `lucid run study.yaml` in `dir` with the kill hook set to stop it right after its
 /// `parts`-th checkpoint part (a deterministic point of its work, whatever the machine's load);
 /// true when the kill landed (the run had that many parts left to write), false when it finished.
