@@ -47,3 +47,20 @@ pub fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, path: &Path, name:
         .downcast_ref::<T>()
         .ok_or_else(|| Error::input(path, format!("column '{name}' has the wrong type")))
 }
+
+/// The `domain` column's value in a `tasks` table (None: no such column, or no rows).
+pub fn domain_of(batch: &RecordBatch) -> Option<String> {
+    let d = batch.column_by_name("domain")?.as_any().downcast_ref::<arrow::array::StringArray>()?;
+    (d.len() > 0 && d.is_valid(0)).then(|| d.value(0).to_string())
+}
+
+/// An error naming `path` unless `batch` is a `tasks` table of `domain` (its `domain` column says so).
+pub fn require_domain(batch: &RecordBatch, path: &Path, domain: &str) -> Result<()> {
+    if domain_of(batch).as_deref() == Some(domain) {
+        return Ok(());
+    }
+    Err(Error::input(
+        path,
+        format!("not a {domain} tasks table (no domain column saying '{domain}'): use a {domain} benchmark source"),
+    ))
+}

@@ -235,7 +235,5 @@ pub trait DomainKind: Judge + Sized + 'static {
 /// The `domain` column of a `tasks` table: the kind its loader wrote (none: text-to-SQL tables
 /// written before domains said their name).
 pub fn tasks_domain(batch: &RecordBatch) -> Option<String> {
-    use arrow::array::{Array, StringArray};
-    let d = batch.column_by_name("domain")?.as_any().downcast_ref::<StringArray>()?;
-    (d.len() > 0 && d.is_valid(0)).then(|| d.value(0).to_string())
+    crate::table::domain_of(batch)
 }

@@ -64,20 +64,12 @@ const WRITTEN_BY: &str = "the benchmark stage (factual sources)";
 
 /// Whether a `tasks` batch is factual (has `domain` = factual).
 pub fn is_factual(batch: &RecordBatch) -> bool {
-    batch.column_by_name("domain").and_then(|c| c.as_any().downcast_ref::<StringArray>()).is_some_and(|d| {
-        use arrow::array::Array;
-        d.len() > 0 && d.value(0) == DOMAIN
-    })
+    crate::table::domain_of(batch).as_deref() == Some(DOMAIN)
 }
 
 /// The tasks of a factual `tasks` table read from `path`.
 pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<FactTask>> {
-    if !is_factual(b) {
-        return Err(Error::input(
-            path,
-            "not a factual tasks table (no domain column saying 'factual'): use a factual benchmark source",
-        ));
-    }
+    crate::table::require_domain(b, path, DOMAIN)?;
     let t = tasks_table();
     let qid = t.column::<Int64Array>(b, path, "question_id")?;
     let s = |n| t.column::<StringArray>(b, path, n);

@@ -9,7 +9,7 @@ use arrow::array::{Int64Array, RecordBatch, StringArray};
 
 use crate::columns::{Column, Getter, Table};
 use crate::datasets::code::humaneval::Problem;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The value of `tasks.domain` for code tasks.
 pub const DOMAIN: &str = "code";
@@ -112,12 +112,7 @@ pub fn gold_table() -> Table<CodeGold> {
 
 /// The tasks of a code `tasks` table read from `path`.
 pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<CodeTask>> {
-    if crate::domains::tasks_domain(b).as_deref() != Some(DOMAIN) {
-        return Err(Error::input(
-            path,
-            "not a code tasks table (no domain column saying 'code'): use a code benchmark source",
-        ));
-    }
+    crate::table::require_domain(b, path, DOMAIN)?;
     let t = tasks_table();
     let qid = t.column::<Int64Array>(b, path, "question_id")?;
     let s = |n| t.column::<StringArray>(b, path, n);
