@@ -48,9 +48,11 @@ pub fn column<'a, T: Array + 'static>(batch: &'a RecordBatch, path: &Path, name:
         .ok_or_else(|| Error::input(path, format!("column '{name}' has the wrong type")))
 }
 
-/// The `domain` column's value in a `tasks` table (None: no such column, or no rows).
+/// The `domain` column's value in a `tasks` table (None: no such column, or no rows). Any string
+/// layout is read (a SQL session's tables hold views of strings).
 pub fn domain_of(batch: &RecordBatch) -> Option<String> {
-    let d = batch.column_by_name("domain")?.as_any().downcast_ref::<arrow::array::StringArray>()?;
+    let d = arrow::compute::cast(batch.column_by_name("domain")?, &arrow::datatypes::DataType::Utf8).ok()?;
+    let d = d.as_any().downcast_ref::<arrow::array::StringArray>()?;
     (d.len() > 0 && d.is_valid(0)).then(|| d.value(0).to_string())
 }
 

@@ -230,6 +230,15 @@ stages:
         assert!(verifiers.iter().any(|x| x == v), "{v} in {verifiers:?}");
     }
     assert!(d.join("runs/code/report/report.json").is_file());
+
+    // `lucid view` shows each episode's code (the tasks' domain names the artifact column).
+    let o = lucid(&cache).current_dir(d).args(["view", "runs/code", "--export", "view"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let details: String = std::fs::read_dir(d.join("view/details"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(details.contains(r#""artifact":"\ndef add(a: int, b: int) -> int:"#), "no code in the viewer's episodes");
 }
 
 #[test]
