@@ -251,6 +251,12 @@ fn the_code_that_follows_a_prompt_is_read_from_the_executor_text() {
         code("from math import sqrt\ndef f(x): return sqrt(x)").as_deref().map(|c| c.starts_with('\n')),
         Some(true)
     );
+    assert_eq!(
+        code("```python\n# Solution\nMOD = 7\ndef f(x):\n    return x % MOD\n```").as_deref(),
+        Some("\n# Solution\nMOD = 7\ndef f(x):\n    return x % MOD\n"),
+        "a comment and a constant before the definition"
+    );
+    assert_eq!(code("    # the body\n    return 1").as_deref(), Some("    # the body\n    return 1\n"));
     assert_eq!(code("```python\n\n```"), None);
     assert_eq!(code("  \n"), None);
 }

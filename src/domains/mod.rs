@@ -143,9 +143,10 @@ pub trait Evidence: Send + Sync {
 }
 
 /// When two artifacts of a task agree (self-consistency): a key per artifact, from the task's
-/// question, its text columns (by name) and the model's raw text; equal keys agree, and an empty
-/// key agrees with nothing.
-pub type Agreement = Box<dyn Fn(&str, &[(String, String)], &str) -> String + Send + Sync>;
+/// question, its text columns (by name) and the model's raw text; equal keys agree, an empty key
+/// agrees with nothing, and None means the domain can make no claim on this task (code: a prompt
+/// with no example call to compare behaviour on).
+pub type Agreement = Box<dyn Fn(&str, &[(String, String)], &str) -> Option<String> + Send + Sync>;
 
 /// Tests a model wrote run against a stored artifact (the `selftest` verifier): from the task's
 /// question, its text columns, the artifact and the model's raw text, Some((passed, what
@@ -215,7 +216,7 @@ pub trait DomainKind: Judge + Sized + 'static {
     }
     /// Self-consistency's comparison (default: [`DomainKind::canonical`] of the text).
     fn agreement(_ctx: &StageContext) -> Result<Agreement> {
-        Ok(Box::new(|_, _, text| Self::canonical(text)))
+        Ok(Box::new(|_, _, text| Some(Self::canonical(text))))
     }
     /// How tests a model wrote are run against an artifact (None: the domain cannot run tests).
     fn test_runner(_ctx: &StageContext) -> Result<Option<TestRunner>> {

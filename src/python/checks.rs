@@ -113,6 +113,7 @@ pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, 
 }
 
 const BEHAVIOUR: &str = include_str!("checks/behaviour.py");
+const SELFTEST: &str = include_str!("checks/selftest.py");
 
 /// What a candidate does on the calls of the prompt's docstring examples (their inputs only):
 /// per call, `value <repr>` of a plain result, `unplain <type>`, or `raised <exception>`. None
@@ -140,15 +141,19 @@ pub fn agree(py: &Python, prompt: &str, a: &str, b: &str, entry_point: &str, lim
     Some(behaviour(py, prompt, a, entry_point, limits)? == behaviour(py, prompt, b, entry_point, limits)?)
 }
 
-/// Whether `completion` passes tests its author wrote (`tests`: Python statements, usually
-/// asserts calling the entry point — the `selftest` verifier's run): both are model-written and
-/// run together in one sandbox run; passed when the run reaches the end of the tests. Carries the
-/// run's summary when not.
-pub fn selftest(py: &Python, prompt: &str, completion: &str, tests: &str, limits: &PyLimits) -> (bool, String) {
+/// Whether `completion` passes tests its author wrote (`tests`: Python statements, asserts calling
+/// the entry point at module level — the `selftest` verifier's run). The tests are compiled on
+/// their own first: tests that do not parse (a last line cut off by the token budget is dropped
+/// once) are no test, and None comes back, as it does when the run hits the wall-clock backstop
+/// (an infrastructure failure, no verdict). Otherwise they run after the candidate in one sandbox
+/// run: passed when the run reaches their end; the run's summary when not.
+pub fn selftest(py: &Python, prompt: &str, completion: &str, tests: &str, limits: &PyLimits) -> Option<(bool, String)> {
     let mark = super::mark(&["selftest", prompt, completion, tests]);
-    let program =
-        format!("{prompt}{completion}\n\n{tests}\n\nimport os as _lucid_os\n_lucid_os.write(1, b'\\n{mark}\\n')\n");
-    let o = py.run_code(&program, b"", limits);
+    let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "tests": tests});
+    let o = py.run_code(SELFTEST, job.to_string().as_bytes(), limits);
+    if o.limit() == Some("wall-clock") || o.stdout.lines().any(|l| l == format!("{mark} unparsable")) {
+        return None;
+    }
     let passed = o.success() && o.stdout.lines().any(|l| l == mark);
-    (passed, if passed { String::new() } else { o.summary() })
+    Some((passed, if passed { String::new() } else { o.summary() }))
 }

@@ -4,7 +4,8 @@
 //! answers that agree with the stored one as the tasks' domain compares artifacts (factual QA:
 //! the answer line, lower case, no punctuation or articles; text-to-SQL: the query's words; code:
 //! the same results on the calls of the prompt's docstring examples, run in the sandbox; an
-//! empty answer agrees with nothing, so a memory without an answer gets 0). Failed samples are counted in `failed_calls` and left out of the
+//! empty answer agrees with nothing, so a memory without an answer gets 0; V is null, and no sample
+//! is drawn, on a task the domain cannot compare on: code whose prompt shows no example). Failed samples are counted in `failed_calls` and left out of the
 //! share; V is null when every sample failed. On an imported bank (no request of the agent that
 //! answered is kept) the questions are re-asked to the named model, and the stage says so.
 
@@ -97,12 +98,22 @@ impl Stage for ResampleStage {
             let mut s = Scored::of(m);
             let prompt = template.render(m, &[])?;
             let key = |text: &str| answer_of(&m.question, &m.fields, text);
-            let stored = m.answer.as_deref().map(key).unwrap_or_default();
+            // No answer agrees with nothing (V = 0); a task the domain cannot compare on gets no V.
+            let stored = match m.answer.as_deref() {
+                None => String::new(),
+                Some(a) => match key(a) {
+                    Some(k) => k,
+                    None => {
+                        s.detail = serde_json::json!({"stored": null, "samples": [], "no_claim": true}).to_string();
+                        return Ok(s);
+                    }
+                },
+            };
             let mut answers = Vec::new();
             for i in 0..self.samples {
                 let decoding = Decoding { seed: u64::from(i), ..self.decoding.clone() };
                 let req = verifiers::request(Some(&system), prompt.clone(), &decoding, i);
-                answers.push(s.spend(model.chat(&req)).map(|c| key(&c.text)));
+                answers.push(s.spend(model.chat(&req)).map(|c| key(&c.text).unwrap_or_default()));
             }
             let ok: Vec<&String> = answers.iter().flatten().collect();
             // An empty answer agrees with nothing: a memory with no answer gets V = 0.

@@ -93,31 +93,34 @@ impl DomainKind for CodeDomain {
     }
 
     /// Two programs agree when they give the same results (or raise the same exceptions) on the
-    /// calls of the prompt's docstring examples; a program with no behaviour to compare (no
-    /// example call, does not load, no code) agrees with nothing.
+    /// calls of the prompt's docstring examples; no claim (None) where the prompt shows no example;
+    /// a program with no behaviour to compare (no code, does not load) agrees with nothing.
     fn agreement(ctx: &StageContext) -> Result<Agreement> {
         let domain = Arc::new(CodeDomain::load(CodeConfig::default(), &ctx.cache_dir)?);
         Ok(Box::new(move |question, fields, text| {
-            let Some(code) = super::extract::code(text) else { return String::new() };
+            if !question.contains(">>>") {
+                return None;
+            }
+            let Some(code) = super::extract::code(text) else { return Some(String::new()) };
             let entry = field(fields, "entry_point");
-            crate::python::checks::behaviour(domain.python(), question, &code, entry, &domain.limits())
-                .map(|calls| calls.join("\n"))
-                .unwrap_or_default()
+            let calls = crate::python::checks::behaviour(domain.python(), question, &code, entry, &domain.limits());
+            Some(calls.map(|c| c.join("\n")).unwrap_or_default())
         }))
     }
 
     /// The tests a model wrote (the first fenced block of its text, else the text) run against the
-    /// stored code in one sandbox run: Some(passed) when they hold an `assert`, None when not.
+    /// stored code in one sandbox run: Some(passed) when they hold an `assert` at module level (a
+    /// `def test_...` nobody calls tests nothing), None when not, when they do not parse, or when
+    /// the run hit the wall-clock backstop. A definition of the entry point among the tests (the
+    /// model echoing its function before the asserts) is dropped, so the asserts call the stored code.
     fn test_runner(ctx: &StageContext) -> Result<Option<TestRunner>> {
         let domain = Arc::new(CodeDomain::load(CodeConfig::default(), &ctx.cache_dir)?);
-        Ok(Some(Box::new(move |question, _fields, code, tests| {
-            let tests = super::extract::code(tests)?;
-            // Whole definitions start with a newline; an indented body of asserts is dedented.
-            let tests = dedent(&tests);
-            if !tests.contains("assert") {
+        Ok(Some(Box::new(move |question, fields, code, tests| {
+            let tests = without_definition(&dedent(&super::extract::code(tests)?), field(fields, "entry_point"));
+            if !tests.lines().any(|l| l.starts_with("assert ") || l.starts_with("assert(")) {
                 return None;
             }
-            Some(crate::python::checks::selftest(domain.python(), question, code, &tests, &domain.limits()))
+            crate::python::checks::selftest(domain.python(), question, code, &tests, &domain.limits())
         })))
     }
 
@@ -128,6 +131,23 @@ impl DomainKind for CodeDomain {
         let annotated = task.question.lines().any(|l| l.trim_start().starts_with("def ") && l.contains("->"));
         vec![("syntax", true), ("examples", examples), ("runtime", true), ("types", examples && annotated)]
     }
+}
+
+/// `tests` without the top-level definition of `name` (its `def` line and the indented lines after it).
+fn without_definition(tests: &str, name: &str) -> String {
+    let def = format!("def {name}(");
+    let mut skipping = false;
+    let mut kept = Vec::new();
+    for line in tests.lines() {
+        let top = !line.is_empty() && !line.starts_with([' ', '\t']);
+        if top {
+            skipping = !name.is_empty() && line.starts_with(&def);
+        }
+        if !skipping {
+            kept.push(line);
+        }
+    }
+    kept.join("\n")
 }
 
 /// `text` with the indentation its lines share removed.
