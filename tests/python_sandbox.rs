@@ -218,13 +218,13 @@ fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
     let (mut with_examples, mut disagree) = (0, Vec::new());
     for p in &problems {
         let c = ch(p, &p.canonical_solution);
-        let loads = !c.detail.contains("raised on load") && !c.detail.contains("ended before");
-        assert!(!c.syntax && loads, "{}: {}", p.task_id, c.detail);
+        let loads = !c.detail().contains("raised on load") && !c.detail().contains("ended before");
+        assert!(!c.syntax && loads, "{}: {}", p.task_id, c.detail());
         with_examples += usize::from(c.examples.is_some());
         // A malformed example (HumanEval/116's `f(x) == y` with no output line) fires on the
         // reference too: listed, and bounded.
         if c.examples == Some(true) || c.runtime || c.types == Some(true) {
-            disagree.push(format!("{}: {}", p.task_id, c.detail));
+            disagree.push(format!("{}: {}", p.task_id, c.detail()));
         }
     }
     eprintln!(
@@ -244,11 +244,11 @@ fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
     let wrong = ch(p, "    return not False\n");
     assert_eq!((wrong.syntax, wrong.examples, wrong.runtime), (false, Some(true), false), "{wrong:?}");
     let raises = ch(p, "    return numbers[10**6]\n");
-    assert!(raises.runtime && raises.detail.contains("IndexError"), "{raises:?}");
+    assert!(raises.runtime && raises.detail().contains("IndexError"), "{raises:?}");
     let on_load = ch(p, "    pass\nraise RuntimeError('at import')\n");
-    assert!(on_load.runtime && on_load.detail.contains("at import"), "{on_load:?}");
+    assert!(on_load.runtime && on_load.detail().contains("at import"), "{on_load:?}");
     let exits = ch(p, "    pass\nimport os\nos._exit(0)\n");
-    assert!(exits.runtime && exits.detail.contains("ended before"), "{exits:?}");
+    assert!(exits.runtime && exits.detail().contains("ended before"), "{exits:?}");
     let spins = ch(p, "    while True: pass\n");
     assert!(spins.runtime && spins.limit == Some("fuel"), "{spins:?}");
     // A prompt without examples: the channel is silent, not passed.

@@ -45,11 +45,7 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     if crate::datasets::code::present(&code) {
         let t = std::time::Instant::now();
         let cache = dir.parent().unwrap_or(dir);
-        let py = crate::python::Python::load(
-            &crate::datasets::code::python_wasm(&code)?,
-            crate::datasets::code::PYTHON_WASM_BLAKE3,
-            cache,
-        )?;
+        let py = crate::datasets::code::interpreter(&code, cache)?;
         let loaded = t.elapsed().as_secs_f64();
         let p = crate::datasets::code::humaneval::read(&crate::datasets::code::humaneval_file(&code)?)?.remove(0);
         let t = std::time::Instant::now();

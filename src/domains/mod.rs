@@ -232,9 +232,3 @@ pub trait DomainKind: Judge + Sized + 'static {
         Self::CHANNELS.iter().map(|c| (*c, true)).collect()
     }
 }
-
-/// The `domain` column of a `tasks` table: the kind its loader wrote (none: text-to-SQL tables
-/// written before domains said their name).
-pub fn tasks_domain(batch: &RecordBatch) -> Option<String> {
-    crate::table::domain_of(batch)
-}

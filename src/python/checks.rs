@@ -14,7 +14,8 @@
 //!   `["1"]`; `float` takes an int); silent where the prompt annotates no return type or has no
 //!   example call.
 //!
-//! One sandbox run of a trusted driver (`checks/channels.py`). The candidate runs in the same
+//! One sandbox run of a trusted driver (`checks/channels.py`, after `checks/prompt.py`, which
+//! reads the prompt's examples for it and for the behaviour driver). The candidate runs in the same
 //! interpreter, so a program written to forge the driver's report could: these are signals about
 //! honest mistakes, and the score that matters is [`super::gold`]'s.
 //!
@@ -28,6 +29,8 @@ use serde_json::json;
 use super::{PyLimits, Python};
 
 const DRIVER: &str = include_str!("checks/channels.py");
+/// Prepended to the drivers that read the prompt's examples.
+const PROMPT: &str = include_str!("checks/prompt.py");
 
 /// The channels of one candidate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,12 +48,17 @@ pub struct CodeChannels {
     pub ran: Vec<(String, String)>,
     /// The docstring's examples.
     pub n_examples: usize,
-    /// What fired, in a line (empty when nothing did).
-    pub detail: String,
     /// What fired, by channel (`syntax`, `examples`, `runtime`, `types`).
     pub why: Vec<(&'static str, String)>,
     /// The sandbox limit that ended the run, if one did.
     pub limit: Option<&'static str>,
+}
+
+impl CodeChannels {
+    /// What fired, in a line (empty when nothing did).
+    pub fn detail(&self) -> String {
+        self.why.iter().map(|(_, d)| d.as_str()).collect::<Vec<_>>().join("; ")
+    }
 }
 
 #[derive(Deserialize)]
@@ -69,13 +77,12 @@ struct Report {
 pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, limits: &PyLimits) -> CodeChannels {
     let mark = super::mark(&[prompt, completion]);
     let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
-    let o = py.run_code(DRIVER, job.to_string().as_bytes(), limits);
+    let o = py.run_code(&format!("{PROMPT}\n{DRIVER}"), job.to_string().as_bytes(), limits);
     let report = super::marked(&o.stdout, &mark).and_then(|j| serde_json::from_str::<Report>(j).ok());
     let Some(r) = report else {
         let ended = format!("the run ended before the checks reported: {}", o.summary());
         return CodeChannels {
             runtime: true,
-            detail: ended.clone(),
             why: vec![("runtime", ended)],
             limit: o.limit(),
             ..CodeChannels::default()
@@ -97,7 +104,6 @@ pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, 
     if let Some((src, ty, ann)) = r.mistyped.first() {
         why.push(("types", format!("example {src} returned a {ty}, the signature says {ann}")));
     }
-    let detail: Vec<&str> = why.iter().map(|(_, d)| d.as_str()).collect();
     let ran = r.syntax.is_none() && r.load.is_none();
     CodeChannels {
         syntax: r.syntax.is_some(),
@@ -106,7 +112,6 @@ pub fn channels(py: &Python, prompt: &str, completion: &str, entry_point: &str, 
         types: (r.typed > 0).then_some(!r.mistyped.is_empty()),
         ran: r.ran,
         n_examples: r.examples,
-        detail: detail.join("; "),
         why,
         limit: None,
     }
@@ -127,7 +132,7 @@ pub fn behaviour(
 ) -> Option<Vec<String>> {
     let mark = super::mark(&["behaviour", prompt, completion]);
     let job = json!({"mark": mark, "prompt": prompt, "completion": completion, "entry": entry_point});
-    let o = py.run_code(BEHAVIOUR, job.to_string().as_bytes(), limits);
+    let o = py.run_code(&format!("{PROMPT}\n{BEHAVIOUR}"), job.to_string().as_bytes(), limits);
     let line = super::marked(&o.stdout, &mark)?;
     let v: serde_json::Value = serde_json::from_str(line).ok()?;
     let results: Vec<String> = serde_json::from_value(v["results"].clone()).ok()?;

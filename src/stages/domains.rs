@@ -166,9 +166,10 @@ pub fn source(source: &str) -> std::result::Result<(Entry, Source), Invalid> {
     })
 }
 
-/// The kind of a `tasks` table: its `domain` column, else [`DEFAULT`].
+/// The kind of a `tasks` table: its `domain` column (the kind its loader wrote), else [`DEFAULT`]
+/// (text-to-SQL tables written before domains said their name).
 pub fn of_tasks(batch: &RecordBatch) -> std::result::Result<Entry, Invalid> {
-    kind(&crate::domains::tasks_domain(batch).unwrap_or_else(|| DEFAULT.to_string()))
+    kind(&crate::table::domain_of(batch).unwrap_or_else(|| DEFAULT.to_string()))
 }
 
 /// Check a list of channel names against `entry`'s (`what` names the list in errors).

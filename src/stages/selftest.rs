@@ -1,7 +1,8 @@
 //! `kind: selftest` — the answering model writes tests for its own stored artifact, and the tests
 //! run against it in the tasks' domain (`v_<id>`; code: one sandbox run of the prompt, the code
 //! and the tests). V = 1 when the tests pass, 0 when they fail (an assert, an exception, a
-//! sandbox limit); null when the model wrote no test (no `assert`) or its call failed. The
+//! sandbox limit); null when its call failed or the domain finds no test to run in its text
+//! (code: no module-level `assert`, tests that do not parse, a wall-clock stop). The
 //! prompt sees the question and the stored artifact only, never the hidden tests: whether a test
 //! the model writes for its own solution is an independent verifier or one more echo of its
 //! self-grade is what the audit then measures.

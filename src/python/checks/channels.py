@@ -16,18 +16,7 @@ def done():
     os._exit(0)
 
 
-doc = ""
-fn = None
-try:
-    tree = ast.parse(job["prompt"] + "    pass\n")
-    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == job["entry"])
-    doc = ast.get_docstring(fn) or ""
-except Exception:
-    pass
-try:
-    examples = doctest.DocTestParser().get_examples(doc)
-except ValueError:  # examples doctest cannot read (inconsistent indentation): none
-    examples = []
+fn, doc, examples = entry_examples(job["prompt"], job["entry"])
 # `f(x) == y` with no output line means the comparison holds.
 for ex in examples:
     if not ex.want.strip():
