@@ -39,13 +39,15 @@ bench-pipeline:
     tests/bench/bench_pipeline.sh target/release/lucid tests/bench/results/pipeline.md
 
 # Model speed vs sentence-transformers and llama-cpp-python (installed into .venv-bench for the
-# benchmark only; llama-cpp-python compiles from source, with GGML_NATIVE off: the native build
-# segfaults in generation on these machines); figures in tests/bench/results/models.md.
+# benchmark only; llama-cpp-python compiles from source, AVX2 with GGML_NATIVE off, and again
+# with GGML_NATIVE on in .venv-bench-native — AVX-512 VNNI, as lucid's kernels use it — a second
+# peer row that says so when it fails); figures in tests/bench/results/models.md.
 bench-models:
     cargo build --release
     target/release/lucid models fetch
     test -x .venv-bench/bin/python || (python3 -m venv .venv-bench && CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" .venv-bench/bin/pip install -q sentence-transformers llama-cpp-python)
-    python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --out tests/bench/results/models.md
+    test -x .venv-bench-native/bin/python || (python3 -m venv .venv-bench-native && CMAKE_ARGS="-DGGML_NATIVE=ON" .venv-bench-native/bin/pip install -q llama-cpp-python)
+    python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --llama-native-python .venv-bench-native/bin/python --out tests/bench/results/models.md
 
 # The demo's model-call time on 20 fixed memento episodes (seed 0), SmolLM2 and Qwen2.5-Coder, every
 # call computed; BEFORE=path/to/an/older/lucid adds its figures for a before/after pair. Figures in

@@ -125,7 +125,11 @@ fn the_decoder_gives_candles_logits_bit_for_bit() {
         let (want, after_7) = theirs(Some(7));
         assert_eq!(bits(&logits), want, "{arch} {dtype:?}: prompt logits");
         let mut fork = cache.clone();
+        let mut fused = cache.clone();
         assert_eq!(Some(bits(&ours.forward(&[7], &mut fork).unwrap())), after_7, "{arch} {dtype:?}: a step");
+        // The fused decode step gives the same bits.
+        let stepped = ours.step(&[7], std::slice::from_mut(&mut fused)).unwrap();
+        assert_eq!(Some(bits(&stepped[0])), after_7, "{arch} {dtype:?}: the fused step");
         let (_, after_9) = theirs(Some(9));
         assert_eq!(
             Some(bits(&ours.forward(&[9], &mut cache).unwrap())),
@@ -491,4 +495,112 @@ fn a_model_names_the_cpu_kernel_that_can_change_its_numbers() {
     // Without AMX (this project's machines) there is nothing to name: identities, and every
     // cached answer keyed by them, are what they were.
     eprintln!("kernel tier here: {tier:?}");
+}
+
+/// Prefill each prompt alone, then step them `together` at a time for `steps` greedy tokens,
+/// checking every sequence's logits against its own one-token `forward` to the bit.
+fn step_together_equals_alone(model: &lucid::llm::transformer::Transformer, prompts: &[Vec<u32>], together: usize) {
+    use lucid::llm::transformer::Cache;
+    let argmax = |t: &candle_core::Tensor| t.argmax(0).unwrap().to_scalar::<u32>().unwrap();
+    let mut caches: Vec<Cache> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    for p in prompts {
+        let mut c = Cache::default();
+        next.push(argmax(&model.forward(p, &mut c).unwrap()));
+        caches.push(c);
+    }
+    for _ in 0..4 {
+        let mut alone = caches.clone();
+        let want: Vec<Vec<u32>> =
+            next.iter().zip(alone.iter_mut()).map(|(&t, c)| bits(&model.forward(&[t], c).unwrap())).collect();
+        let mut got = Vec::new();
+        for (toks, cs) in next.chunks(together).zip(caches.chunks_mut(together)) {
+            got.extend(model.step(toks, cs).unwrap().iter().map(bits));
+        }
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g == w, "sequence {i} of {} stepped {together} at a time", prompts.len());
+        }
+        assert_eq!(
+            caches.iter().map(|c| c.len()).collect::<Vec<_>>(),
+            alone.iter().map(|c| c.len()).collect::<Vec<_>>()
+        );
+        let argmax_bits =
+            |b: &Vec<u32>| (0..b.len()).max_by(|&x, &y| f32::from_bits(b[x]).total_cmp(&f32::from_bits(b[y]))).unwrap();
+        next = got.iter().map(|b| argmax_bits(b) as u32).collect();
+    }
+}
+
+#[test]
+fn sequences_stepped_together_get_their_logits_alone_bit_for_bit() {
+    // Episodes decoded together: a step of several sequences (each at its own position, with
+    // its own cache) gives each the logits it gets alone, to the last bit, for both
+    // architectures and every weight format the tiny models come in, in groups of 2 to 8.
+    use candle_core::quantized::{GgmlDType, gguf_file};
+    use lucid::llm::qlinear::Linear;
+    use lucid::llm::transformer::Transformer;
+    let dir = tempfile::tempdir().unwrap();
+    let prompts: Vec<Vec<u32>> =
+        (0..12u32).map(|p| (0..3 + p * 23 % 150).map(|i| (i * 37 + p * 11 + 5) % 256).collect()).collect();
+    for (arch, dtype) in
+        [("llama", GgmlDType::Q4_1), ("llama", GgmlDType::Q8_0), ("qwen2", GgmlDType::Q5_0), ("qwen2", GgmlDType::Q8_0)]
+    {
+        let path = write_tiny_decoder(&dir.path().join(format!("{arch}-{dtype:?}.gguf")), arch, dtype);
+        let mut f = std::fs::File::open(&path).unwrap();
+        let ct = gguf_file::Content::read(&mut f).unwrap();
+        let model = Transformer::from_gguf(&ct, &mut f, Linear::new).unwrap();
+        for together in [2, 3, 8] {
+            step_together_equals_alone(&model, &prompts, together);
+        }
+    }
+}
+
+#[test]
+fn calls_generating_at_once_answer_as_if_alone() {
+    // Calls from several threads meet at each step and decode together; each gets exactly the
+    // text and token count it gets alone (greedy and seeded sampling, different lengths and
+    // stop sequences), and a call that stops early does not hold the others up.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tiny_decoder(&dir.path().join("q.gguf"), "qwen2", candle_core::quantized::GgmlDType::Q5_0);
+    let model = LocalModel::load(&path).unwrap();
+    let reqs: Vec<ChatRequest> = (0..6u64)
+        .map(|i| {
+            let d =
+                Decoding { max_tokens: 4 + 5 * i as u32, temperature: (i % 2) as f64, seed: i, ..Decoding::default() };
+            request(&format!("hello {} world", "he ll ".repeat(i as usize)), d)
+        })
+        .collect();
+    let alone: Vec<(String, u32)> =
+        reqs.iter().map(|r| model.chat(r).map(|c| (c.text, c.tokens_out)).unwrap()).collect();
+    for _ in 0..3 {
+        let together: Vec<(String, u32)> = std::thread::scope(|s| {
+            let handles: Vec<_> = reqs.iter().map(|r| s.spawn(|| model.chat(r).unwrap())).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).map(|c| (c.text, c.tokens_out)).collect()
+        });
+        assert_eq!(together, alone);
+    }
+}
+
+#[test]
+fn real_models_step_sequences_together_bit_for_bit() {
+    // The shipped files: SmolLM2 (Q4_1, a Q8_0 output) and Qwen2.5-Coder (Q5_0, Q8_0, Q4_K, Q6_K).
+    use crate::support::probes::{Probe, require};
+    use candle_core::quantized::gguf_file;
+    use lucid::llm::qlinear::Linear;
+    use lucid::llm::transformer::Transformer;
+    let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    for (probe, name) in [(Probe::SmolLm2, "smollm2"), (Probe::Qwen, "qwen2.5-coder")] {
+        if !require(probe) {
+            continue;
+        }
+        let path = lucid::model_files::chat_model_path(&dir, name).unwrap();
+        let model = LocalModel::load(&path).unwrap();
+        let prompts: Vec<Vec<u32>> = ["How many singers are there?", "SELECT name FROM", "The capital of France is"]
+            .iter()
+            .map(|t| model.chat.encode(t).unwrap())
+            .collect();
+        let mut f = std::fs::File::open(&path).unwrap();
+        let ct = gguf_file::Content::read(&mut f).unwrap();
+        let t = Transformer::from_gguf(&ct, &mut f, Linear::new).unwrap();
+        step_together_equals_alone(&t, &prompts, 3);
+    }
 }

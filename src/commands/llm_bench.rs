@@ -57,10 +57,50 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
         out = (c.tokens_in, c.tokens_out);
         Ok(())
     })?;
+    let together = decode_together(m, runs)?;
     Ok(json!({"label": label, "model": m.identity().model, "prompt_tokens": ids.len(), "prompt_seconds": read,
         "prompt_tokens_per_s": ids.len() as f64 / read, "gen_prompt_tokens": out.0, "generated_tokens": out.1,
-        "gen_seconds": gen_secs, "gen_tokens_per_s": out.1 as f64 / gen_secs}))
+        "gen_seconds": gen_secs, "gen_tokens_per_s": out.1 as f64 / gen_secs, "together": together}))
 }
+
+/// Sequences decoded together: [`TOGETHER`] chat prompts decoded greedily for [`GEN_TOKENS`]
+/// steps each, one at a time and then all in one batch per step; tokens per second both ways
+/// (steps only, best of `runs`) and whether every sequence's tokens are the same both ways.
+fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
+    let merr = Error::from;
+    let prompts: Vec<Vec<u32>> = (0..TOGETHER)
+        .map(|i| {
+            let text = format!("{GEN_PROMPT} Use table number {i}.");
+            m.chat.render(&[Message::user(&text)]).and_then(|p| m.chat.encode(&p))
+        })
+        .collect::<std::result::Result<_, _>>()
+        .map_err(merr)?;
+    let steps = GEN_TOKENS as usize;
+    let (mut alone_tokens, mut alone_secs) = (Vec::new(), f64::INFINITY);
+    for _ in 0..runs {
+        let mut secs = 0.0;
+        alone_tokens.clear();
+        for p in &prompts {
+            let (t, s) = m.decode_together(std::slice::from_ref(p), steps).map_err(merr)?;
+            alone_tokens.extend(t);
+            secs += s;
+        }
+        alone_secs = alone_secs.min(secs);
+    }
+    let (mut tokens, mut secs) = (Vec::new(), f64::INFINITY);
+    for _ in 0..runs {
+        let (t, s) = m.decode_together(&prompts, steps).map_err(merr)?;
+        tokens = t;
+        secs = secs.min(s);
+    }
+    // Steps after the first token: the first comes from reading the prompt.
+    let n = (TOGETHER * (steps - 1)) as f64;
+    Ok(json!({"sequences": TOGETHER, "steps": steps - 1, "alone_tokens_per_s": n / alone_secs,
+        "together_tokens_per_s": n / secs, "speedup": alone_secs / secs, "same_tokens": tokens == alone_tokens}))
+}
+
+/// Sequences decoded together in the benchmark.
+pub const TOGETHER: usize = 4;
 
 /// Every variant of every chat model present; absent models are skipped.
 pub fn run(models_dir: &Path) -> Result<serde_json::Value> {

@@ -1,5 +1,5 @@
-//! The one `unsafe` call in lucid: gemm's f32 matrix product accumulated into a caller-owned
-//! buffer. Dense layers start the buffer as bias rows, so they neither copy their input into a
+//! The one `unsafe` call in lucid: gemm's f32 matrix product into a caller-owned buffer
+//! (accumulated into it, or overwriting it as candle's matmul does: the decoder's attention). Dense layers start the buffer as bias rows, so they neither copy their input into a
 //! tensor nor zero, copy and re-add their output; retrieval scores queries against bank rows in
 //! place (the bank read as a transposed matrix). Every pointer comes from a slice whose length is
 //! checked against the shape first.
@@ -34,6 +34,18 @@ impl<'a> Mat<'a> {
 
 /// dst (a.rows x b.cols, row-major) += a b, on up to `threads` threads.
 pub fn matmul_add(dst: &mut [f32], a: Mat<'_>, b: Mat<'_>, threads: usize) {
+    gemm_into(dst, a, b, threads, true)
+}
+
+/// dst (a.rows x b.cols, row-major) = a b, dst not read: the call candle's CPU matmul makes
+/// for each matrix of a batch, so the values are candle's to the bit (the decoder's attention).
+pub fn matmul(dst: &mut [f32], a: Mat<'_>, b: Mat<'_>, threads: usize) {
+    gemm_into(dst, a, b, threads, false)
+}
+
+/// gemm into `dst`: added to it when `add` (gemm's alpha 1), else overwriting it (alpha 0,
+/// dst not read).
+fn gemm_into(dst: &mut [f32], a: Mat<'_>, b: Mat<'_>, threads: usize, add: bool) {
     assert_eq!(a.cols, b.rows, "inner dimensions agree");
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert_eq!(dst.len(), m * n, "dst holds a.rows x b.cols values");
@@ -53,14 +65,14 @@ pub fn matmul_add(dst: &mut [f32], a: Mat<'_>, b: Mat<'_>, threads: usize) {
             dst.as_mut_ptr(),
             1,
             n as isize,
-            true,
+            add,
             a.data.as_ptr(),
             a_cs,
             a_rs,
             b.data.as_ptr(),
             b_cs,
             b_rs,
-            1.0,
+            if add { 1.0 } else { 0.0 },
             1.0,
             false,
             false,

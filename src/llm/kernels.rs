@@ -1,4 +1,5 @@
-//! The second audited `unsafe` module: AVX2 integer dot products of one GGUF weight block with one
+//! The second audited `unsafe` module: candle's own f32 reductions (the softmax's, called
+//! through its raw-pointer API on slices), and AVX2 integer dot products of one GGUF weight block with one
 //! quantized activation block, for the two formats candle 0.11 runs with scalar code only (Q4_1:
 //! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each kernel returns the block's exact
 //! integer sum — the same `i32` candle's scalar loop computes — and the caller accumulates the
@@ -11,6 +12,26 @@
 
 /// Values per block (both formats, and their activation blocks).
 pub const QK: usize = 32;
+
+/// The largest value of `xs` (non-empty), by candle's own reduction (its softmax's maximum).
+pub fn reduce_max(xs: &[f32]) -> f32 {
+    use candle_core::cpu::kernels::VecOps;
+    assert!(!xs.is_empty(), "a maximum of no values");
+    let mut m = f32::NEG_INFINITY;
+    // SAFETY: the pointer and length come from one slice, at least one value long.
+    unsafe { f32::vec_reduce_max(xs.as_ptr(), &mut m, xs.len()) };
+    m
+}
+
+/// The sum of `xs`, by candle's own reduction (its softmax's denominator: SIMD lanes where the
+/// CPU has them, so its rounding is candle's and not a left-to-right sum's).
+pub fn reduce_sum(xs: &[f32]) -> f32 {
+    use candle_core::cpu::kernels::VecOps;
+    let mut s = 0f32;
+    // SAFETY: the pointer and length come from one slice.
+    unsafe { f32::vec_reduce_sum(xs.as_ptr(), &mut s, xs.len()) };
+    s
+}
 
 /// Σ_j lo(w_j)·y_j + hi(w_j)·y_{j+16}: a Q4_1 block's 4-bit values (low nibbles are elements
 /// 0..16, high nibbles 16..32) against a Q8_1 block's 32 signed bytes.
@@ -68,20 +89,45 @@ pub struct ActRows<'a> {
     pub sum: &'a [i32],
 }
 
-/// out[i] = weight row `w` · activation row i, for every row of `x`, each accumulated block by
-/// block in candle's order: `sumf += sumi·d_w·d_x (+ m_w·s_x for Q4_1)`. The integer sums come
-/// eight blocks at a time, the eight block terms are formed lane-wise (the same IEEE operations
-/// as the scalar expression) and added to `sumf` one by one, in block order. With AVX2 each
-/// group of eight weight blocks is widened once and used for every activation row.
+/// out[i] = weight row `w` · activation row i, for every row of `x` ([`dot_cols`] of one
+/// column).
 pub fn dot_rows(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
+    dot_cols(std::slice::from_ref(w), x, out)
+}
+
+/// Columns computed together by [`dot_cols`] (their sums are independent chains of additions
+/// the CPU overlaps).
+pub const COLS: usize = 4;
+
+/// out[i·c + j] = weight row `ws[j]` · activation row i, for every row of `x` and the
+/// c = `ws.len()` (at most [`COLS`]) weight rows, each accumulated block by block in candle's
+/// order: `sumf += sumi·d_w·d_x (+ m_w·s_x for Q4_1)`. The integer sums come eight blocks at a
+/// time, the eight block terms are formed lane-wise (the same IEEE operations as the scalar
+/// expression) and added to `sumf` one by one, in block order; a last group of fewer than eight
+/// blocks is padded with zero blocks whose terms are never added. With AVX2 each group of
+/// eight weight blocks is widened once and used for every activation row, the columns' sums
+/// advance together, and the integer products take one AVX-512 VNNI instruction per block
+/// where the CPU has it (the same exact sums).
+pub fn dot_cols(ws: &[WeightRow<'_>], x: &ActRows<'_>, out: &mut [f32]) {
+    assert!(!ws.is_empty() && ws.len() <= COLS, "1 to {COLS} weight rows");
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     {
-        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
-        unsafe { avx2::dot_rows(w, x, out) }
+        if avx2::vnni() {
+            // SAFETY: the CPU has AVX-512 VNNI and VL (checked at run time by `vnni`).
+            unsafe { avx2::dot_cols_vnni(ws, x, out) }
+        } else {
+            // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+            unsafe { avx2::dot_cols(ws, x, out) }
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
     {
-        dot_rows_portable(w, x, out)
+        let (nc, rows) = (ws.len(), out.len() / ws.len());
+        let mut one = vec![0f32; rows];
+        for (j, w) in ws.iter().enumerate() {
+            dot_rows_portable(w, x, &mut one);
+            (0..rows).for_each(|i| out[i * nc + j] = one[i]);
+        }
     }
 }
 
@@ -125,6 +171,109 @@ pub fn scalar_isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32]) -> i32 {
             x0 * y[j] as i32 + x1 * y[j + 16] as i32
         })
         .sum()
+}
+
+/// The loop of [`dot_cols`] for `$nc` columns, `$sums` the eight block sums of a group: a macro
+/// so that each entry point compiles it under its own target features, with the column count
+/// a constant (the sums stay in registers, the loops unroll).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+macro_rules! cols_body {
+    ($ws:expr, $x:expr, $out:expr, $sums:ident, $nc:literal) => {{
+        const NC: usize = $nc;
+        let (ws, x, out): (&[super::WeightRow<'_>], &super::ActRows<'_>, &mut [f32]) = ($ws, $x, $out);
+        let kb = ws[0].qs.len();
+        let rows = out.len() / NC;
+        let q4 = !ws[0].m.is_empty();
+        out.iter_mut().for_each(|o| *o = 0.0);
+        let zero = _mm256_setzero_si256();
+        let mut g = 0;
+        while g < kb {
+            let r = (kb - g).min(8);
+            let widen = |c: usize, b: usize| {
+                let w = &ws[c];
+                if b >= r {
+                    zero
+                } else if q4 {
+                    nibbles(&w.qs[g + b])
+                } else {
+                    fives(&w.qs[g + b], w.qh[g + b])
+                }
+            };
+            // With several rows each weight block is widened once for all of them; with one or
+            // two, where widening them all first would spill registers, as each is used.
+            let stream = rows <= 2;
+            let u: [[__m256i; 8]; NC] =
+                std::array::from_fn(|c| std::array::from_fn(|b| if stream { zero } else { widen(c, b) }));
+            let wf = |v: &[f32]| if r == 8 { load8(&v[g..]) } else { load8(&pad8(v, g)) };
+            let dw: [__m256; NC] = std::array::from_fn(|c| wf(ws[c].d));
+            let mw: [__m256; NC] = std::array::from_fn(|c| if q4 { wf(ws[c].m) } else { _mm256_setzero_ps() });
+            for i in 0..rows {
+                let a = i * kb + g;
+                let y: [__m256i; 8] = std::array::from_fn(|b| if b < r { load(&x.qs[a + b]) } else { zero });
+                let xf = |v: &[f32]| if r == 8 { load8(&v[a..]) } else { load8(&pad8(&v[..a + r], a)) };
+                let xd = xf(x.d);
+                let xs = if q4 { xf(x.s) } else { _mm256_setzero_ps() };
+                let xsum = if q4 {
+                    zero
+                } else if r == 8 {
+                    load8i(&x.sum[a..])
+                } else {
+                    load8i(&pad8(&x.sum[..a + r], a))
+                };
+                let terms: [__m256; NC] = std::array::from_fn(|c| {
+                    let sums = $sums(&std::array::from_fn(|b| if stream { widen(c, b) } else { u[c][b] }), &y);
+                    if q4 {
+                        let f = _mm256_cvtepi32_ps(sums);
+                        _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(f, dw[c]), xd), _mm256_mul_ps(mw[c], xs))
+                    } else {
+                        let sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(xsum, 4));
+                        _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), dw[c]), xd)
+                    }
+                });
+                let o: &mut [f32; NC] = (&mut out[i * NC..(i + 1) * NC]).try_into().expect("NC sums");
+                if NC == 4 && r == 8 {
+                    // Block b's four column terms in one vector (a 4 x 8 transpose), added to the
+                    // four sums lane-wise: each column's additions in its block order.
+                    let lane = |c: usize| terms[c.min(NC - 1)];
+                    let (a, b) = (_mm256_unpacklo_ps(lane(0), lane(1)), _mm256_unpackhi_ps(lane(0), lane(1)));
+                    let (c, d) = (_mm256_unpacklo_ps(lane(2), lane(3)), _mm256_unpackhi_ps(lane(2), lane(3)));
+                    let v = [
+                        _mm256_shuffle_ps::<0x44>(a, c),
+                        _mm256_shuffle_ps::<0xEE>(a, c),
+                        _mm256_shuffle_ps::<0x44>(b, d),
+                        _mm256_shuffle_ps::<0xEE>(b, d),
+                    ];
+                    let mut acc4 = [0f32; 4];
+                    acc4[..NC].copy_from_slice(o);
+                    // SAFETY: `acc4` is exactly 4 f32s; the load and store are unaligned.
+                    let mut acc = unsafe { _mm_loadu_ps(acc4.as_ptr()) };
+                    for h in v {
+                        acc = _mm_add_ps(acc, _mm256_castps256_ps128(h));
+                    }
+                    for h in v {
+                        acc = _mm_add_ps(acc, _mm256_extractf128_ps::<1>(h));
+                    }
+                    // SAFETY: as above.
+                    unsafe { _mm_storeu_ps(acc4.as_mut_ptr(), acc) };
+                    o.copy_from_slice(&acc4[..NC]);
+                } else {
+                    let mut t = [[0f32; 8]; NC];
+                    for c in 0..NC {
+                        // SAFETY: `t[c]` is exactly 8 f32s; the store is unaligned.
+                        unsafe { _mm256_storeu_ps(t[c].as_mut_ptr(), terms[c]) };
+                    }
+                    let mut acc = *o;
+                    for b in 0..r {
+                        for c in 0..NC {
+                            acc[c] += t[c][b];
+                        }
+                    }
+                    *o = acc;
+                }
+            }
+            g += 8;
+        }
+    }};
 }
 
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
@@ -189,48 +338,86 @@ mod avx2 {
         _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31))
     }
 
-    /// [`super::dot_rows`]: each group of 8 weight blocks widened once, then every activation
-    /// row against it; the block terms formed in 8 lanes with the scalar expression's
-    /// operations, in its order, and added to the row's sum one block at a time.
+    /// Whether the CPU has AVX-512 (F, BW, VL) with VNNI, detected once.
+    pub fn vnni() -> bool {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512vnni")
+        })
+    }
+
+    /// The eight block sums of `u` (unsigned bytes, < 32) times `y` (signed bytes), with AVX2.
+    #[inline]
     #[target_feature(enable = "avx2")]
-    pub fn dot_rows(w: &super::WeightRow<'_>, x: &super::ActRows<'_>, out: &mut [f32]) {
-        let kb = w.qs.len();
-        let q4 = !w.m.is_empty();
-        out.iter_mut().for_each(|o| *o = 0.0);
-        let mut g = 0;
-        while g + 8 <= kb {
-            let u: [__m256i; 8] =
-                std::array::from_fn(|b| if q4 { nibbles(&w.qs[g + b]) } else { fives(&w.qs[g + b], w.qh[g + b]) });
-            let dw = load8(&w.d[g..]);
-            let mw = if q4 { load8(&w.m[g..]) } else { _mm256_setzero_ps() };
-            for (i, o) in out.iter_mut().enumerate() {
-                let a = i * kb + g;
-                let parts: [__m256i; 8] = std::array::from_fn(|b| partial(u[b], load(&x.qs[a + b])));
-                let mut sums = reduce8(&parts);
-                let terms = if q4 {
-                    let f = _mm256_cvtepi32_ps(sums);
-                    _mm256_add_ps(
-                        _mm256_mul_ps(_mm256_mul_ps(f, dw), load8(&x.d[a..])),
-                        _mm256_mul_ps(mw, load8(&x.s[a..])),
-                    )
-                } else {
-                    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(load8i(&x.sum[a..]), 4));
-                    _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), dw), load8(&x.d[a..]))
-                };
-                let mut t = [0f32; 8];
-                // SAFETY: `t` is exactly 8 f32s; the store is unaligned.
-                unsafe { _mm256_storeu_ps(t.as_mut_ptr(), terms) };
-                for v in t {
-                    *o += v;
-                }
-            }
-            g += 8;
+    fn sums_avx2(u: &[__m256i; 8], y: &[__m256i; 8]) -> __m256i {
+        reduce8(&std::array::from_fn(|b| partial(u[b], y[b])))
+    }
+
+    /// [`sums_avx2`] with AVX-512 VNNI: two blocks per 512-bit product, summed in fours into
+    /// i32 lanes exactly, then reduced to the eight block sums by lane shuffles and adds (the
+    /// integer sums are exact whatever the order).
+    #[inline]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn sums_vnni(u: &[__m256i; 8], y: &[__m256i; 8]) -> __m256i {
+        let pair = |a: __m256i, b: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
+        let p: [__m512i; 4] = std::array::from_fn(|i| {
+            _mm512_dpbusd_epi32(_mm512_setzero_si512(), pair(u[2 * i], u[2 * i + 1]), pair(y[2 * i], y[2 * i + 1]))
+        });
+        // Per 128-bit quarter q of each product: [A_q, B_q, C_q, D_q], the sums of its 4 lanes.
+        let sa = _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+        let sb = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+        let t = _mm512_add_epi32(_mm512_unpacklo_epi64(sa, sb), _mm512_unpackhi_epi64(sa, sb));
+        // Quarters 0 + 1 hold blocks 0, 2, 4, 6; quarters 2 + 3 blocks 1, 3, 5, 7.
+        let (lo, hi) = (_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64::<1>(t));
+        let z = _mm256_add_epi32(_mm256_permute2x128_si256::<0x20>(lo, hi), _mm256_permute2x128_si256::<0x31>(lo, hi));
+        _mm256_permutevar8x32_epi32(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+
+    /// `v[g..g + 8]`, zero past the end.
+    #[inline]
+    fn pad8<T: Copy + Default>(v: &[T], g: usize) -> [T; 8] {
+        std::array::from_fn(|b| v.get(g + b).copied().unwrap_or_default())
+    }
+
+    /// [`super::dot_cols`] with AVX2's integer products.
+    #[target_feature(enable = "avx2")]
+    pub fn dot_cols(ws: &[super::WeightRow<'_>], x: &super::ActRows<'_>, out: &mut [f32]) {
+        if ws.len() == super::COLS {
+            cols_body!(ws, x, out, sums_avx2, 4)
+        } else {
+            each_column(ws, x, out, |w, x, o| cols_body!(std::slice::from_ref(w), x, o, sums_avx2, 1))
         }
-        for b in g..kb {
-            for (i, o) in out.iter_mut().enumerate() {
-                let a = i * kb + b;
-                *o += super::block_term(w, b, x, a);
-            }
+    }
+
+    /// [`super::dot_cols`] with VNNI's integer products.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub fn dot_cols_vnni(ws: &[super::WeightRow<'_>], x: &super::ActRows<'_>, out: &mut [f32]) {
+        if ws.len() == super::COLS {
+            cols_body!(ws, x, out, sums_vnni, 4)
+        } else {
+            each_column(ws, x, out, |w, x, o| cols_body!(std::slice::from_ref(w), x, o, sums_vnni, 1))
+        }
+    }
+
+    /// `one` for each column of `ws` alone, its sums placed in `out` (rows x columns).
+    #[inline]
+    fn each_column(
+        ws: &[super::WeightRow<'_>],
+        x: &super::ActRows<'_>,
+        out: &mut [f32],
+        mut one: impl FnMut(&super::WeightRow<'_>, &super::ActRows<'_>, &mut [f32]),
+    ) {
+        if let [w] = ws {
+            return one(w, x, out);
+        }
+        let (nc, rows) = (ws.len(), out.len() / ws.len());
+        let mut col = vec![0f32; rows];
+        for (j, w) in ws.iter().enumerate() {
+            one(w, x, &mut col);
+            (0..rows).for_each(|i| out[i * nc + j] = col[i]);
         }
     }
 
@@ -291,7 +478,7 @@ mod tests {
     fn the_row_loop_equals_the_portable_loop_bit_for_bit() {
         let mut rng = SplitMix64(9);
         let mut f = |scale: f32| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
-        for (kb, rows) in [(18, 1), (18, 5), (28, 3), (8, 2), (3, 4)] {
+        for (kb, rows) in [(18, 1), (18, 5), (28, 3), (8, 2), (3, 4), (152, 2), (48, 1)] {
             let blocks = |n: usize, f: &mut dyn FnMut(f32) -> f32| -> Vec<f32> { (0..n).map(|_| f(0.1)).collect() };
             let wqs: Vec<[u8; 16]> = (0..kb).map(|b| std::array::from_fn(|j| (b * 31 + j * 7) as u8)).collect();
             let (wd, wm) = (blocks(kb, &mut f), blocks(kb, &mut f));
@@ -310,6 +497,36 @@ mod tests {
                     a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                     b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                 );
+            }
+            // Several columns at once: each column as computed alone (its weight rows are
+            // rotations of the same blocks, so the columns differ).
+            let rot: Vec<Vec<[u8; 16]>> = (0..COLS).map(|c| (0..kb).map(|b| wqs[(b + c) % kb]).collect()).collect();
+            for q4 in [true, false] {
+                let ws: Vec<WeightRow<'_>> = rot
+                    .iter()
+                    .map(|qs| WeightRow { qs, d: &wd, m: if q4 { &wm } else { &[] }, qh: if q4 { &[] } else { &qh } })
+                    .collect();
+                for nc in 1..=COLS {
+                    let mut all = vec![0f32; rows * nc];
+                    dot_cols(&ws[..nc], &x, &mut all);
+                    // The AVX2 products give the same bits where VNNI's were taken.
+                    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+                    {
+                        let mut plain = vec![0f32; rows * nc];
+                        // SAFETY: AVX2 is enabled for the whole build (this block's cfg).
+                        unsafe { avx2::dot_cols(&ws[..nc], &x, &mut plain) };
+                        assert_eq!(
+                            plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                            all.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                        );
+                    }
+                    for (c, w) in ws[..nc].iter().enumerate() {
+                        let mut one = vec![0f32; rows];
+                        dot_rows_portable(w, &x, &mut one);
+                        let col: Vec<u32> = (0..rows).map(|i| all[i * nc + c].to_bits()).collect();
+                        assert_eq!(col, one.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "{nc} columns, kb {kb}");
+                    }
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
+use super::batch::Batcher;
 use super::gguf_tokenizer::GgufChat;
 use super::qlinear::Linear;
 use super::sampling::{Sampler, Sampling};
@@ -77,6 +78,8 @@ pub struct LocalModel {
     /// Tokenizer and chat template from the GGUF.
     pub chat: GgufChat,
     identity: ModelIdentity,
+    /// Where the calls generating at the same time decode their steps together.
+    batcher: Batcher,
 }
 
 impl LocalModel {
@@ -123,7 +126,7 @@ impl LocalModel {
         // give candle's values bit for bit, so they leave the identity alone.
         let suffix = format!("{}+prefill{CHUNK}{tier}", if requant.is_some() { "+q8_0" } else { "" });
         let identity = ModelIdentity::new("local", format!("{name}@{}{suffix}", &hash[..16]));
-        Ok(LocalModel { model, snapshots: Mutex::new(Default::default()), chat, identity })
+        Ok(LocalModel { model, snapshots: Mutex::new(Default::default()), chat, identity, batcher: Batcher::default() })
     }
 
     /// Generate for `req`: (prompt tokens, generated token ids, text), or an error message.
@@ -163,7 +166,7 @@ impl LocalModel {
             for (i, &tok) in cont.iter().enumerate() {
                 lp += log_prob(&logits, tok).map_err(ce)?;
                 if i + 1 < cont.len() {
-                    logits = self.model.forward(&[tok], &mut fork).map_err(ce)?;
+                    logits = self.model.step(&[tok], std::slice::from_mut(&mut fork)).map_err(ce)?.remove(0);
                 }
             }
             scored.push((lp, cont));
@@ -197,6 +200,7 @@ impl LocalModel {
         };
         let seed = d.seed ^ (sample_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut sampler = Sampler::new(seed, sampling);
+        let member = self.batcher.join();
         let mut out: Vec<u32> = Vec::new();
         let mut text = String::new();
         while out.len() < d.max_tokens as usize {
@@ -209,7 +213,7 @@ impl LocalModel {
             if d.stop.iter().any(|s| !s.is_empty() && text.contains(s.as_str())) {
                 break;
             }
-            logits = self.model.forward(&[next], &mut cache).map_err(ce)?;
+            logits = member.step(&self.model, next, &mut cache).map_err(ce)?;
         }
         Ok((out, cut_at_stop(&text, &d.stop)))
     }
@@ -266,6 +270,30 @@ impl LocalModel {
         }
         let logits = logits.ok_or_else(|| candle_core::Error::Msg("empty prompt".into()))?;
         Ok((cache, logits))
+    }
+
+    /// Greedy decoding of `tokens` tokens after each prompt of `prompts`, every step of all of
+    /// them computed together ([`Transformer::step`]; the prompts are read first, one by one,
+    /// outside the timing): each prompt's tokens and the seconds the steps took (the
+    /// benchmark's measure of sequences decoded together against one alone).
+    pub fn decode_together(&self, prompts: &[Vec<u32>], tokens: usize) -> Result<(Vec<Vec<u32>>, f64), Fault> {
+        let ce = |e: candle_core::Error| Fault::from("candle", e);
+        let argmax = |t: &Tensor| t.argmax(0).and_then(|i| i.to_scalar::<u32>()).map_err(ce);
+        let mut caches = Vec::new();
+        let mut next = Vec::new();
+        for p in prompts {
+            let mut c = Cache::default();
+            next.push(argmax(&self.model.forward(p, &mut c).map_err(ce)?)?);
+            caches.push(c);
+        }
+        let mut out: Vec<Vec<u32>> = next.iter().map(|&t| vec![t]).collect();
+        let start = Instant::now();
+        for _ in 1..tokens {
+            let logits = self.model.step(&next, &mut caches).map_err(ce)?;
+            next = logits.iter().map(argmax).collect::<Result<_, _>>()?;
+            out.iter_mut().zip(&next).for_each(|(o, &t)| o.push(t));
+        }
+        Ok((out, start.elapsed().as_secs_f64()))
     }
 
     /// log p(next token | `ids`) for every token, from one pass over `ids` with a fresh cache

@@ -5,6 +5,7 @@
 //! dropped, never a panic. API keys are read from environment variables and never written out.
 
 pub mod anthropic;
+pub mod batch;
 pub mod cache;
 pub mod config;
 pub mod forced_choice;

@@ -8,13 +8,13 @@
 //! per call and multiplied with every activation row while it is in cache (prompt chunks).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU32, Ordering};
 
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
 use half::f16;
 
-use super::kernels::{ActRows, QK, WeightRow, dot_rows};
+use super::kernels::{ActRows, COLS, QK, WeightRow, dot_cols};
 
 /// A linear layer without bias: y = x Wᵀ.
 #[derive(Clone, Debug)]
@@ -46,7 +46,92 @@ impl Linear {
             Linear::Packed(p) => x.apply_op1_no_bwd(p.as_ref()),
         }
     }
+
+    /// Every layer of `layers` applied to the same `x` (q/k/v, gate/up): [`Linear::apply_group`]
+    /// on a tensor, x's leading dimensions kept.
+    pub fn forward_group(layers: &[&Linear], x: &Tensor) -> Result<Vec<Tensor>> {
+        let dims = x.dims().to_vec();
+        let k = *dims.last().ok_or_else(|| candle_core::Error::Msg("a scalar input".into()))?;
+        let flat = x.flatten_all()?.to_vec1::<f32>()?;
+        let rows = flat.len() / k.max(1);
+        let mut out = Vec::with_capacity(layers.len());
+        for v in Linear::apply_group(layers, &flat, rows)? {
+            let mut shape = dims.clone();
+            shape.pop();
+            shape.push(v.len() / rows.max(1));
+            out.push(Tensor::from_vec(v, shape, x.device())?);
+        }
+        Ok(out)
+    }
+
+    /// Every layer of `layers` applied to the same `rows` x k values `x`, each output row as if
+    /// alone ([`Linear::forward_rows`]): the packed layers from one quantization of `x` in one
+    /// parallel region, the others (candle's) one by one. Each output is bit-identical to the
+    /// layer's own [`Linear::forward`] (the packed layers quantize exactly as they would alone).
+    pub fn apply_group(layers: &[&Linear], x: &[f32], rows: usize) -> Result<Vec<Vec<f32>>> {
+        let packed: Vec<&Packed> = layers
+            .iter()
+            .filter_map(|l| match l {
+                Linear::Packed(p) => Some(p.as_ref()),
+                Linear::Candle(_) => None,
+            })
+            .collect();
+        if let Some(p) = packed.iter().find(|p| p.k * rows != x.len()) {
+            candle_core::bail!("{} values are not {rows} rows of {}", x.len(), p.k);
+        }
+        let mut from_packed = Packed::matmul_group(&packed, x).into_iter();
+        let mut out = Vec::with_capacity(layers.len());
+        for l in layers {
+            match l {
+                Linear::Packed(_) => {
+                    out.push(from_packed.next().ok_or_else(|| candle_core::Error::Msg("packed group".into()))?)
+                }
+                Linear::Candle(_) => {
+                    let t = Tensor::from_slice(x, (rows, x.len() / rows.max(1)), &candle_core::Device::Cpu)?;
+                    out.push(l.forward_rows(&t)?.flatten_all()?.to_vec1::<f32>()?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Linear::apply_group`] of this layer alone.
+    pub fn apply(&self, x: &[f32], rows: usize) -> Result<Vec<f32>> {
+        Linear::apply_group(&[self], x, rows)?.pop().ok_or_else(|| candle_core::Error::Msg("one layer".into()))
+    }
+
+    /// True when each row of a multi-row input gives the bits it gives alone, so rows of several
+    /// sequences can share a call: lucid's packed kernels (each row its own sum), and candle's
+    /// formats whose kernel is the same at every row count up to [`MAX_ROWS`] (tested for
+    /// each claimed format in tests/models.rs). candle reads Q6_K with a compact kernel at one
+    /// row and repacked tiles at more, and float matrices through gemm's size-dependent blocking:
+    /// those are read row by row.
+    pub fn rows_independent(&self) -> bool {
+        use candle_core::quantized::QMatMul;
+        match self {
+            Linear::Packed(_) => true,
+            Linear::Candle(QMatMul::QTensor(t)) => ROW_INDEPENDENT.contains(&t.dtype()),
+            Linear::Candle(_) => false,
+        }
+    }
+
+    /// x (rows, …, k) → (rows, …, n), one call when [`Linear::rows_independent`], else row by
+    /// row: each row's values as if it were alone.
+    pub fn forward_rows(&self, x: &Tensor) -> Result<Tensor> {
+        let rows = x.dim(0)?;
+        if rows == 1 || self.rows_independent() {
+            return self.forward(x);
+        }
+        let each: Vec<Tensor> = (0..rows).map(|i| self.forward(&x.narrow(0, i, 1)?)).collect::<Result<_>>()?;
+        Tensor::cat(&each, 0)
+    }
 }
+
+/// The most rows [`Linear::forward_rows`] is used with (sequences decoded together).
+pub const MAX_ROWS: usize = 8;
+
+/// candle formats whose multi-row kernel gives each row its one-row bits (up to [`MAX_ROWS`]).
+pub const ROW_INDEPENDENT: &[GgmlDType] = &[GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q5K, GgmlDType::Q4_0];
 
 /// Unpacked Q4_1 or Q5_0 weights: n rows of k values, `k / 32` blocks each.
 #[derive(Debug)]
@@ -108,35 +193,55 @@ impl Packed {
         }
     }
 
-    /// dst (rows x n, row-major) = x (rows x k) Wᵀ, output columns shared out on candle's
-    /// worker pool (each column's weight row read once for every activation row).
+    /// dst (rows x n, row-major) = x (rows x k) Wᵀ.
     fn matmul(&self, x: &[f32]) -> Vec<f32> {
-        let rows = x.len() / self.k;
-        let acts = Acts::quantize(x, self.dtype == GgmlDType::Q4_1);
-        let dst: Vec<AtomicU32> = (0..rows * self.n).map(|_| AtomicU32::new(0)).collect();
-        let x = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
+        Packed::matmul_group(&[self], x).pop().unwrap_or_default()
+    }
+
+    /// dst_i (rows x n_i) = x (rows x k) W_iᵀ for every layer of `group` (all of width k): `x`
+    /// quantized once (Q8_1's block sums computed alongside, so one quantization serves Q4_1 and
+    /// Q5_0 layers alike), and the output columns of every layer shared out in one region of
+    /// candle's worker pool, each weight row read once for every activation row.
+    fn matmul_group(group: &[&Packed], x: &[f32]) -> Vec<Vec<f32>> {
+        let Some(k) = group.first().map(|p| p.k) else { return vec![] };
+        let rows = x.len() / k;
+        let acts = Acts::quantize(x);
+        let acts = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
+        let dst: Vec<Vec<AtomicU32>> =
+            group.iter().map(|p| (0..rows * p.n).map(|_| AtomicU32::new(0)).collect()).collect();
+        let starts: Vec<usize> = group.iter().scan(0, |at, p| Some(std::mem::replace(at, *at + p.n))).collect();
+        let total: usize = group.iter().map(|p| p.n).sum();
         let columns = |cols: std::ops::Range<usize>| {
-            let mut out = vec![0f32; rows];
-            for j in cols {
-                dot_rows(&self.row(j), &x, &mut out);
-                for (i, v) in out.iter().enumerate() {
-                    dst[i * self.n + j].store(v.to_bits(), Ordering::Relaxed);
+            let mut out = vec![0f32; rows * COLS];
+            let mut c = cols.start;
+            while c < cols.end {
+                // Up to COLS neighbouring columns of one layer at a time.
+                let g = starts.partition_point(|&s| s <= c) - 1;
+                let (p, j) = (group[g], c - starts[g]);
+                let nc = COLS.min(cols.end - c).min(p.n - j);
+                let ws: [WeightRow<'_>; COLS] = std::array::from_fn(|k| p.row(j + k.min(nc - 1)));
+                dot_cols(&ws[..nc], &acts, &mut out[..rows * nc]);
+                for i in 0..rows {
+                    for k in 0..nc {
+                        dst[g][i * p.n + j + k].store(out[i * nc + k].to_bits(), Ordering::Relaxed);
+                    }
                 }
+                c += nc;
             }
         };
         if Caller::concurrent() {
             // Several calls are computing: each keeps to its own thread rather than queueing
             // for the shared pool (the values are the same either way).
-            columns(0..self.n);
+            columns(0..total);
         } else {
-            candle_core::utils::barrier_pool().execute_chunked(self.n, columns);
+            candle_core::utils::barrier_pool().execute_chunked(total, columns);
         }
-        dst.into_iter().map(|v| f32::from_bits(v.into_inner())).collect()
+        dst.into_iter().map(|d| d.into_iter().map(|v| f32::from_bits(v.into_inner())).collect()).collect()
     }
 }
 
 /// Model calls computing right now, process-wide.
-static CALLERS: AtomicUsize = AtomicUsize::new(0);
+static CALLERS: AtomicIsize = AtomicIsize::new(0);
 
 /// A model call in progress (counted while it lives): with more than one, packed matmuls run on
 /// their caller's thread instead of handing work to candle's pool, which takes one caller at a
@@ -161,9 +266,27 @@ impl Drop for Caller {
     }
 }
 
+/// A counted call that is waiting (for a step another thread computes for it): uncounted while
+/// this lives, so that the computing thread has the worker pool.
+pub struct Idle(());
+
+impl Idle {
+    /// Uncount one call until the returned value is dropped.
+    pub fn begin() -> Idle {
+        CALLERS.fetch_sub(1, Ordering::Relaxed);
+        Idle(())
+    }
+}
+
+impl Drop for Idle {
+    fn drop(&mut self) {
+        CALLERS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Activation rows quantized as candle quantizes them for these formats: Q8_1 (with the block
-/// sum `s`) for Q4_1 weights, Q8_0 for Q5_0 weights; scales rounded through f16 as candle stores
-/// them.
+/// sum `s`) for Q4_1 weights, Q8_0 for Q5_0 weights (the same bytes and scale: Q8_0 is Q8_1
+/// without `s`); scales rounded through f16 as candle stores them.
 struct Acts {
     qs: Vec<[i8; 32]>,
     d: Vec<f32>,
@@ -174,7 +297,7 @@ struct Acts {
 }
 
 impl Acts {
-    fn quantize(x: &[f32], q8_1: bool) -> Acts {
+    fn quantize(x: &[f32]) -> Acts {
         let blocks = x.len() / QK;
         let mut a = Acts {
             qs: Vec::with_capacity(blocks),
@@ -192,9 +315,7 @@ impl Acts {
                 *qv = f32::round(v * id) as i8;
             }
             let sum: i32 = q.iter().map(|&v| v as i32).sum();
-            if q8_1 {
-                a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
-            }
+            a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
             a.qs.push(q);
             a.d.push(dh.to_f32());
             a.sum.push(sum);
@@ -236,6 +357,53 @@ mod tests {
             .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale)
             .collect();
         Tensor::from_vec(v, shape, &Device::Cpu).unwrap()
+    }
+
+    fn row_bits(t: &Tensor, i: usize) -> Vec<u32> {
+        t.get(i).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn formats_claimed_row_independent_give_each_row_its_bits_alone() {
+        // What lets sequences share a step: in a multi-row call each row gets the bits it gets
+        // alone, for every row count up to MAX_ROWS, on whatever kernel tier this CPU selects
+        // (shapes that take candle's repacked tiles: n a multiple of 32, k of 256).
+        let mut rng = SplitMix64(11);
+        let mut cases: Vec<Linear> = ROW_INDEPENDENT
+            .iter()
+            .map(|&dtype| Linear::candle(QTensor::quantize(&random(&mut rng, (64, 512), 0.3), dtype).unwrap()).unwrap())
+            .collect();
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0] {
+            cases.push(Linear::new(QTensor::quantize(&random(&mut rng, (64, 512), 0.3), dtype).unwrap()).unwrap());
+        }
+        for layer in &cases {
+            assert!(layer.rows_independent());
+            for rows in 2..=MAX_ROWS {
+                let x = random(&mut rng, (rows, 512), 2.0);
+                let together = layer.forward(&x).unwrap();
+                for i in 0..rows {
+                    let alone = layer.forward(&x.narrow(0, i, 1).unwrap()).unwrap();
+                    assert_eq!(row_bits(&together, i), row_bits(&alone, 0), "{layer:?}: row {i} of {rows}");
+                }
+            }
+        }
+        // A group of layers on one input gives each layer's own output.
+        let x = random(&mut rng, (3, 512), 2.0);
+        let group: Vec<&Linear> = cases.iter().collect();
+        for (layer, out) in cases.iter().zip(Linear::forward_group(&group, &x).unwrap()) {
+            let alone = layer.forward(&x).unwrap();
+            for i in 0..3 {
+                assert_eq!(row_bits(&out, i), row_bits(&alone, i));
+            }
+        }
+        // A format read row by row gives the same bits through forward_rows.
+        let q6 = Linear::candle(QTensor::quantize(&random(&mut rng, (64, 512), 0.3), GgmlDType::Q6K).unwrap()).unwrap();
+        assert!(!q6.rows_independent());
+        let x = random(&mut rng, (4, 512), 2.0);
+        let rows = q6.forward_rows(&x).unwrap();
+        for i in 0..4 {
+            assert_eq!(row_bits(&rows, i), row_bits(&q6.forward(&x.narrow(0, i, 1).unwrap()).unwrap(), 0));
+        }
     }
 
     #[test]

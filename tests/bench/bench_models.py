@@ -89,6 +89,9 @@ def chat_rows(a, rows, threads):
     out = ["", "| chat model (tokens/s) | lucid | lucid before (candle's kernels) | llama-cpp-python | lucid / peer | lucid / before |",
            "|---|---:|---:|---:|---:|---:|"]
     by = {r["label"]: r for r in rows}
+    together = ["", "Sequences decoded together (lucid): 4 chat prompts, 63 greedy steps each, decoded one sequence at a time "
+                "and then all 4 in one batch per step (prompts read first, not timed); tokens per second over all sequences.",
+                "", "| model | one at a time | 4 together | speedup | same tokens |", "|---|---:|---:|---:|---|"]
     for name, label, short in [("smollm2", "SmolLM2 Q4_1", "SmolLM2-135M Q4_1"),
                                ("qwen2.5-coder", "Qwen2.5-Coder-0.5B Q4_K_M", "Qwen2.5-Coder-0.5B Q4_K_M")]:
         ours, before = by.get(f"{label}, lucid kernels"), by.get(f"{label}, candle kernels")
@@ -103,18 +106,32 @@ def chat_rows(a, rows, threads):
             peer_s = f"{p:.1f}" if p else f"failed: {ll.get('error', 'n/a')}"
             ratio = f"{ours[key] / p:.2f}x" if p else "n/a"
             out.append(f"| {short} {what} | {ours[key]:.1f} | {before[key]:.1f} | {peer_s} | {ratio} | {ours[key] / before[key]:.2f}x |")
+        if a.llama_native_python:
+            nat = peer(a.llama_native_python, LLAMA, gguf, PROMPT, threads)
+            for what, key, pkey in [("prompt reading", "prompt_tokens_per_s", "prompt_tokens_per_s"),
+                                    ("generation", "gen_tokens_per_s", "tokens_per_s")]:
+                p = nat.get(pkey)
+                peer_s = f"{p:.1f}" if p else f"failed: {nat.get('error', 'n/a')}"
+                ratio = f"{ours[key] / p:.2f}x" if p else "n/a"
+                out.append(f"| {short} {what}, peer built for this CPU (GGML_NATIVE: AVX-512, VNNI) | {ours[key]:.1f} | | {peer_s} | {ratio} | |")
         size = os.path.getsize(gguf) if gguf and os.path.exists(gguf) else 0
         p = ll.get("tokens_per_s")
         if size and p:
             out.append(f"| {short} generation as weight bytes read per second (the whole {size / 1e6:.0f} MB file per token) | "
                        f"{size * ours['gen_tokens_per_s'] / 1e9:.1f} GB/s | {size * before['gen_tokens_per_s'] / 1e9:.1f} GB/s | "
                        f"{size * p / 1e9:.1f} GB/s | | |")
+        tg = ours.get("together")
+        if tg:
+            together.append(f"| {short} | {tg['alone_tokens_per_s']:.1f} | {tg['together_tokens_per_s']:.1f} | "
+                            f"{tg['speedup']:.2f}x | {tg['same_tokens']} |")
         q8 = by.get(f"{label} requantized to Q8_0")
         if q8:
             for what, key, pkey in [("prompt reading", "prompt_tokens_per_s", "prompt_tokens_per_s"), ("generation", "gen_tokens_per_s", "tokens_per_s")]:
                 p = ll.get(pkey)
                 ratio = f"{q8[key] / p:.2f}x" if p else "n/a"
                 out.append(f"| {short} requantized to Q8_0 at load, {what} | {q8[key]:.1f} | | {p or 0:.1f} (Q4_1) | {ratio} | |")
+    if len(together) > 5:
+        out += together
     bw = peer(a.peer_python, BANDWIDTH)
     if "gb_per_s" in bw:
         out += ["", f"Memory read bandwidth of this machine, one thread (numpy sum over 1 GiB): {bw['gb_per_s']:.1f} GB/s. "
@@ -128,6 +145,8 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--peer-python", default=sys.executable)
     ap.add_argument("--llama-python", default=None, help="python with llama-cpp-python (default: --peer-python)")
+    ap.add_argument("--llama-native-python", default=None,
+                    help="python with llama-cpp-python built with GGML_NATIVE=ON (a second peer row per figure)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     threads = os.cpu_count()

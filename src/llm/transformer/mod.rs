@@ -7,22 +7,27 @@
 //! The arithmetic is candle-transformers' `quantized_llama` / `quantized_qwen2`, op for op, with
 //! [`Linear`] layers; logits are bit-identical to candle's (tests/models.rs).
 
+mod kv;
+mod step;
+
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use candle_core::quantized::gguf_file;
 use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
 use candle_nn::Embedding;
 
 use super::qlinear::Linear;
+pub use kv::Kv;
 
 /// The llama positions candle's model precomputes (its window); qwen2 uses its own context length.
 pub const LLAMA_MAX_SEQ: usize = 4096;
 
-/// One sequence's keys and values per layer, and how many positions they hold.
+/// One sequence's keys and values per layer, and how many positions they hold. A copy shares
+/// the layers' buffers until it writes ([`Kv`]).
 #[derive(Clone, Debug, Default)]
 pub struct Cache {
-    layers: Vec<Option<(Tensor, Tensor)>>,
+    layers: Vec<Arc<Kv>>,
     len: usize,
 }
 
@@ -181,31 +186,27 @@ impl Transformer {
         }
     }
 
+    /// One sequence's attention: its q, k, v projections (1, seq_len, ·) after `pos` positions
+    /// whose keys and values `kv` holds (extended by these); the heads' outputs (1, seq_len, d).
     fn attention(
         &self,
-        l: &Layer,
-        x: &Tensor,
+        (q, k, v): (Tensor, Tensor, Tensor),
         mask: Option<&Tensor>,
-        kv: &mut Option<(Tensor, Tensor)>,
+        kv: &mut Arc<Kv>,
         pos: usize,
     ) -> Result<Tensor> {
-        let (b, seq_len, n_embd) = x.dims3()?;
-        let (mut q, mut k, mut v) = (l.wq.forward(x)?, l.wk.forward(x)?, l.wv.forward(x)?);
-        if let Some((bq, bk, bv)) = &l.bias {
-            q = q.broadcast_add(bq)?;
-            k = k.broadcast_add(bk)?;
-            v = v.broadcast_add(bv)?;
-        }
+        let (b, seq_len, n_embd) = q.dims3()?;
         let q = q.reshape((b, seq_len, self.n_head, self.head_dim))?.transpose(1, 2)?;
         let k = k.reshape((b, seq_len, self.n_kv_head, self.head_dim))?.transpose(1, 2)?;
         let v = v.reshape((b, seq_len, self.n_kv_head, self.head_dim))?.transpose(1, 2)?.contiguous()?;
         let q = self.rope(&q, pos)?;
         let k = self.rope(&k, pos)?;
-        let (k, v) = match kv.as_ref() {
-            Some((kc, vc)) if pos > 0 => (Tensor::cat(&[kc, &k], 2)?, Tensor::cat(&[vc, &v], 2)?),
-            _ => (k, v),
-        };
-        *kv = Some((k.clone(), v.clone()));
+        if kv.len() != pos {
+            candle_core::bail!("a cache of {} positions read at position {pos}", kv.len());
+        }
+        let flat = |t: &Tensor| t.flatten_all().and_then(|t| t.to_vec1::<f32>());
+        Arc::make_mut(kv).push(&flat(&k)?, &flat(&v)?, seq_len);
+        let (k, v) = kv.tensors()?;
         let rep = self.n_head / self.n_kv_head;
         let k = repeat_kv(k, rep)?;
         let v = repeat_kv(v, rep)?;
@@ -219,8 +220,33 @@ impl Transformer {
         };
         let att = candle_nn::ops::softmax_last_dim(&att)?;
         let y = att.matmul(&v.contiguous()?)?;
-        let y = y.transpose(1, 2)?.reshape(&[b, seq_len, n_embd])?;
-        l.wo.forward(&y)
+        y.transpose(1, 2)?.reshape(&[b, seq_len, n_embd])
+    }
+
+    /// One decoder block on `h` (rows, seq_len, d): norms, projections and the feed-forward on
+    /// every row at once (each row's values as if alone: [`Linear::forward_rows`]), attention by
+    /// `attend` from the rows' (q, k, v).
+    fn block(
+        &self,
+        l: &Layer,
+        h: &Tensor,
+        attend: &mut dyn FnMut((Tensor, Tensor, Tensor)) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let x = candle_nn::ops::rms_norm(h, &l.attn_norm, self.eps)?;
+        let qkv = Linear::forward_group(&[&l.wq, &l.wk, &l.wv], &x)?;
+        let [mut q, mut k, mut v]: [Tensor; 3] =
+            qkv.try_into().map_err(|_| candle_core::Error::Msg("three projections".into()))?;
+        if let Some((bq, bk, bv)) = &l.bias {
+            q = q.broadcast_add(bq)?;
+            k = k.broadcast_add(bk)?;
+            v = v.broadcast_add(bv)?;
+        }
+        let x = (l.wo.forward_rows(&attend((q, k, v))?)? + h)?;
+        let y = candle_nn::ops::rms_norm(&x, &l.ffn_norm, self.eps)?;
+        let gate_up = Linear::forward_group(&[&l.w1, &l.w3], &y)?;
+        let [gate, up]: [Tensor; 2] = gate_up.try_into().map_err(|_| candle_core::Error::Msg("gate, up".into()))?;
+        let y = l.w2.forward_rows(&(candle_nn::ops::silu(&gate)? * up)?)?;
+        y + x
     }
 
     /// Read `ids` after the positions `cache` holds; the logits of the token after the last.
@@ -229,27 +255,33 @@ impl Transformer {
         if ids.is_empty() {
             candle_core::bail!("no tokens to read");
         }
-        if pos + ids.len() > self.window {
-            candle_core::bail!("{} positions exceed the model's {}-token window", pos + ids.len(), self.window);
-        }
-        cache.layers.resize(self.layers.len(), None);
+        self.fits(pos + ids.len())?;
+        self.prepare(cache);
         let x = Tensor::new(ids, &Device::Cpu)?.unsqueeze(0)?;
         let seq_len = ids.len();
         let mask = if seq_len == 1 { None } else { Some(self.mask(seq_len, pos)?) };
         let mut h = self.embed.forward(&x)?;
         for (l, kv) in self.layers.iter().zip(cache.layers.iter_mut()) {
-            let residual = &h;
-            let x = candle_nn::ops::rms_norm(&h, &l.attn_norm, self.eps)?;
-            let x = (self.attention(l, &x, mask.as_ref(), kv, pos)? + residual)?;
-            let residual = &x;
-            let y = candle_nn::ops::rms_norm(&x, &l.ffn_norm, self.eps)?;
-            let y = l.w2.forward(&(candle_nn::ops::silu(&l.w1.forward(&y)?)? * l.w3.forward(&y)?)?)?;
-            h = (y + residual)?;
+            h = self.block(l, &h, &mut |qkv| self.attention(qkv, mask.as_ref(), kv, pos))?;
         }
         cache.len = pos + seq_len;
         let x = candle_nn::ops::rms_norm(&h, &self.norm, self.eps)?;
         let x = x.i((.., seq_len - 1, ..))?;
         self.output.forward(&x)?.squeeze(0)
+    }
+
+    /// Give a new cache its layers' (empty) buffers.
+    fn prepare(&self, cache: &mut Cache) {
+        if cache.layers.len() != self.layers.len() {
+            cache.layers = (0..self.layers.len()).map(|_| Arc::new(Kv::new(self.n_kv_head, self.head_dim))).collect();
+        }
+    }
+
+    fn fits(&self, positions: usize) -> Result<()> {
+        if positions > self.window {
+            candle_core::bail!("{positions} positions exceed the model's {}-token window", self.window);
+        }
+        Ok(())
     }
 }
 
