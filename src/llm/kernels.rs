@@ -1,13 +1,14 @@
 //! The second audited `unsafe` module: candle's own f32 reductions (the softmax's, called
-//! through its raw-pointer API on slices), and AVX2 integer dot products of one GGUF weight block with one
-//! quantized activation block, for the two formats candle 0.11 runs with scalar code only (Q4_1:
-//! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each kernel returns the block's exact
-//! integer sum — the same `i32` candle's scalar loop computes — and the caller accumulates the
-//! floats in candle's order, so the model's logits are bit-identical to candle's (tested in
-//! [`super::qlinear`]). The only unsafe operations are calls of the AVX2 functions under a
-//! build-wide AVX2 cfg and unaligned loads and stores of fixed-size arrays (16 or 32 bytes, 8
-//! floats or integers); the block sums are tested here against their scalar twins on random
-//! blocks, and the AVX2 row loop against the portable one.
+//! through its raw-pointer API on slices), and integer dot products of GGUF weight blocks with
+//! quantized activation blocks, for the two formats candle 0.11 runs with scalar code only (Q4_1:
+//! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each block's integer sum is exact —
+//! the same `i32` candle's scalar loop computes, whether AVX2 or AVX-512 VNNI forms it — and
+//! the floats are accumulated in candle's order, so the model's logits are bit-identical to
+//! candle's (tested in [`super::qlinear`]). The only unsafe operations are calls of the AVX2
+//! functions under a build-wide AVX2 cfg, of the AVX-512 VNNI ones after the CPU is checked for
+//! them at run time, and unaligned loads and stores of fixed-size arrays (4 or 8 floats, 16 or
+//! 32 bytes); the block sums are tested here against their scalar twins on random blocks, and
+//! the column loops (AVX2 and VNNI) against the portable one.
 #![allow(unsafe_code)]
 
 /// Values per block (both formats, and their activation blocks).
