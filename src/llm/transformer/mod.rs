@@ -223,15 +223,9 @@ impl Transformer {
         y.transpose(1, 2)?.reshape(&[b, seq_len, n_embd])
     }
 
-    /// One decoder block on `h` (rows, seq_len, d): norms, projections and the feed-forward on
-    /// every row at once (each row's values as if alone: [`Linear::forward_rows`]), attention by
-    /// `attend` from the rows' (q, k, v).
-    fn block(
-        &self,
-        l: &Layer,
-        h: &Tensor,
-        attend: &mut dyn FnMut((Tensor, Tensor, Tensor)) -> Result<Tensor>,
-    ) -> Result<Tensor> {
+    /// One decoder block on `h` (1, seq_len, d) of one sequence after `pos` positions, whose
+    /// keys and values `kv` holds (extended by these).
+    fn block(&self, l: &Layer, h: &Tensor, mask: Option<&Tensor>, kv: &mut Arc<Kv>, pos: usize) -> Result<Tensor> {
         let x = candle_nn::ops::rms_norm(h, &l.attn_norm, self.eps)?;
         let qkv = Linear::forward_group(&[&l.wq, &l.wk, &l.wv], &x)?;
         let [mut q, mut k, mut v]: [Tensor; 3] =
@@ -241,11 +235,11 @@ impl Transformer {
             k = k.broadcast_add(bk)?;
             v = v.broadcast_add(bv)?;
         }
-        let x = (l.wo.forward_rows(&attend((q, k, v))?)? + h)?;
+        let x = (l.wo.forward(&self.attention((q, k, v), mask, kv, pos)?)? + h)?;
         let y = candle_nn::ops::rms_norm(&x, &l.ffn_norm, self.eps)?;
         let gate_up = Linear::forward_group(&[&l.w1, &l.w3], &y)?;
         let [gate, up]: [Tensor; 2] = gate_up.try_into().map_err(|_| candle_core::Error::Msg("gate, up".into()))?;
-        let y = l.w2.forward_rows(&(candle_nn::ops::silu(&gate)? * up)?)?;
+        let y = l.w2.forward(&(candle_nn::ops::silu(&gate)? * up)?)?;
         y + x
     }
 
@@ -262,7 +256,7 @@ impl Transformer {
         let mask = if seq_len == 1 { None } else { Some(self.mask(seq_len, pos)?) };
         let mut h = self.embed.forward(&x)?;
         for (l, kv) in self.layers.iter().zip(cache.layers.iter_mut()) {
-            h = self.block(l, &h, &mut |qkv| self.attention(qkv, mask.as_ref(), kv, pos))?;
+            h = self.block(l, &h, mask.as_ref(), kv, pos)?;
         }
         cache.len = pos + seq_len;
         let x = candle_nn::ops::rms_norm(&h, &self.norm, self.eps)?;
