@@ -148,7 +148,7 @@ pub fn dot_rows_portable(w: &WeightRow<'_>, x: &ActRows<'_>, out: &mut [f32]) {
 /// One block's term of a dot product, as candle's scalar loop forms it: weight block `b` of `w`
 /// against activation block `a` of `x`.
 #[inline]
-fn block_term(w: &WeightRow<'_>, b: usize, x: &ActRows<'_>, a: usize) -> f32 {
+pub fn block_term(w: &WeightRow<'_>, b: usize, x: &ActRows<'_>, a: usize) -> f32 {
     if !w.m.is_empty() {
         isum_q4(&w.qs[b], &x.qs[a]) as f32 * w.d[b] * x.d[a] + w.m[b] * x.s[a]
     } else {

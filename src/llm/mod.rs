@@ -20,6 +20,7 @@ pub mod replay;
 pub mod retry;
 pub mod sampling;
 pub mod scripted;
+pub mod tiles;
 pub mod transformer;
 
 use std::time::Duration;

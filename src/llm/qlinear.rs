@@ -1,6 +1,7 @@
 //! The transformer's linear layers: a quantized weight matrix times a batch of activation rows.
 //! Q4_1 and Q5_0 weights (candle 0.11 runs them with scalar loops) are unpacked at load into
-//! plain arrays and multiplied with [`super::kernels`]' AVX2 integer sums, the activations
+//! plain arrays — in [`super::tiles`]' VNNI tiles where the CPU has AVX-512 VNNI, else row by
+//! row for [`super::kernels`]' AVX2 integer sums — and multiplied with the activations
 //! quantized to Q8_1 / Q8_0 exactly as candle does and the block floats accumulated in candle's
 //! order, so every output value is bit-identical to candle's `QMatMul` (the test below) and the
 //! model identity does not change. Every other format goes to candle's own `QMatMul`.
@@ -15,6 +16,7 @@ use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
 use half::f16;
 
 use super::kernels::{ActRows, COLS, QK, WeightRow, dot_cols};
+use super::tiles::{self, TILE, Tiles};
 
 /// A linear layer without bias: y = x Wᵀ.
 #[derive(Clone, Debug)]
@@ -148,6 +150,9 @@ pub struct Packed {
     m: Vec<f32>,
     /// Q5_0: each block's fifth bits; Q4_1: empty.
     qh: Vec<u32>,
+    /// The same weights in VNNI tiles where the CPU runs them (the row arrays above are then
+    /// empty).
+    tiles: Option<Tiles>,
 }
 
 fn half_at(b: &[u8], at: usize) -> f32 {
@@ -155,7 +160,24 @@ fn half_at(b: &[u8], at: usize) -> f32 {
 }
 
 impl Packed {
+    /// The weights of `t`, in VNNI tiles where this CPU has VNNI, else row by row.
     fn new(t: &QTensor) -> Result<Packed> {
+        Packed::laid_out(t, tiles::pay())
+    }
+
+    /// The weights of `t`, in tiles or row by row.
+    fn laid_out(t: &QTensor, tiled: bool) -> Result<Packed> {
+        let mut p = Packed::rows(t)?;
+        if tiled {
+            let tiles = Tiles::new(p.n, p.k / QK, |j| p.row(j));
+            (p.qs, p.d, p.m, p.qh) = (vec![], vec![], vec![], vec![]);
+            p.tiles = Some(tiles);
+        }
+        Ok(p)
+    }
+
+    /// The weights of `t` row by row.
+    fn rows(t: &QTensor) -> Result<Packed> {
         let (n, k) = t.shape().dims2()?;
         if !k.is_multiple_of(QK) {
             candle_core::bail!("a {:?} matrix needs rows of whole {QK}-value blocks, not {k}", t.dtype());
@@ -165,7 +187,7 @@ impl Packed {
         if data.len() != n * k / QK * size {
             candle_core::bail!("{:?} data of {} bytes for a {n} x {k} matrix", t.dtype(), data.len());
         }
-        let mut p = Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![] };
+        let mut p = Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None };
         for b in data.chunks_exact(size) {
             p.d.push(half_at(b, 0));
             let qs = if size == 20 {
@@ -209,24 +231,31 @@ impl Packed {
         let acts = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
         let dst: Vec<Vec<AtomicU32>> =
             group.iter().map(|p| (0..rows * p.n).map(|_| AtomicU32::new(0)).collect()).collect();
-        let starts: Vec<usize> = group.iter().scan(0, |at, p| Some(std::mem::replace(at, *at + p.n))).collect();
-        let total: usize = group.iter().map(|p| p.n).sum();
-        let columns = |cols: std::ops::Range<usize>| {
-            let mut out = vec![0f32; rows * COLS];
-            let mut c = cols.start;
-            while c < cols.end {
-                // Up to COLS neighbouring columns of one layer at a time.
-                let g = starts.partition_point(|&s| s <= c) - 1;
-                let (p, j) = (group[g], c - starts[g]);
-                let nc = COLS.min(cols.end - c).min(p.n - j);
-                let ws: [WeightRow<'_>; COLS] = std::array::from_fn(|k| p.row(j + k.min(nc - 1)));
-                dot_cols(&ws[..nc], &acts, &mut out[..rows * nc]);
-                for i in 0..rows {
-                    for k in 0..nc {
-                        dst[g][i * p.n + j + k].store(out[i * nc + k].to_bits(), Ordering::Relaxed);
+        // Work in units of neighbouring columns of one layer: a tile, or COLS rows.
+        let width = |p: &Packed| if p.tiles.is_some() { TILE } else { COLS };
+        let starts: Vec<usize> =
+            group.iter().scan(0, |at, p| Some(std::mem::replace(at, *at + p.n.div_ceil(width(p))))).collect();
+        let total: usize = group.iter().map(|p| p.n.div_ceil(width(p))).sum();
+        let columns = |units: std::ops::Range<usize>| {
+            let mut out = vec![0f32; rows * TILE.max(COLS)];
+            for unit in units {
+                let g = starts.partition_point(|&s| s <= unit) - 1;
+                let (p, u) = (group[g], unit - starts[g]);
+                let (j, w) = (u * width(p), width(p));
+                let nc = w.min(p.n - j);
+                match &p.tiles {
+                    Some(t) => t.dot(u, &acts, &mut out[..rows * TILE]),
+                    None => {
+                        let ws: [WeightRow<'_>; COLS] = std::array::from_fn(|k| p.row(j + k.min(nc - 1)));
+                        dot_cols(&ws[..nc], &acts, &mut out[..rows * nc]);
                     }
                 }
-                c += nc;
+                let stride = if p.tiles.is_some() { TILE } else { nc };
+                for i in 0..rows {
+                    for k in 0..nc {
+                        dst[g][i * p.n + j + k].store(out[i * stride + k].to_bits(), Ordering::Relaxed);
+                    }
+                }
             }
         };
         if Caller::concurrent() {
@@ -412,11 +441,13 @@ mod tests {
         for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0] {
             for (n, k) in [(96, 64), (200, 576), (37, 128)] {
                 let w = QTensor::quantize(&random(&mut rng, (n, k), 0.3), dtype).unwrap();
-                let ours =
-                    Linear::new(QTensor::quantize(&w.dequantize(&Device::Cpu).unwrap(), dtype).unwrap()).unwrap();
-                assert!(matches!(ours, Linear::Packed(_)));
+                let deq = w.dequantize(&Device::Cpu).unwrap();
+                let copy = || QTensor::quantize(&deq, dtype).unwrap();
+                assert!(matches!(Linear::new(copy()).unwrap(), Linear::Packed(_)));
                 let theirs = Linear::candle(w).unwrap();
-                for rows in [1, 2, 5, 64] {
+                // Both layouts, whichever this CPU would choose.
+                for (tiled, rows) in [false, true].into_iter().flat_map(|t| [1, 2, 5, 64].map(|r| (t, r))) {
+                    let ours = Linear::Packed(Arc::new(Packed::laid_out(&copy(), tiled).unwrap()));
                     let mut x = random(&mut rng, (rows, k), 2.0);
                     if rows == 2 {
                         // An all-zero row (scale 0) and one with a single large value.
@@ -428,7 +459,7 @@ mod tests {
                     let a = ours.forward(&x).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
                     let b = theirs.forward(&x).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
                     let same = a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits());
-                    assert!(same, "{dtype:?} {n}x{k}, {rows} rows: {:?} vs {:?}", &a[..4], &b[..4]);
+                    assert!(same, "{dtype:?} {n}x{k}, {rows} rows, tiled {tiled}: {:?} vs {:?}", &a[..4], &b[..4]);
                 }
             }
         }

@@ -1,0 +1,282 @@
+//! The third audited `unsafe` module: Q4_1 and Q5_0 weights laid out for AVX-512 VNNI in tiles
+//! of [`TILE`] output columns, and their product with quantized activation rows.
+//!
+//! A tile keeps, for each 32-value block, the blocks of its 16 columns interleaved four bytes at
+//! a time, so that one 512-bit `vpdpbusd` multiplies four values of every column with the same
+//! four activation bytes (broadcast) and leaves each column's partial sum in its own lane: eight
+//! of them give the 16 block sums with no horizontal reduction. Each block sum is the exact `i32`
+//! of candle's scalar loop (Q5_0's `Σ(u−16)·y` as `Σu·y − 16·Σy`), and each column's float sum is
+//! formed lane-wise with candle's expression and added block by block in candle's order, so the
+//! outputs are bit-identical to [`super::kernels::dot_rows_portable`] (tested below on every
+//! path). The only unsafe operations are calls of the VNNI function after the CPU is checked for
+//! it at run time, and unaligned loads and stores of fixed-size arrays (64 bytes, 16 floats).
+#![allow(unsafe_code)]
+
+use super::kernels::{ActRows, WeightRow, block_term};
+
+/// Output columns per tile.
+pub const TILE: usize = 16;
+
+/// Weight rows in tiles of [`TILE`] columns (the last padded with zero columns), `kb` blocks a
+/// row: per tile and block, the nibbles, the scales, Q4_1's minima or Q5_0's fifth bits.
+#[derive(Debug)]
+pub struct Tiles {
+    kb: usize,
+    /// Per tile and block: 4 chunks of 64 bytes; chunk c holds bytes 4c..4c+4 of each column's
+    /// 16 nibble bytes (values 4c..4c+4 in the low nibbles, 16+4c.. in the high), column l at
+    /// bytes 4l..4l+4.
+    qs: Vec<[u8; 256]>,
+    /// Per tile and block: each column's scale.
+    d: Vec<[f32; TILE]>,
+    /// Q4_1: each column's minimum; Q5_0: empty.
+    m: Vec<[f32; TILE]>,
+    /// Q5_0: per quad q (values 4q..4q+4), bit 4l+p set where value 4q+p of column l has its
+    /// fifth bit; Q4_1: empty.
+    hi: Vec<[u64; 8]>,
+}
+
+impl Tiles {
+    /// The tiles of `n` weight rows given by `row` (each `kb` blocks), Q4_1 when the rows carry
+    /// minima.
+    pub fn new<'a>(n: usize, kb: usize, row: impl Fn(usize) -> WeightRow<'a>) -> Tiles {
+        let tiles = n.div_ceil(TILE);
+        let q4 = n > 0 && !row(0).m.is_empty();
+        let mut t = Tiles {
+            kb,
+            qs: vec![[0; 256]; tiles * kb],
+            d: vec![[0.0; TILE]; tiles * kb],
+            m: if q4 { vec![[0.0; TILE]; tiles * kb] } else { vec![] },
+            hi: if q4 { vec![] } else { vec![[0; 8]; tiles * kb] },
+        };
+        for j in 0..n {
+            let (tile, l) = (j / TILE, j % TILE);
+            let w = row(j);
+            for b in 0..kb {
+                let at = tile * kb + b;
+                for c in 0..4 {
+                    t.qs[at][64 * c + 4 * l..64 * c + 4 * l + 4].copy_from_slice(&w.qs[b][4 * c..4 * c + 4]);
+                }
+                t.d[at][l] = w.d[b];
+                if q4 {
+                    t.m[at][l] = w.m[b];
+                } else {
+                    for q in 0..8 {
+                        let bits = u64::from((w.qh[b] >> (4 * q)) & 0xF);
+                        t.hi[at][q] |= bits << (4 * l);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// How many tiles.
+    pub fn len(&self) -> usize {
+        self.qs.len() / self.kb.max(1)
+    }
+
+    /// True when there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.qs.is_empty()
+    }
+
+    /// out[i·TILE + l] = column l of tile `tile` · activation row i, for every row of `x`.
+    pub fn dot(&self, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
+        assert_eq!(out.len() % TILE, 0, "whole tiles of output");
+        assert_eq!(x.qs.len() * TILE, out.len() * self.kb, "activation rows of {} blocks", self.kb);
+        #[cfg(target_arch = "x86_64")]
+        if vnni::present() {
+            // SAFETY: the CPU has AVX-512 F, BW, VL and VNNI (checked at run time).
+            return unsafe { vnni::dot(self, tile, x, out) };
+        }
+        self.dot_portable(tile, x, out)
+    }
+
+    /// [`Tiles::dot`] one column and block at a time with the single-block sums (the reference,
+    /// and the path without VNNI).
+    pub fn dot_portable(&self, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
+        let kb = self.kb;
+        for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
+            for (l, o) in o.iter_mut().enumerate() {
+                let mut sumf = 0f32;
+                for b in 0..kb {
+                    let at = tile * kb + b;
+                    let qs: [u8; 16] = std::array::from_fn(|e| self.qs[at][64 * (e / 4) + 4 * l + e % 4]);
+                    let qh = if self.hi.is_empty() {
+                        0
+                    } else {
+                        (0..8).fold(0u32, |h, q| h | ((((self.hi[at][q] >> (4 * l)) & 0xF) as u32) << (4 * q)))
+                    };
+                    let q4 = !self.m.is_empty();
+                    let (d, m) = ([self.d[at][l]], [if q4 { self.m[at][l] } else { 0.0 }]);
+                    let w = WeightRow {
+                        qs: std::slice::from_ref(&qs),
+                        d: &d,
+                        m: if q4 { &m } else { &[] },
+                        qh: if q4 { &[] } else { std::slice::from_ref(&qh) },
+                    };
+                    sumf += block_term(&w, 0, x, i * kb + b);
+                }
+                *o = sumf;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use std::arch::x86_64::*;
+
+    use super::{ActRows, TILE, Tiles};
+
+    /// Whether the CPU has AVX-512 (F, BW, VL) with VNNI, detected once.
+    pub fn present() -> bool {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vl")
+                && is_x86_feature_detected!("avx512vnni")
+        })
+    }
+
+    /// Activation rows computed together (their sums stay in registers).
+    const ROWS: usize = 8;
+
+    /// [`Tiles::dot`] with VNNI: per block, the tile's 16 columns unpacked once into eight
+    /// registers of four values each, then for each row eight `vpdpbusd` with the row's four
+    /// bytes broadcast, the block sums converted and scaled lane-wise and added to each
+    /// column's sum.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
+    pub fn dot(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
+        let kb = t.kb;
+        let rows = out.len() / TILE;
+        let q4 = !t.m.is_empty();
+        let low = _mm512_set1_epi8(0x0F);
+        let fifth = _mm512_set1_epi8(0x10);
+        let mut r0 = 0;
+        while r0 < rows {
+            let nr = (rows - r0).min(ROWS);
+            let mut acc = [_mm512_setzero_ps(); ROWS];
+            for b in 0..kb {
+                let at = tile * kb + b;
+                let mut u = [_mm512_setzero_si512(); 8];
+                for c in 0..4 {
+                    let chunk: &[u8; 64] = t.qs[at][64 * c..64 * c + 64].try_into().expect("64 bytes");
+                    // SAFETY: `chunk` is exactly 64 bytes; the load is unaligned.
+                    let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+                    u[c] = _mm512_and_si512(v, low);
+                    u[c + 4] = _mm512_and_si512(_mm512_srli_epi16::<4>(v), low);
+                }
+                if !q4 {
+                    for (q, u) in u.iter_mut().enumerate() {
+                        *u = _mm512_mask_add_epi8(*u, t.hi[at][q], *u, fifth);
+                    }
+                }
+                let dw = load16(&t.d[at]);
+                let mw = if q4 { load16(&t.m[at]) } else { _mm512_setzero_ps() };
+                for (r, acc) in acc.iter_mut().enumerate().take(nr) {
+                    let a = (r0 + r) * kb + b;
+                    let y = &x.qs[a];
+                    let quad =
+                        |q: usize| _mm512_set1_epi32(i32::from_le_bytes([0, 1, 2, 3].map(|p| y[4 * q + p] as u8)));
+                    let (mut s0, mut s1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+                    for q in (0..8).step_by(2) {
+                        s0 = _mm512_dpbusd_epi32(s0, u[q], quad(q));
+                        s1 = _mm512_dpbusd_epi32(s1, u[q + 1], quad(q + 1));
+                    }
+                    let s = _mm512_add_epi32(s0, s1);
+                    let term = if q4 {
+                        let f = _mm512_cvtepi32_ps(s);
+                        _mm512_add_ps(
+                            _mm512_mul_ps(_mm512_mul_ps(f, dw), _mm512_set1_ps(x.d[a])),
+                            _mm512_mul_ps(mw, _mm512_set1_ps(x.s[a])),
+                        )
+                    } else {
+                        let s = _mm512_sub_epi32(s, _mm512_set1_epi32(16 * x.sum[a]));
+                        _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), dw), _mm512_set1_ps(x.d[a]))
+                    };
+                    *acc = _mm512_add_ps(*acc, term);
+                }
+            }
+            for (r, acc) in acc.iter().enumerate().take(nr) {
+                let o: &mut [f32; TILE] = (&mut out[(r0 + r) * TILE..(r0 + r + 1) * TILE]).try_into().expect("a tile");
+                // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
+                unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *acc) };
+            }
+            r0 += ROWS;
+        }
+    }
+
+    /// 16 f32s.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load16(v: &[f32; TILE]) -> __m512 {
+        // SAFETY: `v` is exactly 16 f32s; the load is unaligned.
+        unsafe { _mm512_loadu_ps(v.as_ptr()) }
+    }
+}
+
+/// Whether [`Tiles::dot`] runs on VNNI here (where it does not, the row layout's AVX2 kernel is
+/// faster than the tiles' portable loop).
+pub fn pay() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        vnni::present()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::kernels::dot_rows_portable;
+    use crate::rng::SplitMix64;
+
+    #[test]
+    fn tiles_give_each_column_the_row_loops_bits() {
+        let mut rng = SplitMix64(21);
+        let mut f = |scale: f32| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
+        for (n, kb, rows) in [(16, 18, 1), (37, 3, 5), (48, 28, 9), (5, 8, 2), (32, 2, 17)] {
+            let qs: Vec<[u8; 16]> =
+                (0..n * kb).map(|b| std::array::from_fn(|j| (b * 31 + j * 7 + b / 5) as u8)).collect();
+            let d: Vec<f32> = (0..n * kb).map(|_| f(0.1)).collect();
+            let m: Vec<f32> = (0..n * kb).map(|_| f(0.1)).collect();
+            let qh: Vec<u32> = (0..n * kb).map(|b| (b as u32 + 7).wrapping_mul(0x9E37_79B9)).collect();
+            let mut xqs: Vec<[i8; 32]> =
+                (0..kb * rows).map(|b| std::array::from_fn(|j| (b * 13 + j * 29) as u8 as i8)).collect();
+            // Extremes: a block of -128s and one of 127s.
+            xqs[0] = [-128; 32];
+            xqs[kb * rows - 1] = [127; 32];
+            let (xd, xs): (Vec<f32>, Vec<f32>) = (0..kb * rows).map(|_| (f(0.1), f(0.1))).unzip();
+            let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum };
+            for q4 in [true, false] {
+                let row = |j: usize| WeightRow {
+                    qs: &qs[j * kb..(j + 1) * kb],
+                    d: &d[j * kb..(j + 1) * kb],
+                    m: if q4 { &m[j * kb..(j + 1) * kb] } else { &[] },
+                    qh: if q4 { &[] } else { &qh[j * kb..(j + 1) * kb] },
+                };
+                let t = Tiles::new(n, kb, row);
+                assert_eq!(t.len(), n.div_ceil(TILE));
+                for tile in 0..t.len() {
+                    let (mut fast, mut slow) = (vec![0f32; rows * TILE], vec![0f32; rows * TILE]);
+                    t.dot(tile, &x, &mut fast);
+                    t.dot_portable(tile, &x, &mut slow);
+                    let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&fast), bits(&slow), "q4 {q4}, {n} x {kb} blocks, {rows} rows, tile {tile}");
+                    for l in 0..TILE.min(n - tile * TILE) {
+                        let mut one = vec![0f32; rows];
+                        dot_rows_portable(&row(tile * TILE + l), &x, &mut one);
+                        let col: Vec<f32> = (0..rows).map(|i| slow[i * TILE + l]).collect();
+                        assert_eq!(bits(&col), bits(&one), "q4 {q4}, column {}", tile * TILE + l);
+                    }
+                }
+            }
+        }
+    }
+}
