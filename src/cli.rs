@@ -257,7 +257,8 @@ pub enum ModelsAction {
     /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
     Smoke,
     /// Throughput figures as JSON: embedding (--questions), the chat models' prompt reading and
-    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only.
+    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only; `bench smollm2`
+    /// or `bench qwen2.5-coder`: that one.
     Bench,
 }
 

@@ -102,8 +102,9 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
 /// Sequences decoded together in the benchmark.
 pub const TOGETHER: usize = 4;
 
-/// Every variant of every chat model present; absent models are skipped.
-pub fn run(models_dir: &Path) -> Result<serde_json::Value> {
+/// Every variant of every chat model present (of the model named `only`, when given); absent
+/// models are skipped.
+pub fn run(models_dir: &Path, only: Option<&str>) -> Result<serde_json::Value> {
     type Variant = (
         &'static str,
         &'static str,
@@ -119,6 +120,9 @@ pub fn run(models_dir: &Path) -> Result<serde_json::Value> {
     ];
     let mut rows = Vec::new();
     for (name, label, requant, linear) in variants {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
         let Ok(path) = crate::model_files::chat_model_path(models_dir, name) else { continue };
         let m = LocalModel::load_with(&path, requant, linear)?;
         // Warm-up (page in the weights), then the best of two.

@@ -41,9 +41,12 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
         }
         ModelsAction::Bench => {
             let figures = match a.name.as_deref() {
-                Some("llm") => super::llm_bench::run(&dir)?,
+                Some("llm") => super::llm_bench::run(&dir, None)?,
+                Some(name @ ("smollm2" | "qwen2.5-coder")) => super::llm_bench::run(&dir, Some(name))?,
                 Some(other) => {
-                    return Err(Error::usage(format!("lucid models bench takes `llm` or nothing, not {other}")));
+                    return Err(Error::usage(format!(
+                        "lucid models bench takes `llm`, `smollm2`, `qwen2.5-coder` or nothing, not {other}"
+                    )));
                 }
                 None => super::models_bench::run(&dir, a.questions.as_deref())?,
             };

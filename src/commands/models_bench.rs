@@ -42,7 +42,7 @@ pub fn run(models_dir: &Path, questions: Option<&Path>) -> Result<serde_json::Va
             json!({"model": e.name, "sentences": texts.len(), "seconds": secs, "sentences_per_s": texts.len() as f64 / secs, "batch": 64}),
         );
     }
-    out.insert("llm".into(), super::llm_bench::run(models_dir)?);
+    out.insert("llm".into(), super::llm_bench::run(models_dir, None)?);
     let mut rng = SplitMix64(1);
     let mut retrieval = Vec::new();
     let dim = 384;

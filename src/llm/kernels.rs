@@ -88,6 +88,8 @@ pub struct ActRows<'a> {
     pub s: &'a [f32],
     /// Σq per block.
     pub sum: &'a [i32],
+    /// Σq of each four bytes, per block (Q8_0 weights' offset in [`super::tiles`]).
+    pub quads: &'a [[i32; 8]],
 }
 
 /// out[i] = weight row `w` · activation row i, for every row of `x` ([`dot_cols`] of one
@@ -488,7 +490,7 @@ mod tests {
                 (0..kb * rows).map(|b| std::array::from_fn(|j| (b * 13 + j * 29) as u8 as i8)).collect();
             let (xd, xs) = (blocks(kb * rows, &mut f), blocks(kb * rows, &mut f));
             let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
-            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum };
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, quads: &[] };
             for w in [WeightRow { qs: &wqs, d: &wd, m: &wm, qh: &[] }, WeightRow { qs: &wqs, d: &wd, m: &[], qh: &qh }]
             {
                 let (mut a, mut b) = (vec![0f32; rows], vec![0f32; rows]);

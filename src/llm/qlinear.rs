@@ -32,6 +32,12 @@ impl Linear {
     pub fn new(t: QTensor) -> Result<Linear> {
         match t.dtype() {
             GgmlDType::Q4_1 | GgmlDType::Q5_0 => Ok(Linear::Packed(Arc::new(Packed::new(&t)?))),
+            // Q8_0 in tiles where they run on VNNI, and where candle computes with its AVX2
+            // loop, whose arithmetic the tiles reproduce: rows not whole 256-value super-blocks
+            // (candle repacks the others into its own VNNI tiles, in another order).
+            GgmlDType::Q8_0 if tiles::pay() && !t.shape().dims2()?.1.is_multiple_of(256) => {
+                Ok(Linear::Packed(Arc::new(Packed::laid_out(&t, true)?)))
+            }
             _ => Linear::candle(t),
         }
     }
@@ -151,7 +157,7 @@ pub struct Packed {
     /// Q5_0: each block's fifth bits; Q4_1: empty.
     qh: Vec<u32>,
     /// The same weights in VNNI tiles where the CPU runs them (the row arrays above are then
-    /// empty).
+    /// empty; Q8_0 is held in tiles only).
     tiles: Option<Tiles>,
 }
 
@@ -167,6 +173,9 @@ impl Packed {
 
     /// The weights of `t`, in tiles or row by row.
     fn laid_out(t: &QTensor, tiled: bool) -> Result<Packed> {
+        if t.dtype() == GgmlDType::Q8_0 {
+            return Packed::q8_0(t);
+        }
         let mut p = Packed::rows(t)?;
         if tiled {
             let tiles = Tiles::new(p.n, p.k / QK, |j| p.row(j));
@@ -174,6 +183,24 @@ impl Packed {
             p.tiles = Some(tiles);
         }
         Ok(p)
+    }
+
+    /// Q8_0 weights `t` in tiles.
+    fn q8_0(t: &QTensor) -> Result<Packed> {
+        let (n, k) = t.shape().dims2()?;
+        let data = t.data()?;
+        if !k.is_multiple_of(QK) || data.len() != n * k / QK * 34 {
+            candle_core::bail!("Q8_0 data of {} bytes for a {n} x {k} matrix", data.len());
+        }
+        let (mut qs, mut d) = (Vec::with_capacity(n * k / QK), Vec::with_capacity(n * k / QK));
+        for b in data.chunks_exact(34) {
+            d.push(half_at(b, 0));
+            qs.push(std::array::from_fn::<i8, 32, _>(|j| b[2 + j] as i8));
+        }
+        let kb = k / QK;
+        let tiles = Tiles::q8_0(n, kb, |j| (&qs[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
+        let p = Packed { n, k, dtype: GgmlDType::Q8_0, qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None };
+        Ok(Packed { tiles: Some(tiles), ..p })
     }
 
     /// The weights of `t` row by row.
@@ -228,7 +255,7 @@ impl Packed {
         let Some(k) = group.first().map(|p| p.k) else { return vec![] };
         let rows = x.len() / k;
         let acts = Acts::quantize(x);
-        let acts = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum };
+        let acts = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum, quads: &acts.quads };
         let dst: Vec<Vec<AtomicU32>> =
             group.iter().map(|p| (0..rows * p.n).map(|_| AtomicU32::new(0)).collect()).collect();
         // Work in units of neighbouring columns of one layer: a tile, or COLS rows.
@@ -323,6 +350,8 @@ struct Acts {
     s: Vec<f32>,
     /// Σq as an integer (for the Q5_0 kernel's offset).
     sum: Vec<i32>,
+    /// Σq of each four bytes (for the Q8_0 tiles' offset).
+    quads: Vec<[i32; 8]>,
 }
 
 impl Acts {
@@ -333,6 +362,7 @@ impl Acts {
             d: Vec::with_capacity(blocks),
             s: Vec::with_capacity(blocks),
             sum: Vec::with_capacity(blocks),
+            quads: Vec::with_capacity(blocks),
         };
         for xs in x.chunks_exact(QK) {
             let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
@@ -345,6 +375,7 @@ impl Acts {
             }
             let sum: i32 = q.iter().map(|&v| v as i32).sum();
             a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
+            a.quads.push(std::array::from_fn(|c| q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum()));
             a.qs.push(q);
             a.d.push(dh.to_f32());
             a.sum.push(sum);
@@ -438,15 +469,17 @@ mod tests {
     #[test]
     fn packed_layers_equal_candle_bit_for_bit() {
         let mut rng = SplitMix64(3);
-        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0] {
-            for (n, k) in [(96, 64), (200, 576), (37, 128)] {
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q8_0] {
+            for (n, k) in [(96, 64), (200, 576), (37, 128), (48, 896)] {
                 let w = QTensor::quantize(&random(&mut rng, (n, k), 0.3), dtype).unwrap();
                 let deq = w.dequantize(&Device::Cpu).unwrap();
                 let copy = || QTensor::quantize(&deq, dtype).unwrap();
-                assert!(matches!(Linear::new(copy()).unwrap(), Linear::Packed(_)));
+                let packs = dtype != GgmlDType::Q8_0 || tiles::pay();
+                assert_eq!(matches!(Linear::new(copy()).unwrap(), Linear::Packed(_)), packs, "{dtype:?}");
                 let theirs = Linear::candle(w).unwrap();
                 // Both layouts, whichever this CPU would choose.
-                for (tiled, rows) in [false, true].into_iter().flat_map(|t| [1, 2, 5, 64].map(|r| (t, r))) {
+                let layouts: &[bool] = if dtype == GgmlDType::Q8_0 { &[true] } else { &[false, true] };
+                for (&tiled, rows) in layouts.iter().flat_map(|t| [1, 2, 5, 64].map(|r| (t, r))) {
                     let ours = Linear::Packed(Arc::new(Packed::laid_out(&copy(), tiled).unwrap()));
                     let mut x = random(&mut rng, (rows, k), 2.0);
                     if rows == 2 {

@@ -1,15 +1,22 @@
-//! The third audited `unsafe` module: Q4_1 and Q5_0 weights laid out for AVX-512 VNNI in tiles
-//! of [`TILE`] output columns, and their product with quantized activation rows.
+//! The third audited `unsafe` module: Q4_1, Q5_0 and Q8_0 weights laid out for AVX-512 VNNI in
+//! tiles of [`TILE`] output columns, and their product with quantized activation rows.
 //!
 //! A tile keeps, for each 32-value block, the blocks of its 16 columns interleaved four bytes at
 //! a time, so that one 512-bit `vpdpbusd` multiplies four values of every column with the same
-//! four activation bytes (broadcast) and leaves each column's partial sum in its own lane: eight
-//! of them give the 16 block sums with no horizontal reduction. Each block sum is the exact `i32`
-//! of candle's scalar loop (Q5_0's `Σ(u−16)·y` as `Σu·y − 16·Σy`), and each column's float sum is
-//! formed lane-wise with candle's expression and added block by block in candle's order, so the
-//! outputs are bit-identical to [`super::kernels::dot_rows_portable`] (tested below on every
-//! path). The only unsafe operations are calls of the VNNI function after the CPU is checked for
-//! it at run time, and unaligned loads and stores of fixed-size arrays (64 bytes, 16 floats).
+//! four activation bytes (broadcast) and leaves each column's partial sum in its own lane, with
+//! no horizontal reduction. The integer sums are exact, and the floats are formed lane-wise with
+//! candle's own expressions in candle's order, so the outputs are bit-identical to candle's:
+//! - Q4_1 and Q5_0 (candle's scalar loop): eight products give each column's block sum (Q5_0's
+//!   `Σ(u−16)·y` as `Σu·y − 16·Σy`), scaled and added to the column's sum block by block;
+//! - Q8_0 (candle's AVX2 loop, which keeps eight lanes, one per four bytes, each advanced by
+//!   `fma(d_w·d_x, sum, lane)`, and adds them in a fixed tree at the end): the weights stored as
+//!   `w + 128` (unsigned, as `vpdpbusd` takes them) and `128·Σy` of each four bytes subtracted,
+//!   the eight lanes kept as eight accumulators and added in candle's tree.
+//!
+//! Tested below against the portable loops on every path, and against candle in
+//! [`super::qlinear`]. The only unsafe operations are calls of the VNNI functions after the CPU
+//! is checked for them at run time, and unaligned loads and stores of fixed-size arrays (64
+//! bytes, 16 floats).
 #![allow(unsafe_code)]
 
 use super::kernels::{ActRows, WeightRow, block_term};
@@ -17,44 +24,50 @@ use super::kernels::{ActRows, WeightRow, block_term};
 /// Output columns per tile.
 pub const TILE: usize = 16;
 
+/// The weight formats laid out in tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// 4-bit values with a scale and a minimum.
+    Q4_1,
+    /// 5-bit values with a scale.
+    Q5_0,
+    /// Signed bytes with a scale.
+    Q8_0,
+}
+
 /// Weight rows in tiles of [`TILE`] columns (the last padded with zero columns), `kb` blocks a
-/// row: per tile and block, the nibbles, the scales, Q4_1's minima or Q5_0's fifth bits.
+/// row: per tile and block, the values, the scales, Q4_1's minima or Q5_0's fifth bits.
 #[derive(Debug)]
 pub struct Tiles {
     kb: usize,
-    /// Per tile and block: 4 chunks of 64 bytes; chunk c holds bytes 4c..4c+4 of each column's
-    /// 16 nibble bytes (values 4c..4c+4 in the low nibbles, 16+4c.. in the high), column l at
-    /// bytes 4l..4l+4.
-    qs: Vec<[u8; 256]>,
+    kind: Kind,
+    /// Per tile and block, chunks of 64 bytes, column l at bytes 4l..4l+4 of each. Q4_1 and
+    /// Q5_0: 4 chunks; chunk c holds bytes 4c..4c+4 of each column's 16 nibble bytes (values
+    /// 4c..4c+4 in the low nibbles, 16+4c.. in the high). Q8_0: 8 chunks; chunk q holds values
+    /// 4q..4q+4 plus 128.
+    qs: Vec<[u8; 64]>,
     /// Per tile and block: each column's scale.
     d: Vec<[f32; TILE]>,
-    /// Q4_1: each column's minimum; Q5_0: empty.
+    /// Q4_1: each column's minimum; else empty.
     m: Vec<[f32; TILE]>,
     /// Q5_0: per quad q (values 4q..4q+4), bit 4l+p set where value 4q+p of column l has its
-    /// fifth bit; Q4_1: empty.
+    /// fifth bit; else empty.
     hi: Vec<[u64; 8]>,
 }
 
 impl Tiles {
-    /// The tiles of `n` weight rows given by `row` (each `kb` blocks), Q4_1 when the rows carry
-    /// minima.
+    /// The tiles of `n` Q4_1 or Q5_0 weight rows given by `row` (each `kb` blocks), Q4_1 when
+    /// the rows carry minima.
     pub fn new<'a>(n: usize, kb: usize, row: impl Fn(usize) -> WeightRow<'a>) -> Tiles {
-        let tiles = n.div_ceil(TILE);
         let q4 = n > 0 && !row(0).m.is_empty();
-        let mut t = Tiles {
-            kb,
-            qs: vec![[0; 256]; tiles * kb],
-            d: vec![[0.0; TILE]; tiles * kb],
-            m: if q4 { vec![[0.0; TILE]; tiles * kb] } else { vec![] },
-            hi: if q4 { vec![] } else { vec![[0; 8]; tiles * kb] },
-        };
+        let mut t = Tiles::empty(n, kb, if q4 { Kind::Q4_1 } else { Kind::Q5_0 });
         for j in 0..n {
             let (tile, l) = (j / TILE, j % TILE);
             let w = row(j);
             for b in 0..kb {
                 let at = tile * kb + b;
                 for c in 0..4 {
-                    t.qs[at][64 * c + 4 * l..64 * c + 4 * l + 4].copy_from_slice(&w.qs[b][4 * c..4 * c + 4]);
+                    t.qs[4 * at + c][4 * l..4 * l + 4].copy_from_slice(&w.qs[b][4 * c..4 * c + 4]);
                 }
                 t.d[at][l] = w.d[b];
                 if q4 {
@@ -70,9 +83,45 @@ impl Tiles {
         t
     }
 
+    /// The tiles of `n` Q8_0 weight rows given by `row`: each row's `kb` blocks of signed bytes
+    /// and their scales.
+    pub fn q8_0<'a>(n: usize, kb: usize, row: impl Fn(usize) -> (&'a [[i8; 32]], &'a [f32])) -> Tiles {
+        let mut t = Tiles::empty(n, kb, Kind::Q8_0);
+        for j in 0..n {
+            let (tile, l) = (j / TILE, j % TILE);
+            let (qs, d) = row(j);
+            for b in 0..kb {
+                let at = tile * kb + b;
+                for q in 0..8 {
+                    for p in 0..4 {
+                        t.qs[8 * at + q][4 * l + p] = (qs[b][4 * q + p] as u8) ^ 0x80;
+                    }
+                }
+                t.d[at][l] = d[b];
+            }
+        }
+        t
+    }
+
+    /// Zero tiles for `n` columns of `kb` blocks (padding columns stay zero: scale 0, and Q8_0's
+    /// bytes 128, value 0).
+    fn empty(n: usize, kb: usize, kind: Kind) -> Tiles {
+        let blocks = n.div_ceil(TILE) * kb;
+        let chunks = if kind == Kind::Q8_0 { 8 } else { 4 };
+        let fill = if kind == Kind::Q8_0 { 0x80 } else { 0 };
+        Tiles {
+            kb,
+            kind,
+            qs: vec![[fill; 64]; blocks * chunks],
+            d: vec![[0.0; TILE]; blocks],
+            m: if kind == Kind::Q4_1 { vec![[0.0; TILE]; blocks] } else { vec![] },
+            hi: if kind == Kind::Q5_0 { vec![[0; 8]; blocks] } else { vec![] },
+        }
+    }
+
     /// How many tiles.
     pub fn len(&self) -> usize {
-        self.qs.len() / self.kb.max(1)
+        self.d.len() / self.kb.max(1)
     }
 
     /// True when there are no columns.
@@ -87,39 +136,70 @@ impl Tiles {
         #[cfg(target_arch = "x86_64")]
         if vnni::present() {
             // SAFETY: the CPU has AVX-512 F, BW, VL and VNNI (checked at run time).
-            return unsafe { vnni::dot(self, tile, x, out) };
+            return unsafe {
+                match self.kind {
+                    Kind::Q8_0 => vnni::dot_q8_0(self, tile, x, out),
+                    Kind::Q4_1 | Kind::Q5_0 => vnni::dot(self, tile, x, out),
+                }
+            };
         }
         self.dot_portable(tile, x, out)
     }
 
-    /// [`Tiles::dot`] one column and block at a time with the single-block sums (the reference,
-    /// and the path without VNNI).
+    /// [`Tiles::dot`] one column and block at a time in candle's scalar arithmetic (the
+    /// reference, and the path without VNNI).
     pub fn dot_portable(&self, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
         let kb = self.kb;
         for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
             for (l, o) in o.iter_mut().enumerate() {
-                let mut sumf = 0f32;
-                for b in 0..kb {
-                    let at = tile * kb + b;
-                    let qs: [u8; 16] = std::array::from_fn(|e| self.qs[at][64 * (e / 4) + 4 * l + e % 4]);
-                    let qh = if self.hi.is_empty() {
-                        0
-                    } else {
-                        (0..8).fold(0u32, |h, q| h | ((((self.hi[at][q] >> (4 * l)) & 0xF) as u32) << (4 * q)))
-                    };
-                    let q4 = !self.m.is_empty();
-                    let (d, m) = ([self.d[at][l]], [if q4 { self.m[at][l] } else { 0.0 }]);
-                    let w = WeightRow {
-                        qs: std::slice::from_ref(&qs),
-                        d: &d,
-                        m: if q4 { &m } else { &[] },
-                        qh: if q4 { &[] } else { std::slice::from_ref(&qh) },
-                    };
-                    sumf += block_term(&w, 0, x, i * kb + b);
-                }
-                *o = sumf;
+                *o = match self.kind {
+                    Kind::Q8_0 => self.column_q8_0(tile, l, x, i),
+                    Kind::Q4_1 | Kind::Q5_0 => {
+                        (0..kb).fold(0f32, |sumf, b| sumf + self.block_term(tile * kb + b, l, x, i * kb + b))
+                    }
+                };
             }
         }
+    }
+
+    /// Column `l`'s term of block `at` against activation block `a` (Q4_1, Q5_0), through the
+    /// row loop's own scalar expression.
+    fn block_term(&self, at: usize, l: usize, x: &ActRows<'_>, a: usize) -> f32 {
+        let qs: [u8; 16] = std::array::from_fn(|e| self.qs[4 * at + e / 4][4 * l + e % 4]);
+        let qh = if self.kind == Kind::Q5_0 {
+            (0..8).fold(0u32, |h, q| h | ((((self.hi[at][q] >> (4 * l)) & 0xF) as u32) << (4 * q)))
+        } else {
+            0
+        };
+        let q4 = self.kind == Kind::Q4_1;
+        let (d, m) = ([self.d[at][l]], [if q4 { self.m[at][l] } else { 0.0 }]);
+        let w = WeightRow {
+            qs: std::slice::from_ref(&qs),
+            d: &d,
+            m: if q4 { &m } else { &[] },
+            qh: if q4 { &[] } else { std::slice::from_ref(&qh) },
+        };
+        block_term(&w, 0, x, a)
+    }
+
+    /// Column `l` of a Q8_0 tile against activation row `i`, as candle's AVX2 loop forms it:
+    /// eight lanes (one per four bytes) advanced by `fma(d_w·d_x, sum, lane)`, then added as
+    /// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+    fn column_q8_0(&self, tile: usize, l: usize, x: &ActRows<'_>, i: usize) -> f32 {
+        let kb = self.kb;
+        let mut lanes = [0f32; 8];
+        for b in 0..kb {
+            let (at, a) = (tile * kb + b, i * kb + b);
+            let d = self.d[at][l] * x.d[a];
+            for (q, lane) in lanes.iter_mut().enumerate() {
+                let sum: i32 = (0..4)
+                    .map(|p| ((self.qs[8 * at + q][4 * l + p] ^ 0x80) as i8 as i32) * x.qs[a][4 * q + p] as i32)
+                    .sum();
+                *lane = d.mul_add(sum as f32, *lane);
+            }
+        }
+        let r: [f32; 4] = std::array::from_fn(|j| lanes[j] + lanes[j + 4]);
+        (r[0] + r[2]) + (r[1] + r[3])
     }
 }
 
@@ -128,6 +208,13 @@ mod vnni {
     use std::arch::x86_64::*;
 
     use super::{ActRows, TILE, Tiles};
+
+    /// Four bytes of `y` from byte 4q on, as one i32 in every lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn quad(y: &[i8; 32], q: usize) -> __m512i {
+        _mm512_set1_epi32(i32::from_le_bytes([0, 1, 2, 3].map(|p| y[4 * q + p] as u8)))
+    }
 
     /// Whether the CPU has AVX-512 (F, BW, VL) with VNNI, detected once.
     pub fn present() -> bool {
@@ -162,9 +249,7 @@ mod vnni {
                 let at = tile * kb + b;
                 let mut u = [_mm512_setzero_si512(); 8];
                 for c in 0..4 {
-                    let chunk: &[u8; 64] = t.qs[at][64 * c..64 * c + 64].try_into().expect("64 bytes");
-                    // SAFETY: `chunk` is exactly 64 bytes; the load is unaligned.
-                    let v = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+                    let v = load64(&t.qs[4 * at + c]);
                     u[c] = _mm512_and_si512(v, low);
                     u[c + 4] = _mm512_and_si512(_mm512_srli_epi16::<4>(v), low);
                 }
@@ -178,12 +263,10 @@ mod vnni {
                 for (r, acc) in acc.iter_mut().enumerate().take(nr) {
                     let a = (r0 + r) * kb + b;
                     let y = &x.qs[a];
-                    let quad =
-                        |q: usize| _mm512_set1_epi32(i32::from_le_bytes([0, 1, 2, 3].map(|p| y[4 * q + p] as u8)));
                     let (mut s0, mut s1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
                     for q in (0..8).step_by(2) {
-                        s0 = _mm512_dpbusd_epi32(s0, u[q], quad(q));
-                        s1 = _mm512_dpbusd_epi32(s1, u[q + 1], quad(q + 1));
+                        s0 = _mm512_dpbusd_epi32(s0, u[q], quad(y, q));
+                        s1 = _mm512_dpbusd_epi32(s1, u[q + 1], quad(y, q + 1));
                     }
                     let s = _mm512_add_epi32(s0, s1);
                     let term = if q4 {
@@ -206,6 +289,41 @@ mod vnni {
             }
             r0 += ROWS;
         }
+    }
+
+    /// [`Tiles::dot`] of a Q8_0 tile with VNNI: per row, eight accumulators (candle's eight
+    /// lanes, here 16 columns each); per block and four bytes q, `Σ(w+128)·y − 128·Σy` is
+    /// column by column the exact sum candle's lane q gets, advanced by the same fma; the eight
+    /// added in candle's tree.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
+    pub fn dot_q8_0(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
+        let kb = t.kb;
+        for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
+            let mut lanes = [_mm512_setzero_ps(); 8];
+            for b in 0..kb {
+                let (at, a) = (tile * kb + b, i * kb + b);
+                let d = _mm512_mul_ps(load16(&t.d[at]), _mm512_set1_ps(x.d[a]));
+                let y = &x.qs[a];
+                for (q, lane) in lanes.iter_mut().enumerate() {
+                    let s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), load64(&t.qs[8 * at + q]), quad(y, q));
+                    let s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * x.quads[a][q]));
+                    *lane = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), *lane);
+                }
+            }
+            let r: [__m512; 4] = std::array::from_fn(|j| _mm512_add_ps(lanes[j], lanes[j + 4]));
+            let sum = _mm512_add_ps(_mm512_add_ps(r[0], r[2]), _mm512_add_ps(r[1], r[3]));
+            let o: &mut [f32; TILE] = o.try_into().expect("a tile");
+            // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
+            unsafe { _mm512_storeu_ps(o.as_mut_ptr(), sum) };
+        }
+    }
+
+    /// 64 bytes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn load64(v: &[u8; 64]) -> __m512i {
+        // SAFETY: `v` is exactly 64 bytes; the load is unaligned.
+        unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }
     }
 
     /// 16 f32s.
@@ -253,7 +371,11 @@ mod tests {
             xqs[kb * rows - 1] = [127; 32];
             let (xd, xs): (Vec<f32>, Vec<f32>) = (0..kb * rows).map(|_| (f(0.1), f(0.1))).unzip();
             let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
-            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum };
+            let quads: Vec<[i32; 8]> = xqs
+                .iter()
+                .map(|q| std::array::from_fn(|c| q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum()))
+                .collect();
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, quads: &quads };
             for q4 in [true, false] {
                 let row = |j: usize| WeightRow {
                     qs: &qs[j * kb..(j + 1) * kb],
@@ -276,6 +398,18 @@ mod tests {
                         assert_eq!(bits(&col), bits(&one), "q4 {q4}, column {}", tile * TILE + l);
                     }
                 }
+            }
+            // Q8_0 (bytes -128 and 127 included): the tiles against the portable loop, which
+            // qlinear's tests hold to candle's own kernel.
+            let bytes: Vec<[i8; 32]> =
+                (0..n * kb).map(|b| std::array::from_fn(|j| (b * 37 + j * 11) as u8 as i8)).collect();
+            let t = Tiles::q8_0(n, kb, |j| (&bytes[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
+            for tile in 0..t.len() {
+                let (mut fast, mut slow) = (vec![0f32; rows * TILE], vec![0f32; rows * TILE]);
+                t.dot(tile, &x, &mut fast);
+                t.dot_portable(tile, &x, &mut slow);
+                let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fast), bits(&slow), "q8_0, {n} x {kb} blocks, {rows} rows, tile {tile}");
             }
         }
     }
