@@ -285,14 +285,19 @@ impl Packed {
                 }
             }
         };
-        if Caller::concurrent() {
-            // Several calls are computing: each keeps to its own thread rather than queueing
-            // for the shared pool (the values are the same either way).
-            columns(0..total);
-        } else {
-            candle_core::utils::barrier_pool().execute_chunked(total, columns);
-        }
+        share(total, columns);
         dst.into_iter().map(|d| d.into_iter().map(|v| f32::from_bits(v.into_inner())).collect()).collect()
+    }
+}
+
+/// `work` over 0..n shared out on candle's worker pool in chunks, or all on this thread while
+/// several calls are computing: each keeps to its own thread rather than queueing for the
+/// shared pool. Work whose values do not depend on which thread computes them only.
+pub fn share(n: usize, work: impl Fn(std::ops::Range<usize>) + Sync) {
+    if Caller::concurrent() {
+        work(0..n);
+    } else {
+        candle_core::utils::barrier_pool().execute_chunked(n, work);
     }
 }
 

@@ -263,7 +263,9 @@ mod vnni {
                 for (r, acc) in acc.iter_mut().enumerate().take(nr) {
                     let a = (r0 + r) * kb + b;
                     let y = &x.qs[a];
-                    let (mut s0, mut s1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+                    // Q5_0's −16·Σy as one sum's starting value (the same exact integer).
+                    let off = if q4 { 0 } else { -16 * x.sum[a] };
+                    let (mut s0, mut s1) = (_mm512_set1_epi32(off), _mm512_setzero_si512());
                     for q in (0..8).step_by(2) {
                         s0 = _mm512_dpbusd_epi32(s0, u[q], quad(y, q));
                         s1 = _mm512_dpbusd_epi32(s1, u[q + 1], quad(y, q + 1));
@@ -276,7 +278,6 @@ mod vnni {
                             _mm512_mul_ps(mw, _mm512_set1_ps(x.s[a])),
                         )
                     } else {
-                        let s = _mm512_sub_epi32(s, _mm512_set1_epi32(16 * x.sum[a]));
                         _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), dw), _mm512_set1_ps(x.d[a]))
                     };
                     *acc = _mm512_add_ps(*acc, term);
@@ -305,8 +306,12 @@ mod vnni {
                 let d = _mm512_mul_ps(load16(&t.d[at]), _mm512_set1_ps(x.d[a]));
                 let y = &x.qs[a];
                 for (q, lane) in lanes.iter_mut().enumerate() {
-                    let s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), load64(&t.qs[8 * at + q]), quad(y, q));
-                    let s = _mm512_sub_epi32(s, _mm512_set1_epi32(128 * x.quads[a][q]));
+                    // The offset's −128·Σy as the starting value: the same exact sum.
+                    let s = _mm512_dpbusd_epi32(
+                        _mm512_set1_epi32(-128 * x.quads[a][q]),
+                        load64(&t.qs[8 * at + q]),
+                        quad(y, q),
+                    );
                     *lane = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), *lane);
                 }
             }

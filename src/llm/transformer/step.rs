@@ -13,14 +13,14 @@
 //! those of [`Transformer::forward`] of its token alone, whichever sequences share its step
 //! (tests/models.rs), and the model's identity and every cached answer stay valid.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use candle_core::{Result, Tensor};
 
 use super::{Cache, Transformer};
 use crate::embed::matmul::{Mat, matmul};
 use crate::llm::kernels::{reduce_max, reduce_sum};
-use crate::llm::qlinear::Linear;
+use crate::llm::qlinear::{Linear, share};
 
 /// candle's `rms_norm` of each `alpha.len()`-wide row of `x`, in place.
 fn rms_norm(x: &mut [f32], alpha: &[f32], eps: f32) {
@@ -71,6 +71,22 @@ fn attend(q: &[f32], keys: &[f32], values: &[f32], scale: f32, threads: usize, o
     }
     softmax(&mut att);
     matmul(out, Mat::new(&att, 1, len), Mat::new(values, len, d), threads);
+}
+
+/// Values f(0), …, f(n − 1), computed in chunks shared out on the worker pool (each value is
+/// its own expression's, whichever thread computes it).
+fn par_map(n: usize, f: impl Fn(usize) -> f32 + Sync) -> Vec<f32> {
+    const CHUNK: usize = 512;
+    let mut out = vec![0f32; n];
+    let chunks: Vec<Mutex<&mut [f32]>> = out.chunks_mut(CHUNK).map(Mutex::new).collect();
+    share(chunks.len(), |range| {
+        for c in range {
+            let mut chunk = chunks[c].lock().unwrap_or_else(|e| e.into_inner());
+            chunk.iter_mut().enumerate().for_each(|(e, v)| *v = f(c * CHUNK + e));
+        }
+    });
+    drop(chunks);
+    out
 }
 
 /// a[i] + b[i] (candle's tensor add, operands in its order).
@@ -133,21 +149,36 @@ impl Transformer {
                 rows_of(&mut q, n_head);
                 rows_of(&mut k, n_kv);
             }
-            let mut y = vec![0f32; rows * n_head * hd];
             for (i, c) in caches.iter_mut().enumerate() {
-                let kv = Arc::make_mut(&mut c.layers[li]);
                 let at = i * n_kv * hd..(i + 1) * n_kv * hd;
-                kv.push(&k[at.clone()], &v[at], 1);
-                for head in 0..n_head {
-                    let at = (i * n_head + head) * hd..(i * n_head + head + 1) * hd;
-                    attend(&q[at.clone()], kv.keys(head / rep), kv.values(head / rep), scale, threads, &mut y[at]);
-                }
+                Arc::make_mut(&mut c.layers[li]).push(&k[at.clone()], &v[at], 1);
             }
+            // Every sequence's every query head, shared out on the worker pool (each head's
+            // values are its own calls', whichever thread makes them).
+            let mut y = vec![0f32; rows * n_head * hd];
+            let outs: Vec<Mutex<&mut [f32]>> = y.chunks_exact_mut(hd).map(Mutex::new).collect();
+            let caches = &*caches;
+            share(rows * n_head, |jobs| {
+                for j in jobs {
+                    let (kv, head) = (&caches[j / n_head].layers[li], j % n_head);
+                    let mut out = outs[j].lock().unwrap_or_else(|e| e.into_inner());
+                    attend(
+                        &q[j * hd..(j + 1) * hd],
+                        kv.keys(head / rep),
+                        kv.values(head / rep),
+                        scale,
+                        threads,
+                        &mut out,
+                    );
+                }
+            });
+            drop(outs);
             let x = add(&l.wo.apply(&y, rows)?, &h);
             let mut y = x.clone();
             rms_norm(&mut y, &values(&l.ffn_norm)?, self.eps);
             let gate_up = Linear::apply_group(&[&l.w1, &l.w3], &y, rows)?;
-            let act: Vec<f32> = gate_up[0].iter().zip(&gate_up[1]).map(|(&g, u)| g / (1.0 + (-g).exp()) * u).collect();
+            let (gate, up) = (&gate_up[0], &gate_up[1]);
+            let act = par_map(gate.len(), |e| gate[e] / (1.0 + (-gate[e]).exp()) * up[e]);
             h = add(&l.w2.apply(&act, rows)?, &x);
         }
         caches.iter_mut().for_each(|c| c.len += 1);
