@@ -370,14 +370,11 @@ impl Acts {
             quads: Vec::with_capacity(blocks),
         };
         for xs in x.chunks_exact(QK) {
-            let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let d = amax / 127.0;
+            let xs: &[f32; QK] = xs.try_into().expect("a block");
+            let d = tiles::amax(xs) / 127.0;
             let id = if d != 0f32 { 1. / d } else { 0. };
             let dh = f16::from_f32(d);
-            let mut q = [0i8; 32];
-            for (qv, &v) in q.iter_mut().zip(xs) {
-                *qv = f32::round(v * id) as i8;
-            }
+            let q = tiles::round_scaled(xs, id);
             let sum: i32 = q.iter().map(|&v| v as i32).sum();
             a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
             a.quads.push(std::array::from_fn(|c| q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum()));

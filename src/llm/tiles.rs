@@ -323,6 +323,36 @@ mod vnni {
         }
     }
 
+    /// [`super::amax`] with AVX-512.
+    #[target_feature(enable = "avx512f")]
+    pub fn amax(xs: &[f32; 32]) -> f32 {
+        let (a, b) = (load16(xs[..16].try_into().expect("16")), load16(xs[16..].try_into().expect("16")));
+        _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)))
+    }
+
+    /// [`super::round_scaled`] with AVX-512: v = x·id, trunc(v + copysign(0.5⁻, v)) (LLVM's own
+    /// lowering of `round`), converted to i32 exactly and narrowed to i8 with saturation, as
+    /// `as i8` narrows.
+    #[target_feature(enable = "avx512f")]
+    pub fn round_scaled(xs: &[f32; 32], id: f32) -> [i8; 32] {
+        let half = _mm512_set1_epi32(0.5f32.next_down().to_bits() as i32);
+        let sign = _mm512_set1_epi32(i32::MIN);
+        let mut out = [0i8; 32];
+        for h in 0..2 {
+            let v = _mm512_mul_ps(load16(xs[16 * h..16 * h + 16].try_into().expect("16")), _mm512_set1_ps(id));
+            let bias = _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(v), sign), half);
+            let r = _mm512_roundscale_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(_mm512_add_ps(
+                v,
+                _mm512_castsi512_ps(bias),
+            ));
+            let bytes = _mm512_cvtsepi32_epi8(_mm512_cvttps_epi32(r));
+            let o: &mut [i8; 16] = (&mut out[16 * h..16 * h + 16]).try_into().expect("16");
+            // SAFETY: `o` is exactly 16 bytes; the store is unaligned.
+            unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), bytes) };
+        }
+        out
+    }
+
     /// 64 bytes.
     #[inline]
     #[target_feature(enable = "avx512f")]
@@ -338,6 +368,28 @@ mod vnni {
         // SAFETY: `v` is exactly 16 f32s; the load is unaligned.
         unsafe { _mm512_loadu_ps(v.as_ptr()) }
     }
+}
+
+/// The largest |x| of a block, and each x·`id` rounded half away from zero as a byte, with
+/// AVX-512 where the CPU has it (the same values as the scalar loop: a maximum is exact, and
+/// `trunc(v + copysign(0.5⁻, v))` is `f32::round(v)` for every f32; tested below).
+pub fn amax(xs: &[f32; 32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if vnni::present() {
+        // SAFETY: the CPU has AVX-512 F (checked at run time).
+        return unsafe { vnni::amax(xs) };
+    }
+    xs.iter().fold(0f32, |m, v| m.max(v.abs()))
+}
+
+/// `round(x · id) as i8` of each value of a block (see [`amax`]).
+pub fn round_scaled(xs: &[f32; 32], id: f32) -> [i8; 32] {
+    #[cfg(target_arch = "x86_64")]
+    if vnni::present() {
+        // SAFETY: the CPU has AVX-512 F (checked at run time).
+        return unsafe { vnni::round_scaled(xs, id) };
+    }
+    std::array::from_fn(|e| f32::round(xs[e] * id) as i8)
 }
 
 /// Whether [`Tiles::dot`] runs on VNNI here (where it does not, the row layout's AVX2 kernel is
@@ -358,6 +410,27 @@ mod tests {
     use super::*;
     use crate::llm::kernels::dot_rows_portable;
     use crate::rng::SplitMix64;
+
+    #[test]
+    fn block_quantization_equals_the_scalar_loop() {
+        let mut rng = SplitMix64(5);
+        let mut blocks: Vec<[f32; 32]> = (0..5000)
+            .map(|_| std::array::from_fn(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0))
+            .collect();
+        // Ties: with 127 the largest value, id is 1 and every x·id is x itself.
+        let ties = [0.5, 1.5, -2.5, -0.5, 126.5, -126.5, 0.49999997, -0.49999997, 2.5000002, 0.0, -0.0];
+        blocks.push(std::array::from_fn(|e| if e == 0 { 127.0 } else { ties[e % ties.len()] }));
+        blocks.push([0.0; 32]);
+        blocks.push(std::array::from_fn(|e| if e == 3 { -1e-30 } else { 0.0 }));
+        for xs in &blocks {
+            let scalar = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+            assert_eq!(amax(xs).to_bits(), scalar.to_bits(), "{xs:?}");
+            let d = scalar / 127.0;
+            let id = if d != 0f32 { 1. / d } else { 0. };
+            let expect: [i8; 32] = std::array::from_fn(|e| f32::round(xs[e] * id) as i8);
+            assert_eq!(round_scaled(xs, id), expect, "{xs:?}");
+        }
+    }
 
     #[test]
     fn tiles_give_each_column_the_row_loops_bits() {
