@@ -57,7 +57,7 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
         out = (c.tokens_in, c.tokens_out);
         Ok(())
     })?;
-    let together = decode_together(m, runs)?;
+    let together = decode_together(m, TOGETHER_RUNS)?;
     Ok(json!({"label": label, "model": m.identity().model, "prompt_tokens": ids.len(), "prompt_seconds": read,
         "prompt_tokens_per_s": ids.len() as f64 / read, "gen_prompt_tokens": out.0, "generated_tokens": out.1,
         "gen_seconds": gen_secs, "gen_tokens_per_s": out.1 as f64 / gen_secs, "together": together}))
@@ -65,7 +65,8 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
 
 /// Sequences decoded together: [`TOGETHER`] chat prompts decoded greedily for [`GEN_TOKENS`]
 /// steps each, one at a time and then all in one batch per step; tokens per second both ways
-/// (steps only, best of `runs`) and whether every sequence's tokens are the same both ways.
+/// (steps only, best of `runs` paired runs) and whether every sequence's tokens are the same
+/// both ways.
 fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
     let merr = Error::from;
     let prompts: Vec<Vec<u32>> = (0..TOGETHER)
@@ -77,18 +78,18 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
         .map_err(merr)?;
     let steps = GEN_TOKENS as usize;
     let (mut alone_tokens, mut alone_secs) = (Vec::new(), f64::INFINITY);
+    let (mut tokens, mut secs) = (Vec::new(), f64::INFINITY);
+    // Paired: each run times the sequences alone and then together, so that a slow spell of
+    // the machine touches both sides.
     for _ in 0..runs {
-        let mut secs = 0.0;
+        let mut one = 0.0;
         alone_tokens.clear();
         for p in &prompts {
             let (t, s) = m.decode_together(std::slice::from_ref(p), steps).map_err(merr)?;
             alone_tokens.extend(t);
-            secs += s;
+            one += s;
         }
-        alone_secs = alone_secs.min(secs);
-    }
-    let (mut tokens, mut secs) = (Vec::new(), f64::INFINITY);
-    for _ in 0..runs {
+        alone_secs = alone_secs.min(one);
         let (t, s) = m.decode_together(&prompts, steps).map_err(merr)?;
         tokens = t;
         secs = secs.min(s);
@@ -101,6 +102,9 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
 
 /// Sequences decoded together in the benchmark.
 pub const TOGETHER: usize = 4;
+
+/// Paired runs of the sequences decoded alone and together (best of each; a run is seconds).
+pub const TOGETHER_RUNS: usize = 5;
 
 /// Every variant of every chat model present (of the model named `only`, when given); absent
 /// models are skipped.

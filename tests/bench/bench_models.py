@@ -90,7 +90,8 @@ def chat_rows(a, rows, threads):
            "|---|---:|---:|---:|---:|---:|"]
     by = {r["label"]: r for r in rows}
     together = ["", "Sequences decoded together (lucid): 4 chat prompts, 63 greedy steps each, decoded one sequence at a time "
-                "and then all 4 in one batch per step (prompts read first, not timed); tokens per second over all sequences.",
+                "and then all 4 in one batch per step (prompts read first, not timed), in 5 paired runs (alone, then together), "
+                "best of each; tokens per second over all sequences.",
                 "", "| model | one at a time | 4 together | speedup | same tokens |", "|---|---:|---:|---:|---|"]
     for name, label, short in [("smollm2", "SmolLM2 Q4_1", "SmolLM2-135M Q4_1"),
                                ("qwen2.5-coder", "Qwen2.5-Coder-0.5B Q4_K_M", "Qwen2.5-Coder-0.5B Q4_K_M")]:
