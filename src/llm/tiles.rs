@@ -26,7 +26,7 @@ pub const TILE: usize = 16;
 
 /// The weight formats laid out in tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum TileFormat {
     /// 4-bit values with a scale and a minimum.
     Q4_1,
     /// 5-bit values with a scale.
@@ -40,7 +40,7 @@ pub enum Kind {
 #[derive(Debug)]
 pub struct Tiles {
     kb: usize,
-    kind: Kind,
+    kind: TileFormat,
     /// Per tile and block, chunks of 64 bytes, column l at bytes 4l..4l+4 of each. Q4_1 and
     /// Q5_0: 4 chunks; chunk c holds bytes 4c..4c+4 of each column's 16 nibble bytes (values
     /// 4c..4c+4 in the low nibbles, 16+4c.. in the high). Q8_0: 8 chunks; chunk q holds values
@@ -60,7 +60,7 @@ impl Tiles {
     /// the rows carry minima.
     pub fn new<'a>(n: usize, kb: usize, row: impl Fn(usize) -> WeightRow<'a>) -> Tiles {
         let q4 = n > 0 && !row(0).m.is_empty();
-        let mut t = Tiles::empty(n, kb, if q4 { Kind::Q4_1 } else { Kind::Q5_0 });
+        let mut t = Tiles::empty(n, kb, if q4 { TileFormat::Q4_1 } else { TileFormat::Q5_0 });
         for j in 0..n {
             let (tile, l) = (j / TILE, j % TILE);
             let w = row(j);
@@ -86,7 +86,7 @@ impl Tiles {
     /// The tiles of `n` Q8_0 weight rows given by `row`: each row's `kb` blocks of signed bytes
     /// and their scales.
     pub fn q8_0<'a>(n: usize, kb: usize, row: impl Fn(usize) -> (&'a [[i8; 32]], &'a [f32])) -> Tiles {
-        let mut t = Tiles::empty(n, kb, Kind::Q8_0);
+        let mut t = Tiles::empty(n, kb, TileFormat::Q8_0);
         for j in 0..n {
             let (tile, l) = (j / TILE, j % TILE);
             let (qs, d) = row(j);
@@ -105,17 +105,17 @@ impl Tiles {
 
     /// Zero tiles for `n` columns of `kb` blocks (padding columns stay zero: scale 0, and Q8_0's
     /// bytes 128, value 0).
-    fn empty(n: usize, kb: usize, kind: Kind) -> Tiles {
+    fn empty(n: usize, kb: usize, kind: TileFormat) -> Tiles {
         let blocks = n.div_ceil(TILE) * kb;
-        let chunks = if kind == Kind::Q8_0 { 8 } else { 4 };
-        let fill = if kind == Kind::Q8_0 { 0x80 } else { 0 };
+        let chunks = if kind == TileFormat::Q8_0 { 8 } else { 4 };
+        let fill = if kind == TileFormat::Q8_0 { 0x80 } else { 0 };
         Tiles {
             kb,
             kind,
             qs: vec![[fill; 64]; blocks * chunks],
             d: vec![[0.0; TILE]; blocks],
-            m: if kind == Kind::Q4_1 { vec![[0.0; TILE]; blocks] } else { vec![] },
-            hi: if kind == Kind::Q5_0 { vec![[0; 8]; blocks] } else { vec![] },
+            m: if kind == TileFormat::Q4_1 { vec![[0.0; TILE]; blocks] } else { vec![] },
+            hi: if kind == TileFormat::Q5_0 { vec![[0; 8]; blocks] } else { vec![] },
         }
     }
 
@@ -138,8 +138,8 @@ impl Tiles {
             // SAFETY: the CPU has AVX-512 F, BW, VL and VNNI (checked at run time).
             return unsafe {
                 match self.kind {
-                    Kind::Q8_0 => vnni::dot_q8_0(self, tile, x, out),
-                    Kind::Q4_1 | Kind::Q5_0 => vnni::dot(self, tile, x, out),
+                    TileFormat::Q8_0 => vnni::dot_q8_0(self, tile, x, out),
+                    TileFormat::Q4_1 | TileFormat::Q5_0 => vnni::dot(self, tile, x, out),
                 }
             };
         }
@@ -153,8 +153,8 @@ impl Tiles {
         for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
             for (l, o) in o.iter_mut().enumerate() {
                 *o = match self.kind {
-                    Kind::Q8_0 => self.column_q8_0(tile, l, x, i),
-                    Kind::Q4_1 | Kind::Q5_0 => {
+                    TileFormat::Q8_0 => self.column_q8_0(tile, l, x, i),
+                    TileFormat::Q4_1 | TileFormat::Q5_0 => {
                         (0..kb).fold(0f32, |sumf, b| sumf + self.block_term(tile * kb + b, l, x, i * kb + b))
                     }
                 };
@@ -166,12 +166,12 @@ impl Tiles {
     /// row loop's own scalar expression.
     fn block_term(&self, at: usize, l: usize, x: &ActRows<'_>, a: usize) -> f32 {
         let qs: [u8; 16] = std::array::from_fn(|e| self.qs[4 * at + e / 4][4 * l + e % 4]);
-        let qh = if self.kind == Kind::Q5_0 {
+        let qh = if self.kind == TileFormat::Q5_0 {
             (0..8).fold(0u32, |h, q| h | ((((self.hi[at][q] >> (4 * l)) & 0xF) as u32) << (4 * q)))
         } else {
             0
         };
-        let q4 = self.kind == Kind::Q4_1;
+        let q4 = self.kind == TileFormat::Q4_1;
         let (d, m) = ([self.d[at][l]], [if q4 { self.m[at][l] } else { 0.0 }]);
         let w = WeightRow {
             qs: std::slice::from_ref(&qs),
@@ -411,6 +411,20 @@ mod tests {
     use crate::llm::kernels::dot_rows_portable;
     use crate::rng::SplitMix64;
 
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|e| e.to_bits()).collect()
+    }
+
+    /// Tile `tile` of `t` times `x` (rows activation rows) by [`Tiles::dot`] and by the portable
+    /// loop, asserted bit-identical; the portable values.
+    fn fast_equals_portable(t: &Tiles, tile: usize, x: &ActRows<'_>, rows: usize) -> Vec<f32> {
+        let (mut fast, mut slow) = (vec![0f32; rows * TILE], vec![0f32; rows * TILE]);
+        t.dot(tile, x, &mut fast);
+        t.dot_portable(tile, x, &mut slow);
+        assert_eq!(bits(&fast), bits(&slow), "{:?}, {rows} rows, tile {tile}", t.kind);
+        slow
+    }
+
     #[test]
     fn block_quantization_equals_the_scalar_loop() {
         let mut rng = SplitMix64(5);
@@ -464,16 +478,17 @@ mod tests {
                 let t = Tiles::new(n, kb, row);
                 assert_eq!(t.len(), n.div_ceil(TILE));
                 for tile in 0..t.len() {
-                    let (mut fast, mut slow) = (vec![0f32; rows * TILE], vec![0f32; rows * TILE]);
-                    t.dot(tile, &x, &mut fast);
-                    t.dot_portable(tile, &x, &mut slow);
-                    let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(&fast), bits(&slow), "q4 {q4}, {n} x {kb} blocks, {rows} rows, tile {tile}");
+                    let slow = fast_equals_portable(&t, tile, &x, rows);
                     for l in 0..TILE.min(n - tile * TILE) {
                         let mut one = vec![0f32; rows];
                         dot_rows_portable(&row(tile * TILE + l), &x, &mut one);
                         let col: Vec<f32> = (0..rows).map(|i| slow[i * TILE + l]).collect();
-                        assert_eq!(bits(&col), bits(&one), "q4 {q4}, column {}", tile * TILE + l);
+                        assert_eq!(
+                            bits(&col),
+                            bits(&one),
+                            "q4 {q4}, {n} x {kb} blocks, {rows} rows, column {}",
+                            tile * TILE + l
+                        );
                     }
                 }
             }
@@ -483,11 +498,7 @@ mod tests {
                 (0..n * kb).map(|b| std::array::from_fn(|j| (b * 37 + j * 11) as u8 as i8)).collect();
             let t = Tiles::q8_0(n, kb, |j| (&bytes[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
             for tile in 0..t.len() {
-                let (mut fast, mut slow) = (vec![0f32; rows * TILE], vec![0f32; rows * TILE]);
-                t.dot(tile, &x, &mut fast);
-                t.dot_portable(tile, &x, &mut slow);
-                let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&fast), bits(&slow), "q8_0, {n} x {kb} blocks, {rows} rows, tile {tile}");
+                fast_equals_portable(&t, tile, &x, rows);
             }
         }
     }
