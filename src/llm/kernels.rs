@@ -1,14 +1,14 @@
 //! The second audited `unsafe` module: candle's own f32 reductions (the softmax's, called
 //! through its raw-pointer API on slices), and integer dot products of GGUF weight blocks with
 //! quantized activation blocks, for the two formats candle 0.11 runs with scalar code only (Q4_1:
-//! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors). Each block's integer sum is exact —
-//! the same `i32` candle's scalar loop computes, whether AVX2 or AVX-512 VNNI forms it — and
-//! the floats are accumulated in candle's order, so the model's logits are bit-identical to
-//! candle's (tested in [`super::qlinear`]). The only unsafe operations are calls of the AVX2
-//! functions under a build-wide AVX2 cfg, of the AVX-512 VNNI ones after the CPU is checked for
-//! them at run time, and unaligned loads and stores of fixed-size arrays (4 or 8 floats, 16 or
-//! 32 bytes); the block sums are tested here against their scalar twins on random blocks, and
-//! the column loops (AVX2 and VNNI) against the portable one.
+//! SmolLM2's file; Q5_0: most of Qwen2.5-Coder's tensors), held row by row where the CPU lacks
+//! AVX-512 VNNI (with it they are in [`super::tiles`]). Each block's integer sum is exact — the
+//! same `i32` candle's scalar loop computes — and the floats are accumulated in candle's order,
+//! so the model's logits are bit-identical to candle's (tested in [`super::qlinear`]). The only
+//! unsafe operations are calls of the AVX2 functions under a build-wide AVX2 cfg, and unaligned
+//! loads and stores of fixed-size arrays (4 or 8 floats, 16 or 32 bytes); the block sums are
+//! tested here against their scalar twins on random blocks, and the column loop against the
+//! portable one.
 #![allow(unsafe_code)]
 
 /// Values per block (both formats, and their activation blocks).
@@ -109,19 +109,13 @@ pub const COLS: usize = 4;
 /// expression) and added to `sumf` one by one, in block order; a last group of fewer than eight
 /// blocks is padded with zero blocks whose terms are never added. With AVX2 each group of
 /// eight weight blocks is widened once and used for every activation row, the columns' sums
-/// advance together, and the integer products take one AVX-512 VNNI instruction per block
-/// where the CPU has it (the same exact sums).
+/// advance together.
 pub fn dot_cols(ws: &[WeightRow<'_>], x: &ActRows<'_>, out: &mut [f32]) {
     assert!(!ws.is_empty() && ws.len() <= COLS, "1 to {COLS} weight rows");
     #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
     {
-        if avx2::vnni() {
-            // SAFETY: the CPU has AVX-512 VNNI and VL (checked at run time by `vnni`).
-            unsafe { avx2::dot_cols_vnni(ws, x, out) }
-        } else {
-            // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
-            unsafe { avx2::dot_cols(ws, x, out) }
-        }
+        // SAFETY: AVX2 is enabled for the whole build (this branch's cfg).
+        unsafe { avx2::dot_cols(ws, x, out) }
     }
     #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
     {
@@ -176,12 +170,11 @@ pub fn scalar_isum_q5(w: &[u8; 16], qh: u32, y: &[i8; 32]) -> i32 {
         .sum()
 }
 
-/// The loop of [`dot_cols`] for `$nc` columns, `$sums` the eight block sums of a group: a macro
-/// so that each entry point compiles it under its own target features, with the column count
-/// a constant (the sums stay in registers, the loops unroll).
+/// The loop of [`dot_cols`] for `$nc` columns: a macro so that the column count is a constant
+/// inside the AVX2 function (the sums stay in registers, the loops unroll).
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
 macro_rules! cols_body {
-    ($ws:expr, $x:expr, $out:expr, $sums:ident, $nc:literal) => {{
+    ($ws:expr, $x:expr, $out:expr, $nc:literal) => {{
         const NC: usize = $nc;
         let (ws, x, out): (&[super::WeightRow<'_>], &super::ActRows<'_>, &mut [f32]) = ($ws, $x, $out);
         let kb = ws[0].qs.len();
@@ -224,7 +217,7 @@ macro_rules! cols_body {
                     load8i(&pad8(&x.sum[..a + r], a))
                 };
                 let terms: [__m256; NC] = std::array::from_fn(|c| {
-                    let sums = $sums(&std::array::from_fn(|b| if stream { widen(c, b) } else { u[c][b] }), &y);
+                    let sums = sums_avx2(&std::array::from_fn(|b| if stream { widen(c, b) } else { u[c][b] }), &y);
                     if q4 {
                         let f = _mm256_cvtepi32_ps(sums);
                         _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(f, dw[c]), xd), _mm256_mul_ps(mw[c], xs))
@@ -341,42 +334,11 @@ mod avx2 {
         _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31))
     }
 
-    /// Whether the CPU has AVX-512 (F, BW, VL) with VNNI, detected once.
-    pub fn vnni() -> bool {
-        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *HAS.get_or_init(|| {
-            is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512vnni")
-        })
-    }
-
     /// The eight block sums of `u` (unsigned bytes, < 32) times `y` (signed bytes), with AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn sums_avx2(u: &[__m256i; 8], y: &[__m256i; 8]) -> __m256i {
         reduce8(&std::array::from_fn(|b| partial(u[b], y[b])))
-    }
-
-    /// [`sums_avx2`] with AVX-512 VNNI: two blocks per 512-bit product, summed in fours into
-    /// i32 lanes exactly, then reduced to the eight block sums by lane shuffles and adds (the
-    /// integer sums are exact whatever the order).
-    #[inline]
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
-    fn sums_vnni(u: &[__m256i; 8], y: &[__m256i; 8]) -> __m256i {
-        let pair = |a: __m256i, b: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(a), b);
-        let p: [__m512i; 4] = std::array::from_fn(|i| {
-            _mm512_dpbusd_epi32(_mm512_setzero_si512(), pair(u[2 * i], u[2 * i + 1]), pair(y[2 * i], y[2 * i + 1]))
-        });
-        // Per 128-bit quarter q of each product: [A_q, B_q, C_q, D_q], the sums of its 4 lanes.
-        let sa = _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
-        let sb = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
-        let t = _mm512_add_epi32(_mm512_unpacklo_epi64(sa, sb), _mm512_unpackhi_epi64(sa, sb));
-        // Quarters 0 + 1 hold blocks 0, 2, 4, 6; quarters 2 + 3 blocks 1, 3, 5, 7.
-        let (lo, hi) = (_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64::<1>(t));
-        let z = _mm256_add_epi32(_mm256_permute2x128_si256::<0x20>(lo, hi), _mm256_permute2x128_si256::<0x31>(lo, hi));
-        _mm256_permutevar8x32_epi32(z, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
     }
 
     /// `v[g..g + 8]`, zero past the end.
@@ -389,19 +351,9 @@ mod avx2 {
     #[target_feature(enable = "avx2")]
     pub fn dot_cols(ws: &[super::WeightRow<'_>], x: &super::ActRows<'_>, out: &mut [f32]) {
         if ws.len() == super::COLS {
-            cols_body!(ws, x, out, sums_avx2, 4)
+            cols_body!(ws, x, out, 4)
         } else {
-            each_column(ws, x, out, |w, x, o| cols_body!(std::slice::from_ref(w), x, o, sums_avx2, 1))
-        }
-    }
-
-    /// [`super::dot_cols`] with VNNI's integer products.
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
-    pub fn dot_cols_vnni(ws: &[super::WeightRow<'_>], x: &super::ActRows<'_>, out: &mut [f32]) {
-        if ws.len() == super::COLS {
-            cols_body!(ws, x, out, sums_vnni, 4)
-        } else {
-            each_column(ws, x, out, |w, x, o| cols_body!(std::slice::from_ref(w), x, o, sums_vnni, 1))
+            each_column(ws, x, out, |w, x, o| cols_body!(std::slice::from_ref(w), x, o, 1))
         }
     }
 
@@ -512,17 +464,6 @@ mod tests {
                 for nc in 1..=COLS {
                     let mut all = vec![0f32; rows * nc];
                     dot_cols(&ws[..nc], &x, &mut all);
-                    // The AVX2 products give the same bits where VNNI's were taken.
-                    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-                    {
-                        let mut plain = vec![0f32; rows * nc];
-                        // SAFETY: AVX2 is enabled for the whole build (this block's cfg).
-                        unsafe { avx2::dot_cols(&ws[..nc], &x, &mut plain) };
-                        assert_eq!(
-                            plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                            all.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-                        );
-                    }
                     for (c, w) in ws[..nc].iter().enumerate() {
                         let mut one = vec![0f32; rows];
                         dot_rows_portable(w, &x, &mut one);
