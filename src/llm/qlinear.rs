@@ -199,8 +199,7 @@ impl Packed {
         }
         let kb = k / QK;
         let tiles = Tiles::q8_0(n, kb, |j| (&qs[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
-        let p = Packed { n, k, dtype: GgmlDType::Q8_0, qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None };
-        Ok(Packed { tiles: Some(tiles), ..p })
+        Ok(Packed { n, k, dtype: GgmlDType::Q8_0, qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: Some(tiles) })
     }
 
     /// The weights of `t` row by row.

@@ -73,19 +73,22 @@ fn attend(q: &[f32], keys: &[f32], values: &[f32], scale: f32, threads: usize, o
     matmul(out, Mat::new(&att, 1, len), Mat::new(values, len, d), threads);
 }
 
-/// Values f(0), …, f(n − 1), computed in chunks shared out on the worker pool (each value is
-/// its own expression's, whichever thread computes it).
+/// `fill(c, chunk)` for each `width`-wide chunk c of `out`, the chunks shared out on the worker
+/// pool (for values that are their own expressions', whichever thread computes them).
+fn fill_chunks(out: &mut [f32], width: usize, fill: impl Fn(usize, &mut [f32]) + Sync) {
+    let chunks: Vec<Mutex<&mut [f32]>> = out.chunks_mut(width).map(Mutex::new).collect();
+    share(chunks.len(), |range| {
+        for c in range {
+            fill(c, &mut chunks[c].lock().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
+/// Values f(0), …, f(n − 1), computed in chunks shared out on the worker pool.
 fn par_map(n: usize, f: impl Fn(usize) -> f32 + Sync) -> Vec<f32> {
     const CHUNK: usize = 512;
     let mut out = vec![0f32; n];
-    let chunks: Vec<Mutex<&mut [f32]>> = out.chunks_mut(CHUNK).map(Mutex::new).collect();
-    share(chunks.len(), |range| {
-        for c in range {
-            let mut chunk = chunks[c].lock().unwrap_or_else(|e| e.into_inner());
-            chunk.iter_mut().enumerate().for_each(|(e, v)| *v = f(c * CHUNK + e));
-        }
-    });
-    drop(chunks);
+    fill_chunks(&mut out, CHUNK, |c, chunk| chunk.iter_mut().enumerate().for_each(|(e, v)| *v = f(c * CHUNK + e)));
     out
 }
 
@@ -156,23 +159,11 @@ impl Transformer {
             // Every sequence's every query head, shared out on the worker pool (each head's
             // values are its own calls', whichever thread makes them).
             let mut y = vec![0f32; rows * n_head * hd];
-            let outs: Vec<Mutex<&mut [f32]>> = y.chunks_exact_mut(hd).map(Mutex::new).collect();
             let caches = &*caches;
-            share(rows * n_head, |jobs| {
-                for j in jobs {
-                    let (kv, head) = (&caches[j / n_head].layers[li], j % n_head);
-                    let mut out = outs[j].lock().unwrap_or_else(|e| e.into_inner());
-                    attend(
-                        &q[j * hd..(j + 1) * hd],
-                        kv.keys(head / rep),
-                        kv.values(head / rep),
-                        scale,
-                        threads,
-                        &mut out,
-                    );
-                }
+            fill_chunks(&mut y, hd, |j, out| {
+                let (kv, head) = (&caches[j / n_head].layers[li], j % n_head);
+                attend(&q[j * hd..(j + 1) * hd], kv.keys(head / rep), kv.values(head / rep), scale, threads, out);
             });
-            drop(outs);
             let x = add(&l.wo.apply(&y, rows)?, &h);
             let mut y = x.clone();
             rms_norm(&mut y, &values(&l.ffn_norm)?, self.eps);
