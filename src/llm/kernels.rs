@@ -88,8 +88,16 @@ pub struct ActRows<'a> {
     pub s: &'a [f32],
     /// Σq per block.
     pub sum: &'a [i32],
-    /// Σq of each four bytes, per block (Q8_0 weights' offset in [`super::tiles`]).
-    pub quads: &'a [[i32; 8]],
+    /// −16·Σq per block: the Q5_0 tiles' starting sums in [`super::tiles`] (empty elsewhere).
+    pub base5: &'a [i32],
+    /// −128·Σq of each four bytes, per block: the Q8_0 tiles' starting sums (empty elsewhere).
+    pub base8: &'a [[i32; 8]],
+}
+
+/// An activation block's Σq, and its tiles' starting sums ([`ActRows::base5`], [`ActRows::base8`]).
+pub fn block_sums(q: &[i8; 32]) -> (i32, i32, [i32; 8]) {
+    let sum: i32 = q.iter().map(|&v| v as i32).sum();
+    (sum, -16 * sum, std::array::from_fn(|c| -128 * q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum::<i32>()))
 }
 
 /// out[i] = weight row `w` · activation row i, for every row of `x` ([`dot_cols`] of one
@@ -442,7 +450,7 @@ mod tests {
                 (0..kb * rows).map(|b| std::array::from_fn(|j| (b * 13 + j * 29) as u8 as i8)).collect();
             let (xd, xs) = (blocks(kb * rows, &mut f), blocks(kb * rows, &mut f));
             let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
-            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, quads: &[] };
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, base5: &[], base8: &[] };
             for w in [WeightRow { qs: &wqs, d: &wd, m: &wm, qh: &[] }, WeightRow { qs: &wqs, d: &wd, m: &[], qh: &qh }]
             {
                 let (mut a, mut b) = (vec![0f32; rows], vec![0f32; rows]);

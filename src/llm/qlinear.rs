@@ -15,7 +15,7 @@ use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
 use half::f16;
 
-use super::kernels::{ActRows, COLS, QK, WeightRow, dot_cols};
+use super::kernels::{ActRows, COLS, QK, WeightRow, block_sums, dot_cols};
 use super::tiles::{self, TILE, Tiles};
 
 /// A linear layer without bias: y = x Wᵀ.
@@ -254,7 +254,8 @@ impl Packed {
         let Some(k) = group.first().map(|p| p.k) else { return vec![] };
         let rows = x.len() / k;
         let acts = Acts::quantize(x);
-        let acts = ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum, quads: &acts.quads };
+        let acts =
+            ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum, base5: &acts.base5, base8: &acts.base8 };
         let dst: Vec<Vec<AtomicU32>> =
             group.iter().map(|p| (0..rows * p.n).map(|_| AtomicU32::new(0)).collect()).collect();
         // Work in units of neighbouring columns of one layer: a tile, or COLS rows.
@@ -354,8 +355,9 @@ struct Acts {
     s: Vec<f32>,
     /// Σq as an integer (for the Q5_0 kernel's offset).
     sum: Vec<i32>,
-    /// Σq of each four bytes (for the Q8_0 tiles' offset).
-    quads: Vec<[i32; 8]>,
+    /// The tiles' starting sums ([`ActRows::base5`], [`ActRows::base8`]).
+    base5: Vec<i32>,
+    base8: Vec<[i32; 8]>,
 }
 
 impl Acts {
@@ -366,7 +368,8 @@ impl Acts {
             d: Vec::with_capacity(blocks),
             s: Vec::with_capacity(blocks),
             sum: Vec::with_capacity(blocks),
-            quads: Vec::with_capacity(blocks),
+            base5: Vec::with_capacity(blocks),
+            base8: Vec::with_capacity(blocks),
         };
         for xs in x.chunks_exact(QK) {
             let xs: &[f32; QK] = xs.try_into().expect("a block");
@@ -374,9 +377,10 @@ impl Acts {
             let id = if d != 0f32 { 1. / d } else { 0. };
             let dh = f16::from_f32(d);
             let q = tiles::round_scaled(xs, id);
-            let sum: i32 = q.iter().map(|&v| v as i32).sum();
+            let (sum, base5, base8) = block_sums(&q);
             a.s.push((f16::from_f32(sum as f32) * dh).to_f32());
-            a.quads.push(std::array::from_fn(|c| q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum()));
+            a.base5.push(base5);
+            a.base8.push(base8);
             a.qs.push(q);
             a.d.push(dh.to_f32());
             a.sum.push(sum);

@@ -230,93 +230,151 @@ mod vnni {
     /// Activation rows computed together (their sums stay in registers).
     const ROWS: usize = 8;
 
-    /// [`Tiles::dot`] with VNNI: per block, the tile's 16 columns unpacked once into eight
-    /// registers of four values each, then for each row eight `vpdpbusd` with the row's four
-    /// bytes broadcast, the block sums converted and scaled lane-wise and added to each
-    /// column's sum.
+    /// Rows `r0..r0 + R` of `all` (`kb` values a row).
+    fn rows<T, const R: usize>(all: &[T], kb: usize, r0: usize) -> [&[T]; R] {
+        let mut out = [&all[..0]; R];
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = &all[(r0 + r) * kb..(r0 + r + 1) * kb];
+        }
+        out
+    }
+
+    /// [`Tiles::dot`] of a Q4_1 or Q5_0 tile with VNNI, up to [`ROWS`] activation rows at a
+    /// time ([`dot_rows`]).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
     pub fn dot(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
-        let kb = t.kb;
-        let rows = out.len() / TILE;
         let q4 = !t.m.is_empty();
+        for (g, o) in out.chunks_mut(ROWS * TILE).enumerate() {
+            let r0 = g * ROWS;
+            match (q4, o.len() / TILE) {
+                (true, 1) => dot_rows::<true, 1>(t, tile, x, r0, o),
+                (true, 2) => dot_rows::<true, 2>(t, tile, x, r0, o),
+                (true, 3) => dot_rows::<true, 3>(t, tile, x, r0, o),
+                (true, 4) => dot_rows::<true, 4>(t, tile, x, r0, o),
+                (true, 5) => dot_rows::<true, 5>(t, tile, x, r0, o),
+                (true, 6) => dot_rows::<true, 6>(t, tile, x, r0, o),
+                (true, 7) => dot_rows::<true, 7>(t, tile, x, r0, o),
+                (true, _) => dot_rows::<true, ROWS>(t, tile, x, r0, o),
+                (false, 1) => dot_rows::<false, 1>(t, tile, x, r0, o),
+                (false, 2) => dot_rows::<false, 2>(t, tile, x, r0, o),
+                (false, 3) => dot_rows::<false, 3>(t, tile, x, r0, o),
+                (false, 4) => dot_rows::<false, 4>(t, tile, x, r0, o),
+                (false, 5) => dot_rows::<false, 5>(t, tile, x, r0, o),
+                (false, 6) => dot_rows::<false, 6>(t, tile, x, r0, o),
+                (false, 7) => dot_rows::<false, 7>(t, tile, x, r0, o),
+                (false, _) => dot_rows::<false, ROWS>(t, tile, x, r0, o),
+            }
+        }
+    }
+
+    /// `R` activation rows from row `r0` on against one Q4_1 (`Q4`) or Q5_0 tile: per block,
+    /// the tile's 16 columns unpacked once into eight registers of four values each, then for
+    /// each row eight `vpdpbusd` with the row's four bytes broadcast, the block sums converted
+    /// and scaled lane-wise and added to each column's sum (the rows' sums in registers).
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn dot_rows<const Q4: bool, const R: usize>(t: &Tiles, tile: usize, x: &ActRows<'_>, r0: usize, out: &mut [f32]) {
+        let kb = t.kb;
         let low = _mm512_set1_epi8(0x0F);
         let fifth = _mm512_set1_epi8(0x10);
-        let mut r0 = 0;
-        while r0 < rows {
-            let nr = (rows - r0).min(ROWS);
-            let mut acc = [_mm512_setzero_ps(); ROWS];
-            for b in 0..kb {
-                let at = tile * kb + b;
-                let mut u = [_mm512_setzero_si512(); 8];
-                for c in 0..4 {
-                    let v = load64(&t.qs[4 * at + c]);
-                    u[c] = _mm512_and_si512(v, low);
-                    u[c + 4] = _mm512_and_si512(_mm512_srli_epi16::<4>(v), low);
+        let (ys, yd) = (rows::<_, R>(x.qs, kb, r0), rows::<_, R>(x.d, kb, r0));
+        // Q4_1: Q8_1's s; Q5_0: −16·Σy as one sum's starting value (the same exact integer).
+        let (ym, base) =
+            if Q4 { (rows::<_, R>(x.s, kb, r0), [&[][..]; R]) } else { ([&[][..]; R], rows(x.base5, kb, r0)) };
+        let mut acc = [_mm512_setzero_ps(); R];
+        for b in 0..kb {
+            let at = tile * kb + b;
+            let mut u = [_mm512_setzero_si512(); 8];
+            for c in 0..4 {
+                let v = load64(&t.qs[4 * at + c]);
+                u[c] = _mm512_and_si512(v, low);
+                u[c + 4] = _mm512_and_si512(_mm512_srli_epi16::<4>(v), low);
+            }
+            if !Q4 {
+                for (q, u) in u.iter_mut().enumerate() {
+                    *u = _mm512_mask_add_epi8(*u, t.hi[at][q], *u, fifth);
                 }
-                if !q4 {
-                    for (q, u) in u.iter_mut().enumerate() {
-                        *u = _mm512_mask_add_epi8(*u, t.hi[at][q], *u, fifth);
-                    }
-                }
-                let dw = load16(&t.d[at]);
-                let mw = if q4 { load16(&t.m[at]) } else { _mm512_setzero_ps() };
-                for (r, acc) in acc.iter_mut().enumerate().take(nr) {
-                    let a = (r0 + r) * kb + b;
-                    let y = &x.qs[a];
-                    // Q5_0's −16·Σy as one sum's starting value (the same exact integer).
-                    let off = if q4 { 0 } else { -16 * x.sum[a] };
-                    let (mut s0, mut s1) = (_mm512_set1_epi32(off), _mm512_setzero_si512());
+            }
+            let dw = load16(&t.d[at]);
+            let mw = if Q4 { load16(&t.m[at]) } else { _mm512_setzero_ps() };
+            for r in 0..R {
+                let y = &ys[r][b];
+                let start = if Q4 { _mm512_setzero_si512() } else { _mm512_set1_epi32(base[r][b]) };
+                // One row: two chains of sums, so that each vpdpbusd need not wait for the last;
+                // several rows: their chains interleave, and one chain a row saves the addition.
+                let s = if R == 1 {
+                    let (mut s0, mut s1) = (start, _mm512_setzero_si512());
                     for q in (0..8).step_by(2) {
                         s0 = _mm512_dpbusd_epi32(s0, u[q], quad(y, q));
                         s1 = _mm512_dpbusd_epi32(s1, u[q + 1], quad(y, q + 1));
                     }
-                    let s = _mm512_add_epi32(s0, s1);
-                    let term = if q4 {
-                        let f = _mm512_cvtepi32_ps(s);
-                        _mm512_add_ps(
-                            _mm512_mul_ps(_mm512_mul_ps(f, dw), _mm512_set1_ps(x.d[a])),
-                            _mm512_mul_ps(mw, _mm512_set1_ps(x.s[a])),
-                        )
-                    } else {
-                        _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), dw), _mm512_set1_ps(x.d[a]))
-                    };
-                    *acc = _mm512_add_ps(*acc, term);
-                }
+                    _mm512_add_epi32(s0, s1)
+                } else {
+                    (0..8).fold(start, |s, q| _mm512_dpbusd_epi32(s, u[q], quad(y, q)))
+                };
+                let scaled = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(s), dw), _mm512_set1_ps(yd[r][b]));
+                let term = if Q4 { _mm512_add_ps(scaled, _mm512_mul_ps(mw, _mm512_set1_ps(ym[r][b]))) } else { scaled };
+                acc[r] = _mm512_add_ps(acc[r], term);
             }
-            for (r, acc) in acc.iter().enumerate().take(nr) {
-                let o: &mut [f32; TILE] = (&mut out[(r0 + r) * TILE..(r0 + r + 1) * TILE]).try_into().expect("a tile");
-                // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
-                unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *acc) };
-            }
-            r0 += ROWS;
+        }
+        for (acc, o) in acc.iter().zip(out.chunks_exact_mut(TILE)) {
+            let o: &mut [f32; TILE] = o.try_into().expect("a tile");
+            // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
+            unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *acc) };
         }
     }
 
-    /// [`Tiles::dot`] of a Q8_0 tile with VNNI: per row, eight accumulators (candle's eight
-    /// lanes, here 16 columns each); per block and four bytes q, `Σ(w+128)·y − 128·Σy` is
-    /// column by column the exact sum candle's lane q gets, advanced by the same fma; the eight
-    /// added in candle's tree.
+    /// [`Tiles::dot`] of a Q8_0 tile with VNNI, two activation rows at a time ([`dot_q8_0_rows`]).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot_q8_0(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
-        let kb = t.kb;
-        for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
-            let mut lanes = [_mm512_setzero_ps(); 8];
-            for b in 0..kb {
-                let (at, a) = (tile * kb + b, i * kb + b);
-                let d = _mm512_mul_ps(load16(&t.d[at]), _mm512_set1_ps(x.d[a]));
-                let y = &x.qs[a];
-                for (q, lane) in lanes.iter_mut().enumerate() {
-                    // The offset's −128·Σy as the starting value: the same exact sum.
-                    let s = _mm512_dpbusd_epi32(
-                        _mm512_set1_epi32(-128 * x.quads[a][q]),
-                        load64(&t.qs[8 * at + q]),
-                        quad(y, q),
-                    );
-                    *lane = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), *lane);
-                }
+        for (g, o) in out.chunks_mut(2 * TILE).enumerate() {
+            if o.len() == 2 * TILE {
+                dot_q8_0_rows::<2>(t, tile, x, 2 * g, o);
+            } else {
+                dot_q8_0_rows::<1>(t, tile, x, 2 * g, o);
             }
-            let r: [__m512; 4] = std::array::from_fn(|j| _mm512_add_ps(lanes[j], lanes[j + 4]));
-            let sum = _mm512_add_ps(_mm512_add_ps(r[0], r[2]), _mm512_add_ps(r[1], r[3]));
+        }
+    }
+
+    /// `R` activation rows from row `r0` on against one Q8_0 tile: per row, eight accumulators
+    /// (candle's eight lanes, here 16 columns each); per block and four bytes q,
+    /// `Σ(w+128)·y − 128·Σy` is column by column the exact sum candle's lane q gets, advanced by
+    /// the same fma; the eight added in candle's tree. Each block's weights are loaded once for
+    /// the `R` rows.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
+    fn dot_q8_0_rows<const R: usize>(t: &Tiles, tile: usize, x: &ActRows<'_>, r0: usize, out: &mut [f32]) {
+        let kb = t.kb;
+        let (ys, yd, base) = (rows::<_, R>(x.qs, kb, r0), rows::<_, R>(x.d, kb, r0), rows::<_, R>(x.base8, kb, r0));
+        let mut lanes = [[_mm512_setzero_ps(); 8]; R];
+        for b in 0..kb {
+            let at = tile * kb + b;
+            let dw = load16(&t.d[at]);
+            let mut d = [dw; R];
+            for (d, yd) in d.iter_mut().zip(&yd) {
+                *d = _mm512_mul_ps(dw, _mm512_set1_ps(yd[b]));
+            }
+            // Written out for each q, so that the 8·R sums stay in registers.
+            macro_rules! lane {
+                ($q:literal) => {
+                    let w = load64(&t.qs[8 * at + $q]);
+                    for r in 0..R {
+                        // The offset's −128·Σy as the starting value: the same exact sum.
+                        let s = _mm512_dpbusd_epi32(_mm512_set1_epi32(base[r][b][$q]), w, quad(&ys[r][b], $q));
+                        lanes[r][$q] = _mm512_fmadd_ps(d[r], _mm512_cvtepi32_ps(s), lanes[r][$q]);
+                    }
+                };
+            }
+            lane!(0);
+            lane!(1);
+            lane!(2);
+            lane!(3);
+            lane!(4);
+            lane!(5);
+            lane!(6);
+            lane!(7);
+        }
+        for (lanes, o) in lanes.iter().zip(out.chunks_exact_mut(TILE)) {
+            let l: [__m512; 4] = std::array::from_fn(|j| _mm512_add_ps(lanes[j], lanes[j + 4]));
+            let sum = _mm512_add_ps(_mm512_add_ps(l[0], l[2]), _mm512_add_ps(l[1], l[3]));
             let o: &mut [f32; TILE] = o.try_into().expect("a tile");
             // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
             unsafe { _mm512_storeu_ps(o.as_mut_ptr(), sum) };
@@ -408,7 +466,7 @@ pub fn pay() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::kernels::dot_rows_portable;
+    use crate::llm::kernels::{block_sums, dot_rows_portable};
     use crate::rng::SplitMix64;
 
     fn bits(v: &[f32]) -> Vec<u32> {
@@ -450,7 +508,9 @@ mod tests {
     fn tiles_give_each_column_the_row_loops_bits() {
         let mut rng = SplitMix64(21);
         let mut f = |scale: f32| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
-        for (n, kb, rows) in [(16, 18, 1), (37, 3, 5), (48, 28, 9), (5, 8, 2), (32, 2, 17)] {
+        // Every row count of a register group (1 to 8), and more rows than one group.
+        let shapes = [(16, 18, 1), (5, 8, 2), (24, 4, 3), (20, 5, 4), (37, 3, 5), (16, 3, 6), (17, 2, 7)];
+        for (n, kb, rows) in shapes.into_iter().chain([(40, 3, 8), (48, 28, 9), (32, 2, 17)]) {
             let qs: Vec<[u8; 16]> =
                 (0..n * kb).map(|b| std::array::from_fn(|j| (b * 31 + j * 7 + b / 5) as u8)).collect();
             let d: Vec<f32> = (0..n * kb).map(|_| f(0.1)).collect();
@@ -462,12 +522,13 @@ mod tests {
             xqs[0] = [-128; 32];
             xqs[kb * rows - 1] = [127; 32];
             let (xd, xs): (Vec<f32>, Vec<f32>) = (0..kb * rows).map(|_| (f(0.1), f(0.1))).unzip();
-            let sum: Vec<i32> = xqs.iter().map(|q| q.iter().map(|&v| v as i32).sum()).collect();
-            let quads: Vec<[i32; 8]> = xqs
-                .iter()
-                .map(|q| std::array::from_fn(|c| q[4 * c..4 * c + 4].iter().map(|&v| v as i32).sum()))
-                .collect();
-            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, quads: &quads };
+            let sums: Vec<(i32, i32, [i32; 8])> = xqs.iter().map(block_sums).collect();
+            let (sum, base5, base8): (Vec<i32>, Vec<i32>, Vec<[i32; 8]>) = (
+                sums.iter().map(|s| s.0).collect(),
+                sums.iter().map(|s| s.1).collect(),
+                sums.iter().map(|s| s.2).collect(),
+            );
+            let x = ActRows { qs: &xqs, d: &xd, s: &xs, sum: &sum, base5: &base5, base8: &base8 };
             for q4 in [true, false] {
                 let row = |j: usize| WeightRow {
                     qs: &qs[j * kb..(j + 1) * kb],
