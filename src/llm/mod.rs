@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod llama_server;
 pub mod local;
 pub mod openai;
+pub mod q6k;
 pub mod qlinear;
 pub mod replay;
 pub mod retry;

@@ -16,6 +16,7 @@ use candle_core::{CpuStorage, CustomOp1, Layout, Module, Result, Shape, Tensor};
 use half::f16;
 
 use super::kernels::{ActRows, COLS, QK, WeightRow, block_sums, dot_cols};
+use super::q6k::{Q6Tiles, Q8kRows};
 use super::tiles::{self, TILE, Tiles};
 
 /// A linear layer without bias: y = x Wᵀ.
@@ -25,6 +26,10 @@ pub enum Linear {
     Candle(QMatMul),
     /// Q4_1 or Q5_0 weights, unpacked.
     Packed(Arc<Packed>),
+    /// Q6_K where the CPU has VNNI: candle's `QMatMul` for [`Linear::forward`] (one row, and
+    /// prompt chunks with candle's own multi-row kernel), and [`super::q6k`]'s tiles, with
+    /// candle's one-row arithmetic, where several rows must each get their one-row bits.
+    Q6k(QMatMul, Arc<Packed>),
 }
 
 impl Linear {
@@ -38,6 +43,10 @@ impl Linear {
             GgmlDType::Q8_0 if tiles::pay() && !t.shape().dims2()?.1.is_multiple_of(256) => {
                 Ok(Linear::Packed(Arc::new(Packed::laid_out(&t, true)?)))
             }
+            GgmlDType::Q6K if tiles::pay() => {
+                let p = Packed::q6k(&t)?;
+                Ok(Linear::Q6k(QMatMul::from_qtensor(t)?, Arc::new(p)))
+            }
             _ => Linear::candle(t),
         }
     }
@@ -50,7 +59,7 @@ impl Linear {
     /// x (…, k) → (…, n).
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         match self {
-            Linear::Candle(m) => m.forward(x),
+            Linear::Candle(m) | Linear::Q6k(m, _) => m.forward(x),
             Linear::Packed(p) => x.apply_op1_no_bwd(p.as_ref()),
         }
     }
@@ -77,30 +86,32 @@ impl Linear {
     /// parallel region, the others (candle's) one by one. Each output is bit-identical to the
     /// layer's own [`Linear::forward`] (the packed layers quantize exactly as they would alone).
     pub fn apply_group(layers: &[&Linear], x: &[f32], rows: usize) -> Result<Vec<Vec<f32>>> {
-        let packed: Vec<&Packed> = layers
-            .iter()
-            .filter_map(|l| match l {
-                Linear::Packed(p) => Some(p.as_ref()),
-                Linear::Candle(_) => None,
-            })
-            .collect();
+        let packed: Vec<&Packed> = layers.iter().filter_map(|l| l.packed(rows)).collect();
         if let Some(p) = packed.iter().find(|p| p.k * rows != x.len()) {
             candle_core::bail!("{} values are not {rows} rows of {}", x.len(), p.k);
         }
         let mut from_packed = Packed::matmul_group(&packed, x).into_iter();
         let mut out = Vec::with_capacity(layers.len());
         for l in layers {
-            match l {
-                Linear::Packed(_) => {
-                    out.push(from_packed.next().ok_or_else(|| candle_core::Error::Msg("packed group".into()))?)
-                }
-                Linear::Candle(_) => {
-                    let t = Tensor::from_slice(x, (rows, x.len() / rows.max(1)), &candle_core::Device::Cpu)?;
-                    out.push(l.forward_rows(&t)?.flatten_all()?.to_vec1::<f32>()?);
-                }
+            if l.packed(rows).is_some() {
+                out.push(from_packed.next().ok_or_else(|| candle_core::Error::Msg("packed group".into()))?)
+            } else {
+                let t = Tensor::from_slice(x, (rows, x.len() / rows.max(1)), &candle_core::Device::Cpu)?;
+                out.push(l.forward_rows(&t)?.flatten_all()?.to_vec1::<f32>()?);
             }
         }
         Ok(out)
+    }
+
+    /// The unpacked weights that give each of `rows` rows its one-row bits: a packed layer's;
+    /// Q6_K's tiles for more than one row (at one row candle's kernel reads fewer bytes: its
+    /// compact blocks hold 0.82 bytes a value, the tiles 1.25).
+    fn packed(&self, rows: usize) -> Option<&Packed> {
+        match self {
+            Linear::Packed(p) => Some(p),
+            Linear::Q6k(_, p) if rows > 1 => Some(p),
+            _ => None,
+        }
     }
 
     /// [`Linear::apply_group`] of this layer alone.
@@ -119,7 +130,7 @@ impl Linear {
         match self {
             Linear::Packed(_) => true,
             Linear::Candle(QMatMul::QTensor(t)) => ROW_INDEPENDENT.contains(&t.dtype()),
-            Linear::Candle(_) => false,
+            Linear::Candle(_) | Linear::Q6k(..) => false,
         }
     }
 
@@ -129,6 +140,13 @@ impl Linear {
         let rows = x.dim(0)?;
         if rows == 1 || self.rows_independent() {
             return self.forward(x);
+        }
+        if let Some(p) = self.packed(rows) {
+            let mut dims = x.dims().to_vec();
+            let out = p.matmul(&x.flatten_all()?.to_vec1::<f32>()?);
+            dims.pop();
+            dims.push(p.n);
+            return Tensor::from_vec(out, dims, x.device());
         }
         let each: Vec<Tensor> = (0..rows).map(|i| self.forward(&x.narrow(0, i, 1)?)).collect::<Result<_>>()?;
         Tensor::cat(&each, 0)
@@ -159,6 +177,8 @@ pub struct Packed {
     /// The same weights in VNNI tiles where the CPU runs them (the row arrays above are then
     /// empty; Q8_0 is held in tiles only).
     tiles: Option<Tiles>,
+    /// Q6_K's tiles (the only layout of a Q6_K layer).
+    q6: Option<Q6Tiles>,
 }
 
 fn half_at(b: &[u8], at: usize) -> f32 {
@@ -199,7 +219,34 @@ impl Packed {
         }
         let kb = k / QK;
         let tiles = Tiles::q8_0(n, kb, |j| (&qs[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
-        Ok(Packed { n, k, dtype: GgmlDType::Q8_0, qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: Some(tiles) })
+        Ok(Packed {
+            n,
+            k,
+            dtype: GgmlDType::Q8_0,
+            qs: vec![],
+            d: vec![],
+            m: vec![],
+            qh: vec![],
+            tiles: Some(tiles),
+            q6: None,
+        })
+    }
+
+    /// Q6_K weights `t` in tiles.
+    fn q6k(t: &QTensor) -> Result<Packed> {
+        let (n, k) = t.shape().dims2()?;
+        let q6 = Q6Tiles::new(&t.data()?, n, k)?;
+        Ok(Packed {
+            n,
+            k,
+            dtype: GgmlDType::Q6K,
+            qs: vec![],
+            d: vec![],
+            m: vec![],
+            qh: vec![],
+            tiles: None,
+            q6: Some(q6),
+        })
     }
 
     /// The weights of `t` row by row.
@@ -213,7 +260,8 @@ impl Packed {
         if data.len() != n * k / QK * size {
             candle_core::bail!("{:?} data of {} bytes for a {n} x {k} matrix", t.dtype(), data.len());
         }
-        let mut p = Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None };
+        let mut p =
+            Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None, q6: None };
         for b in data.chunks_exact(size) {
             p.d.push(half_at(b, 0));
             let qs = if size == 20 {
@@ -253,13 +301,16 @@ impl Packed {
     fn matmul_group(group: &[&Packed], x: &[f32]) -> Vec<Vec<f32>> {
         let Some(k) = group.first().map(|p| p.k) else { return vec![] };
         let rows = x.len() / k;
-        let acts = Acts::quantize(x);
+        // Each quantization only where a layer of the group reads it.
+        let q8k = group.iter().any(|p| p.q6.is_some()).then(|| Q8kRows::quantize(x));
+        let acts = if group.iter().any(|p| p.q6.is_none()) { Acts::quantize(x) } else { Acts::default() };
         let acts =
             ActRows { qs: &acts.qs, d: &acts.d, s: &acts.s, sum: &acts.sum, base5: &acts.base5, base8: &acts.base8 };
         let dst: Vec<Vec<AtomicU32>> =
             group.iter().map(|p| (0..rows * p.n).map(|_| AtomicU32::new(0)).collect()).collect();
         // Work in units of neighbouring columns of one layer: a tile, or COLS rows.
-        let width = |p: &Packed| if p.tiles.is_some() { TILE } else { COLS };
+        let tiled = |p: &Packed| p.tiles.is_some() || p.q6.is_some();
+        let width = |p: &Packed| if tiled(p) { TILE } else { COLS };
         let starts: Vec<usize> =
             group.iter().scan(0, |at, p| Some(std::mem::replace(at, *at + p.n.div_ceil(width(p))))).collect();
         let total: usize = group.iter().map(|p| p.n.div_ceil(width(p))).sum();
@@ -270,14 +321,15 @@ impl Packed {
                 let (p, u) = (group[g], unit - starts[g]);
                 let (j, w) = (u * width(p), width(p));
                 let nc = w.min(p.n - j);
-                match &p.tiles {
-                    Some(t) => t.dot(u, &acts, &mut out[..rows * TILE]),
-                    None => {
+                match (&p.tiles, &p.q6, &q8k) {
+                    (Some(t), _, _) => t.dot(u, &acts, &mut out[..rows * TILE]),
+                    (None, Some(t), Some(q8k)) => t.dot(u, q8k, &mut out[..rows * TILE]),
+                    _ => {
                         let ws: [WeightRow<'_>; COLS] = std::array::from_fn(|k| p.row(j + k.min(nc - 1)));
                         dot_cols(&ws[..nc], &acts, &mut out[..rows * nc]);
                     }
                 }
-                let stride = if p.tiles.is_some() { TILE } else { nc };
+                let stride = if tiled(p) { TILE } else { nc };
                 for i in 0..rows {
                     for k in 0..nc {
                         dst[g][i * p.n + j + k].store(out[i * stride + k].to_bits(), Ordering::Relaxed);
@@ -348,6 +400,7 @@ impl Drop for Idle {
 /// Activation rows quantized as candle quantizes them for these formats: Q8_1 (with the block
 /// sum `s`) for Q4_1 weights, Q8_0 for Q5_0 weights (the same bytes and scale: Q8_0 is Q8_1
 /// without `s`); scales rounded through f16 as candle stores them.
+#[derive(Default)]
 struct Acts {
     qs: Vec<[i8; 32]>,
     d: Vec<f32>,
@@ -426,6 +479,33 @@ mod tests {
 
     fn row_bits(t: &Tensor, i: usize) -> Vec<u32> {
         t.get(i).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn q6k_rows_together_get_candles_one_row_bits() {
+        // Q6_K in tiles (where the CPU has VNNI): several rows at once, alone or in a group with
+        // a packed layer, each row as candle's one-row kernel gives it; one row is candle's own.
+        let mut rng = SplitMix64(12);
+        for (n, k) in [(37, 512), (64, 768), (16, 256)] {
+            let w = random(&mut rng, (n, k), 0.3);
+            let ours = Linear::new(QTensor::quantize(&w, GgmlDType::Q6K).unwrap()).unwrap();
+            let theirs = Linear::candle(QTensor::quantize(&w, GgmlDType::Q6K).unwrap()).unwrap();
+            let q5 = Linear::new(QTensor::quantize(&random(&mut rng, (24, k), 0.3), GgmlDType::Q5_0).unwrap()).unwrap();
+            assert_eq!(matches!(ours, Linear::Q6k(..)), tiles::pay());
+            for rows in 1..=MAX_ROWS {
+                let x = random(&mut rng, (rows, k), 2.0);
+                let flat = x.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                let both = Linear::apply_group(&[&q5, &ours], &flat, rows).unwrap();
+                let tensor = ours.forward_rows(&x).unwrap();
+                for i in 0..rows {
+                    let alone = theirs.forward(&x.narrow(0, i, 1).unwrap()).unwrap();
+                    let expect = row_bits(&alone, 0);
+                    assert_eq!(row_bits(&tensor, i), expect, "{n} x {k}: row {i} of {rows}");
+                    let grouped: Vec<u32> = both[1][i * n..(i + 1) * n].iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(grouped, expect, "{n} x {k} in a group: row {i} of {rows}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -323,14 +323,13 @@ mod vnni {
         }
     }
 
-    /// [`Tiles::dot`] of a Q8_0 tile with VNNI, two activation rows at a time ([`dot_q8_0_rows`]).
+    /// [`Tiles::dot`] of a Q8_0 tile with VNNI, one activation row at a time ([`dot_q8_0_rows`]:
+    /// the rows' sums do not fit in registers together, and the tile stays in cache).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot_q8_0(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
         for (g, o) in out.chunks_mut(2 * TILE).enumerate() {
-            if o.len() == 2 * TILE {
-                dot_q8_0_rows::<2>(t, tile, x, 2 * g, o);
-            } else {
-                dot_q8_0_rows::<1>(t, tile, x, 2 * g, o);
+            for (h, o) in o.chunks_exact_mut(TILE).enumerate() {
+                dot_q8_0_rows::<1>(t, tile, x, 2 * g + h, o);
             }
         }
     }
