@@ -245,25 +245,22 @@ mod vnni {
     pub fn dot(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
         let q4 = !t.m.is_empty();
         for (g, o) in out.chunks_mut(ROWS * TILE).enumerate() {
-            let r0 = g * ROWS;
-            match (q4, o.len() / TILE) {
-                (true, 1) => dot_rows::<true, 1>(t, tile, x, r0, o),
-                (true, 2) => dot_rows::<true, 2>(t, tile, x, r0, o),
-                (true, 3) => dot_rows::<true, 3>(t, tile, x, r0, o),
-                (true, 4) => dot_rows::<true, 4>(t, tile, x, r0, o),
-                (true, 5) => dot_rows::<true, 5>(t, tile, x, r0, o),
-                (true, 6) => dot_rows::<true, 6>(t, tile, x, r0, o),
-                (true, 7) => dot_rows::<true, 7>(t, tile, x, r0, o),
-                (true, _) => dot_rows::<true, ROWS>(t, tile, x, r0, o),
-                (false, 1) => dot_rows::<false, 1>(t, tile, x, r0, o),
-                (false, 2) => dot_rows::<false, 2>(t, tile, x, r0, o),
-                (false, 3) => dot_rows::<false, 3>(t, tile, x, r0, o),
-                (false, 4) => dot_rows::<false, 4>(t, tile, x, r0, o),
-                (false, 5) => dot_rows::<false, 5>(t, tile, x, r0, o),
-                (false, 6) => dot_rows::<false, 6>(t, tile, x, r0, o),
-                (false, 7) => dot_rows::<false, 7>(t, tile, x, r0, o),
-                (false, _) => dot_rows::<false, ROWS>(t, tile, x, r0, o),
-            }
+            if q4 { group::<true>(t, tile, x, g * ROWS, o) } else { group::<false>(t, tile, x, g * ROWS, o) }
+        }
+    }
+
+    /// [`dot_rows`] of the rows of `out` (at most [`ROWS`]), from row `r0` on.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni")]
+    fn group<const Q4: bool>(t: &Tiles, tile: usize, x: &ActRows<'_>, r0: usize, o: &mut [f32]) {
+        match o.len() / TILE {
+            1 => dot_rows::<Q4, 1>(t, tile, x, r0, o),
+            2 => dot_rows::<Q4, 2>(t, tile, x, r0, o),
+            3 => dot_rows::<Q4, 3>(t, tile, x, r0, o),
+            4 => dot_rows::<Q4, 4>(t, tile, x, r0, o),
+            5 => dot_rows::<Q4, 5>(t, tile, x, r0, o),
+            6 => dot_rows::<Q4, 6>(t, tile, x, r0, o),
+            7 => dot_rows::<Q4, 7>(t, tile, x, r0, o),
+            _ => dot_rows::<Q4, ROWS>(t, tile, x, r0, o),
         }
     }
 
@@ -327,10 +324,8 @@ mod vnni {
     /// the rows' sums do not fit in registers together, and the tile stays in cache).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot_q8_0(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
-        for (g, o) in out.chunks_mut(2 * TILE).enumerate() {
-            for (h, o) in o.chunks_exact_mut(TILE).enumerate() {
-                dot_q8_0_rows::<1>(t, tile, x, 2 * g + h, o);
-            }
+        for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
+            dot_q8_0_rows::<1>(t, tile, x, i, o);
         }
     }
 
