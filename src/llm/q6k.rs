@@ -18,10 +18,10 @@
 use candle_core::Result;
 use half::f16;
 
+use super::tiles::{TILE, lane_tree};
+
 /// Values per super-block.
 pub const QK_K: usize = 256;
-/// Output columns per tile.
-const TILE: usize = 16;
 /// Bytes of one Q6_K block: 128 low nibbles, 64 bytes of high bits, 16 scales, an f16.
 const BLOCK_BYTES: usize = 210;
 
@@ -161,8 +161,7 @@ impl Q6Tiles {
                         *acc = d.mul_add(sumi as f32, *acc);
                     }
                 }
-                let r: [f32; 4] = std::array::from_fn(|j| lanes[j] + lanes[j + 4]);
-                *o = (r[0] + r[2]) + (r[1] + r[3]);
+                *o = lane_tree(&lanes);
             }
         }
     }
@@ -172,6 +171,7 @@ impl Q6Tiles {
 mod vnni {
     use std::arch::x86_64::*;
 
+    use super::super::tiles::vnni::{lane_tree, load16, load64, quad, store16};
     use super::{Q6Tiles, Q8kRows, TILE};
 
     /// [`Q6Tiles::dot`] with VNNI, two activation rows at a time ([`dot_rows`]).
@@ -184,18 +184,6 @@ mod vnni {
                 dot_rows::<1>(t, tile, x, 2 * g, o);
             }
         }
-    }
-
-    /// Four bytes of `y` from byte 4q on, as one i32 in every lane.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn quad(y: &[i8; 256], q: usize) -> __m512i {
-        _mm512_set1_epi32(i32::from_le_bytes([
-            y[4 * q] as u8,
-            y[4 * q + 1] as u8,
-            y[4 * q + 2] as u8,
-            y[4 * q + 3] as u8,
-        ]))
     }
 
     /// `R` activation rows from row `r0` on against one tile: per super-block and row, the
@@ -220,8 +208,7 @@ mod vnni {
                 macro_rules! lane {
                     ($l:literal, $s:ident) => {
                         let q = 8 * c + $l;
-                        // SAFETY: a chunk is exactly 64 bytes; the load is unaligned.
-                        let w = unsafe { _mm512_loadu_si512(t.qs[64 * at + q].as_ptr().cast()) };
+                        let w = load64(&t.qs[64 * at + q]);
                         for r in 0..R {
                             let a = (r0 + r) * kb + b;
                             let e = _mm512_dpbusd_epi32(_mm512_set1_epi32(x.base[a][q]), w, quad(&x.qs[a], q));
@@ -238,8 +225,7 @@ mod vnni {
                 lane!(6, s_hi);
                 lane!(7, s_hi);
             }
-            // SAFETY: `t.d[at]` is exactly 16 f32s; the load is unaligned.
-            let dw = unsafe { _mm512_loadu_ps(t.d[at].as_ptr()) };
+            let dw = load16(&t.d[at]);
             for r in 0..R {
                 let d = _mm512_mul_ps(_mm512_set1_ps(x.d[(r0 + r) * kb + b]), dw);
                 for l in 0..8 {
@@ -248,16 +234,7 @@ mod vnni {
             }
         }
         for (lanes, o) in acc.iter().zip(out.chunks_exact_mut(TILE)) {
-            let l: [__m512; 4] = [
-                _mm512_add_ps(lanes[0], lanes[4]),
-                _mm512_add_ps(lanes[1], lanes[5]),
-                _mm512_add_ps(lanes[2], lanes[6]),
-                _mm512_add_ps(lanes[3], lanes[7]),
-            ];
-            let sum = _mm512_add_ps(_mm512_add_ps(l[0], l[2]), _mm512_add_ps(l[1], l[3]));
-            let o: &mut [f32; TILE] = o.try_into().expect("a tile");
-            // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
-            unsafe { _mm512_storeu_ps(o.as_mut_ptr(), sum) };
+            store16(o, lane_tree(lanes));
         }
     }
 }

@@ -219,34 +219,19 @@ impl Packed {
         }
         let kb = k / QK;
         let tiles = Tiles::q8_0(n, kb, |j| (&qs[j * kb..(j + 1) * kb], &d[j * kb..(j + 1) * kb]));
-        Ok(Packed {
-            n,
-            k,
-            dtype: GgmlDType::Q8_0,
-            qs: vec![],
-            d: vec![],
-            m: vec![],
-            qh: vec![],
-            tiles: Some(tiles),
-            q6: None,
-        })
+        Ok(Packed { tiles: Some(tiles), ..Packed::bare(n, k, GgmlDType::Q8_0) })
+    }
+
+    /// An n x k layer of `dtype` with no weights yet in any layout.
+    fn bare(n: usize, k: usize, dtype: GgmlDType) -> Packed {
+        Packed { n, k, dtype, qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None, q6: None }
     }
 
     /// Q6_K weights `t` in tiles.
     fn q6k(t: &QTensor) -> Result<Packed> {
         let (n, k) = t.shape().dims2()?;
         let q6 = Q6Tiles::new(&t.data()?, n, k)?;
-        Ok(Packed {
-            n,
-            k,
-            dtype: GgmlDType::Q6K,
-            qs: vec![],
-            d: vec![],
-            m: vec![],
-            qh: vec![],
-            tiles: None,
-            q6: Some(q6),
-        })
+        Ok(Packed { q6: Some(q6), ..Packed::bare(n, k, GgmlDType::Q6K) })
     }
 
     /// The weights of `t` row by row.
@@ -260,8 +245,7 @@ impl Packed {
         if data.len() != n * k / QK * size {
             candle_core::bail!("{:?} data of {} bytes for a {n} x {k} matrix", t.dtype(), data.len());
         }
-        let mut p =
-            Packed { n, k, dtype: t.dtype(), qs: vec![], d: vec![], m: vec![], qh: vec![], tiles: None, q6: None };
+        let mut p = Packed::bare(n, k, t.dtype());
         for b in data.chunks_exact(size) {
             p.d.push(half_at(b, 0));
             let qs = if size == 20 {

@@ -198,13 +198,20 @@ impl Tiles {
                 *lane = d.mul_add(sum as f32, *lane);
             }
         }
-        let r: [f32; 4] = std::array::from_fn(|j| lanes[j] + lanes[j + 4]);
-        (r[0] + r[2]) + (r[1] + r[3])
+        lane_tree(&lanes)
     }
 }
 
+/// candle's AVX2 sum of its eight float lanes (`hsum_float_8`): ((l0+l4) + (l2+l6)) +
+/// ((l1+l5) + (l3+l7)) — the Q8_0 and Q6_K loops' last step.
+pub fn lane_tree(lanes: &[f32; 8]) -> f32 {
+    let r: [f32; 4] = std::array::from_fn(|j| lanes[j] + lanes[j + 4]);
+    (r[0] + r[2]) + (r[1] + r[3])
+}
+
+/// The VNNI kernels, and the helpers [`super::q6k`]'s share.
 #[cfg(target_arch = "x86_64")]
-mod vnni {
+pub(crate) mod vnni {
     use std::arch::x86_64::*;
 
     use super::{ActRows, TILE, Tiles};
@@ -212,8 +219,13 @@ mod vnni {
     /// Four bytes of `y` from byte 4q on, as one i32 in every lane.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn quad(y: &[i8; 32], q: usize) -> __m512i {
-        _mm512_set1_epi32(i32::from_le_bytes([0, 1, 2, 3].map(|p| y[4 * q + p] as u8)))
+    pub(crate) fn quad<const N: usize>(y: &[i8; N], q: usize) -> __m512i {
+        _mm512_set1_epi32(i32::from_le_bytes([
+            y[4 * q] as u8,
+            y[4 * q + 1] as u8,
+            y[4 * q + 2] as u8,
+            y[4 * q + 3] as u8,
+        ]))
     }
 
     /// Whether the CPU has AVX-512 (F, BW, VL) with VNNI, detected once.
@@ -314,65 +326,50 @@ mod vnni {
             }
         }
         for (acc, o) in acc.iter().zip(out.chunks_exact_mut(TILE)) {
-            let o: &mut [f32; TILE] = o.try_into().expect("a tile");
-            // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
-            unsafe { _mm512_storeu_ps(o.as_mut_ptr(), *acc) };
+            store16(o, *acc);
         }
     }
 
-    /// [`Tiles::dot`] of a Q8_0 tile with VNNI, one activation row at a time ([`dot_q8_0_rows`]:
-    /// the rows' sums do not fit in registers together, and the tile stays in cache).
+    /// [`Tiles::dot`] of a Q8_0 tile with VNNI, one activation row at a time (two rows' sums
+    /// do not fit in registers together, and the tile stays in cache): per row, eight
+    /// accumulators (candle's eight lanes, here 16 columns each); per block and four bytes q,
+    /// `Σ(w+128)·y − 128·Σy` is column by column the exact sum candle's lane q gets, advanced by
+    /// the same fma; the eight added in candle's tree.
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot_q8_0(t: &Tiles, tile: usize, x: &ActRows<'_>, out: &mut [f32]) {
+        let kb = t.kb;
         for (i, o) in out.chunks_exact_mut(TILE).enumerate() {
-            dot_q8_0_rows::<1>(t, tile, x, i, o);
+            let mut lanes = [_mm512_setzero_ps(); 8];
+            for b in 0..kb {
+                let (at, a) = (tile * kb + b, i * kb + b);
+                let d = _mm512_mul_ps(load16(&t.d[at]), _mm512_set1_ps(x.d[a]));
+                let y = &x.qs[a];
+                for (q, lane) in lanes.iter_mut().enumerate() {
+                    // The offset's −128·Σy as the starting value: the same exact sum.
+                    let s =
+                        _mm512_dpbusd_epi32(_mm512_set1_epi32(x.base8[a][q]), load64(&t.qs[8 * at + q]), quad(y, q));
+                    *lane = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), *lane);
+                }
+            }
+            store16(o, lane_tree(&lanes));
         }
     }
 
-    /// `R` activation rows from row `r0` on against one Q8_0 tile: per row, eight accumulators
-    /// (candle's eight lanes, here 16 columns each); per block and four bytes q,
-    /// `Σ(w+128)·y − 128·Σy` is column by column the exact sum candle's lane q gets, advanced by
-    /// the same fma; the eight added in candle's tree. Each block's weights are loaded once for
-    /// the `R` rows.
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
-    fn dot_q8_0_rows<const R: usize>(t: &Tiles, tile: usize, x: &ActRows<'_>, r0: usize, out: &mut [f32]) {
-        let kb = t.kb;
-        let (ys, yd, base) = (rows::<_, R>(x.qs, kb, r0), rows::<_, R>(x.d, kb, r0), rows::<_, R>(x.base8, kb, r0));
-        let mut lanes = [[_mm512_setzero_ps(); 8]; R];
-        for b in 0..kb {
-            let at = tile * kb + b;
-            let dw = load16(&t.d[at]);
-            let mut d = [dw; R];
-            for (d, yd) in d.iter_mut().zip(&yd) {
-                *d = _mm512_mul_ps(dw, _mm512_set1_ps(yd[b]));
-            }
-            // Written out for each q, so that the 8·R sums stay in registers.
-            macro_rules! lane {
-                ($q:literal) => {
-                    let w = load64(&t.qs[8 * at + $q]);
-                    for r in 0..R {
-                        // The offset's −128·Σy as the starting value: the same exact sum.
-                        let s = _mm512_dpbusd_epi32(_mm512_set1_epi32(base[r][b][$q]), w, quad(&ys[r][b], $q));
-                        lanes[r][$q] = _mm512_fmadd_ps(d[r], _mm512_cvtepi32_ps(s), lanes[r][$q]);
-                    }
-                };
-            }
-            lane!(0);
-            lane!(1);
-            lane!(2);
-            lane!(3);
-            lane!(4);
-            lane!(5);
-            lane!(6);
-            lane!(7);
-        }
-        for (lanes, o) in lanes.iter().zip(out.chunks_exact_mut(TILE)) {
-            let l: [__m512; 4] = std::array::from_fn(|j| _mm512_add_ps(lanes[j], lanes[j + 4]));
-            let sum = _mm512_add_ps(_mm512_add_ps(l[0], l[2]), _mm512_add_ps(l[1], l[3]));
-            let o: &mut [f32; TILE] = o.try_into().expect("a tile");
-            // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
-            unsafe { _mm512_storeu_ps(o.as_mut_ptr(), sum) };
-        }
+    /// [`super::lane_tree`] lane-wise: 16 columns' sums of their eight lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn lane_tree(lanes: &[__m512; 8]) -> __m512 {
+        let l: [__m512; 4] = std::array::from_fn(|j| _mm512_add_ps(lanes[j], lanes[j + 4]));
+        _mm512_add_ps(_mm512_add_ps(l[0], l[2]), _mm512_add_ps(l[1], l[3]))
+    }
+
+    /// `v` into a tile's 16 outputs.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(crate) fn store16(o: &mut [f32], v: __m512) {
+        let o: &mut [f32; TILE] = o.try_into().expect("a tile");
+        // SAFETY: `o` is exactly 16 f32s; the store is unaligned.
+        unsafe { _mm512_storeu_ps(o.as_mut_ptr(), v) };
     }
 
     /// [`super::amax`] with AVX-512.
@@ -408,7 +405,7 @@ mod vnni {
     /// 64 bytes.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn load64(v: &[u8; 64]) -> __m512i {
+    pub(crate) fn load64(v: &[u8; 64]) -> __m512i {
         // SAFETY: `v` is exactly 64 bytes; the load is unaligned.
         unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }
     }
@@ -416,7 +413,7 @@ mod vnni {
     /// 16 f32s.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn load16(v: &[f32; TILE]) -> __m512 {
+    pub(crate) fn load16(v: &[f32; TILE]) -> __m512 {
         // SAFETY: `v` is exactly 16 f32s; the load is unaligned.
         unsafe { _mm512_loadu_ps(v.as_ptr()) }
     }
