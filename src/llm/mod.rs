@@ -8,6 +8,7 @@ pub mod anthropic;
 pub mod batch;
 pub mod cache;
 pub mod config;
+pub mod expf;
 pub mod forced_choice;
 pub mod gguf_tokenizer;
 pub mod http;

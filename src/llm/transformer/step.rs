@@ -9,7 +9,8 @@
 //!
 //! Every operation is candle's, to the bit: the same f32 expressions in the same order (rms
 //! norm, rope, bias and residual adds, SiLU, the softmax with candle's own reductions), the same
-//! gemm calls for attention, the same kernels for the projections. So a sequence's logits are
+//! gemm calls for attention, the same kernels for the projections, and e^x with the C library's
+//! bits eight values at a time ([`crate::llm::expf`]). So a sequence's logits are
 //! those of [`Transformer::forward`] of its token alone, whichever sequences share its step
 //! (tests/models.rs), and the model's identity and every cached answer stay valid.
 
@@ -19,6 +20,7 @@ use candle_core::{Result, Tensor};
 
 use super::{Cache, Transformer};
 use crate::embed::matmul::{Mat, matmul};
+use crate::llm::expf::exp_in_place;
 use crate::llm::kernels::{reduce_max, reduce_sum};
 use crate::llm::qlinear::{Linear, share};
 
@@ -50,8 +52,9 @@ fn rope(x: &mut [f32], cos: &[f32], sin: &[f32], neox: bool) {
 fn softmax(x: &mut [f32]) {
     let max = reduce_max(x);
     for v in x.iter_mut() {
-        *v = (*v - max).exp();
+        *v -= max;
     }
+    exp_in_place(x);
     let sum = reduce_sum(x);
     for v in x.iter_mut() {
         *v /= sum;
@@ -84,11 +87,18 @@ fn fill_chunks(out: &mut [f32], width: usize, fill: impl Fn(usize, &mut [f32]) +
     });
 }
 
-/// Values f(0), …, f(n − 1), computed in chunks shared out on the worker pool.
-fn par_map(n: usize, f: impl Fn(usize) -> f32 + Sync) -> Vec<f32> {
+/// candle's SiLU of `gate` times `up` (`gate / (1 + e^−gate) · up`), in chunks shared out on
+/// the worker pool.
+fn silu_mul(gate: &[f32], up: &[f32]) -> Vec<f32> {
     const CHUNK: usize = 512;
-    let mut out = vec![0f32; n];
-    fill_chunks(&mut out, CHUNK, |c, chunk| chunk.iter_mut().enumerate().for_each(|(e, v)| *v = f(c * CHUNK + e)));
+    let mut out: Vec<f32> = gate.iter().map(|g| -g).collect();
+    fill_chunks(&mut out, CHUNK, |c, chunk| {
+        exp_in_place(chunk);
+        let at = c * CHUNK;
+        for ((v, g), u) in chunk.iter_mut().zip(&gate[at..]).zip(&up[at..]) {
+            *v = g / (1.0 + *v) * u;
+        }
+    });
     out
 }
 
@@ -169,7 +179,7 @@ impl Transformer {
             rms_norm(&mut y, &values(&l.ffn_norm)?, self.eps);
             let gate_up = Linear::apply_group(&[&l.w1, &l.w3], &y, rows)?;
             let (gate, up) = (&gate_up[0], &gate_up[1]);
-            let act = par_map(gate.len(), |e| gate[e] / (1.0 + (-gate[e]).exp()) * up[e]);
+            let act = silu_mul(gate, up);
             h = add(&l.w2.apply(&act, rows)?, &x);
         }
         caches.iter_mut().for_each(|c| c.len += 1);
