@@ -178,11 +178,22 @@ mod vnni {
     /// [`Q6Tiles::dot`] with VNNI, two activation rows at a time ([`dot_rows`]).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot(t: &Q6Tiles, tile: usize, x: &Q8kRows, out: &mut [f32]) {
+        // Super-blocks ahead to fetch in each pass, as in the Q8_0 tiles: the first streams
+        // the tile from memory two super-blocks ahead; the last of several, computing from
+        // cache, fetches the next tile's (laid out after this one).
+        let passes = out.len().div_ceil(2 * TILE);
         for (g, o) in out.chunks_mut(2 * TILE).enumerate() {
-            if o.len() == 2 * TILE {
-                dot_rows::<2>(t, tile, x, 2 * g, o);
+            let fetch = if g == 0 {
+                2
+            } else if g + 1 == passes {
+                t.kb
             } else {
-                dot_rows::<1>(t, tile, x, 2 * g, o);
+                0
+            };
+            if o.len() == 2 * TILE {
+                dot_rows::<2>(t, tile, x, 2 * g, o, fetch);
+            } else {
+                dot_rows::<1>(t, tile, x, 2 * g, o, fetch);
             }
         }
     }
@@ -191,19 +202,23 @@ mod vnni {
     /// eight integer lanes (16 columns each) from one `vpdpbusd` and one `vpdpwssd` per four
     /// values, each chunk's weights loaded once for the `R` rows; then the lanes' floats.
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
-    fn dot_rows<const R: usize>(t: &Q6Tiles, tile: usize, x: &Q8kRows, r0: usize, out: &mut [f32]) {
+    fn dot_rows<const R: usize>(t: &Q6Tiles, tile: usize, x: &Q8kRows, r0: usize, out: &mut [f32], fetch: usize) {
         let kb = t.kb;
         let mut acc = [[_mm512_setzero_ps(); 8]; R];
         for b in 0..kb {
             let at = tile * kb + b;
             let mut sumi = [[_mm512_setzero_si512(); 8]; R];
-            // The super-block two ahead into cache, an eighth at a time (the hardware's own
+            // The super-block `fetch` ahead into cache, an eighth at a time (the hardware's own
             // prefetch does not run far enough ahead of this long loop).
-            let next = at + 2;
-            ahead(&t.d, next, 0, 1);
+            let next = at + fetch;
+            if fetch > 0 {
+                ahead(&t.d, next, 0, 1);
+            }
             for c in 0..8 {
-                ahead(&t.qs, 64 * next + 8 * c, 0, 8);
-                ahead(&t.scales, next, 2 * c, 2);
+                if fetch > 0 {
+                    ahead(&t.qs, 64 * next + 8 * c, 0, 8);
+                    ahead(&t.scales, next, 2 * c, 2);
+                }
                 // SAFETY: each scale row is exactly 16 i32s; the loads are unaligned.
                 let (s_lo, s_hi) = unsafe {
                     (

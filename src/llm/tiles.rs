@@ -353,23 +353,33 @@ pub(crate) mod vnni {
         let d = &t.d[tile * kb..(tile + 1) * kb];
         let row = |i: usize| (&x.qs[i * kb..(i + 1) * kb], &x.d[i * kb..(i + 1) * kb], &x.base8[i * kb..(i + 1) * kb]);
         let rows = out.len() / TILE;
+        // Blocks ahead to fetch in pass p (a pair of rows, or the last row): the first pass
+        // streams the tile from memory, fetching its own blocks ahead; the last of several,
+        // computing from cache, fetches the next tile's, so that memory keeps streaming.
+        let passes = rows.div_ceil(2);
+        let fetch = |p: usize| match p {
+            _ if rows < PF_ROWS => None,
+            0 => Some(PF),
+            _ if p + 1 == passes => Some(kb),
+            _ => None,
+        };
         let mut pairs = out.chunks_exact_mut(2 * TILE);
         for (p, o) in pairs.by_ref().enumerate() {
             let (o0, o1) = o.split_at_mut(TILE);
-            q8_0_rows::<2>(qs, d, [row(2 * p), row(2 * p + 1)], [o0, o1], p == 0);
+            q8_0_rows::<2>(qs, d, [row(2 * p), row(2 * p + 1)], [o0, o1], fetch(p));
         }
         let rest = pairs.into_remainder();
         if !rest.is_empty() {
-            let i = rows - 1;
-            q8_0_rows::<1>(qs, d, [row(i)], [rest], false);
+            q8_0_rows::<1>(qs, d, [row(rows - 1)], [rest], fetch(passes - 1));
         }
     }
 
     /// One activation row's blocks for a Q8_0 tile: bytes, scales, starting sums.
     type Q8Row<'a> = (&'a [[i8; 32]], &'a [f32], &'a [[i32; 8]]);
 
-    /// One Q8_0 tile's blocks `qs` (scales `d`) against `R` activation rows, into `out`
-    /// (fetching the tile's blocks ahead when `fetch`: the first pass over it).
+    /// One Q8_0 tile's blocks `qs` (scales `d`) against `R` activation rows, into `out`,
+    /// fetching the weights `fetch` blocks ahead of each block (past the tile's end: the next
+    /// tile's, laid out after it).
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     fn q8_0_rows<const R: usize>(
@@ -377,15 +387,15 @@ pub(crate) mod vnni {
         d: &[[f32; TILE]],
         x: [Q8Row<'_>; R],
         out: [&mut [f32]; R],
-        fetch: bool,
+        fetch: Option<usize>,
     ) {
         let kb = qs.len();
         assert!(d.len() == kb && x.iter().all(|r| r.0.len() == kb && r.1.len() == kb && r.2.len() == kb));
         let mut lanes = [[_mm512_setzero_ps(); 8]; R];
         for b in 0..kb {
-            if fetch {
-                ahead(qs, b + PF, 0, 8);
-                ahead(d, b + PF, 0, 1);
+            if let Some(by) = fetch {
+                ahead(qs, b + by, 0, 8);
+                ahead(d, b + by, 0, 1);
             }
             let dw = load16(&d[b]);
             let dd: [__m512; R] = std::array::from_fn(|r| _mm512_mul_ps(dw, _mm512_set1_ps(x[r].1[b])));
