@@ -65,8 +65,9 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
 
 /// Sequences decoded together: [`TOGETHER`] chat prompts decoded greedily for [`GEN_TOKENS`]
 /// steps each, one at a time and then all in one batch per step; tokens per second both ways
-/// (steps only, best of `runs` paired runs) and whether every sequence's tokens are the same
-/// both ways.
+/// (steps only, best of `runs` paired runs), each pair's ratio and their median (a slow spell
+/// of a shared machine touches both sides of a pair), and whether every sequence's tokens are
+/// the same both ways.
 fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
     let merr = Error::from;
     let prompts: Vec<Vec<u32>> = (0..TOGETHER)
@@ -79,6 +80,7 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
     let steps = GEN_TOKENS as usize;
     let (mut alone_tokens, mut alone_secs) = (Vec::new(), f64::INFINITY);
     let (mut tokens, mut secs) = (Vec::new(), f64::INFINITY);
+    let mut paired = Vec::with_capacity(runs);
     // Paired: each run times the sequences alone and then together, so that a slow spell of
     // the machine touches both sides.
     for _ in 0..runs {
@@ -93,18 +95,21 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
         let (t, s) = m.decode_together(&prompts, steps).map_err(merr)?;
         tokens = t;
         secs = secs.min(s);
+        paired.push(one / s);
     }
+    paired.sort_by(f64::total_cmp);
     // Steps after the first token: the first comes from reading the prompt.
     let n = (TOGETHER * (steps - 1)) as f64;
     Ok(json!({"sequences": TOGETHER, "steps": steps - 1, "alone_tokens_per_s": n / alone_secs,
-        "together_tokens_per_s": n / secs, "speedup": alone_secs / secs, "same_tokens": tokens == alone_tokens}))
+        "together_tokens_per_s": n / secs, "speedup": alone_secs / secs, "same_tokens": tokens == alone_tokens,
+        "paired_speedups": paired, "median_paired_speedup": paired[paired.len() / 2]}))
 }
 
 /// Sequences decoded together in the benchmark.
 pub const TOGETHER: usize = 4;
 
 /// Paired runs of the sequences decoded alone and together (best of each; a run is seconds).
-pub const TOGETHER_RUNS: usize = 5;
+pub const TOGETHER_RUNS: usize = 7;
 
 /// Every variant of every chat model present (of the model named `only`, when given); absent
 /// models are skipped.
