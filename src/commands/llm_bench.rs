@@ -108,7 +108,8 @@ fn decode_together(m: &LocalModel, runs: usize) -> Result<serde_json::Value> {
 /// Sequences decoded together in the benchmark.
 pub const TOGETHER: usize = 4;
 
-/// Paired runs of the sequences decoded alone and together (best of each; a run is seconds).
+/// Paired runs of the sequences decoded alone and together (best of each, and the pairs'
+/// median ratio; a run is seconds).
 pub const TOGETHER_RUNS: usize = 7;
 
 /// Every variant of every chat model present (of the model named `only`, when given); absent

@@ -6,9 +6,8 @@
 //! k = round(x·32/ln 2) by adding 1.5·2⁵², r = x·32/ln 2 − k, a 32-entry table of 2^(i/32)
 //! and a cubic in r, each `a·b + c` fused (read off glibc 2.36's `__expf_fma`: the product
 //! x·32/ln 2 is fused into both the rounding and r), then rounded to f32 once. Here the same
-//! operations
-//! run on eight doubles per AVX-512 register, so every lane gets glibc's bits. Lanes it treats
-//! apart (|x| ≥ 88, NaN) and short tails go through `f32::exp` itself.
+//! operations run on eight doubles per AVX-512 register, so every lane gets glibc's bits. Lanes
+//! it treats apart (|x| ≥ 88, NaN) and short tails go through `f32::exp` itself.
 //!
 //! Used only where it agrees: on first use, [`exp_in_place`] compares itself with `f32::exp` on
 //! 2¹⁶ values over the whole range (among them inputs glibc's result is not the nearest

@@ -172,24 +172,16 @@ impl Q6Tiles {
 mod vnni {
     use std::arch::x86_64::*;
 
-    use super::super::tiles::vnni::{ahead, lane_tree, load16, load64, quad, store16};
+    use super::super::tiles::vnni::{ahead, lane_tree, load16, load64, pass_fetch, quad, store16};
     use super::{Q6Tiles, Q8kRows, TILE};
 
     /// [`Q6Tiles::dot`] with VNNI, two activation rows at a time ([`dot_rows`]).
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     pub fn dot(t: &Q6Tiles, tile: usize, x: &Q8kRows, out: &mut [f32]) {
-        // Super-blocks ahead to fetch in each pass, as in the Q8_0 tiles: the first streams
-        // the tile from memory two super-blocks ahead; the last of several, computing from
-        // cache, fetches the next tile's (laid out after this one).
+        // Super-blocks ahead to fetch in each pass (the first: two).
         let passes = out.len().div_ceil(2 * TILE);
         for (g, o) in out.chunks_mut(2 * TILE).enumerate() {
-            let fetch = if g == 0 {
-                2
-            } else if g + 1 == passes {
-                t.kb
-            } else {
-                0
-            };
+            let fetch = pass_fetch(g, passes, 2, t.kb);
             if o.len() == 2 * TILE {
                 dot_rows::<2>(t, tile, x, 2 * g, o, fetch);
             } else {

@@ -353,16 +353,9 @@ pub(crate) mod vnni {
         let d = &t.d[tile * kb..(tile + 1) * kb];
         let row = |i: usize| (&x.qs[i * kb..(i + 1) * kb], &x.d[i * kb..(i + 1) * kb], &x.base8[i * kb..(i + 1) * kb]);
         let rows = out.len() / TILE;
-        // Blocks ahead to fetch in pass p (a pair of rows, or the last row): the first pass
-        // streams the tile from memory, fetching its own blocks ahead; the last of several,
-        // computing from cache, fetches the next tile's, so that memory keeps streaming.
         let passes = rows.div_ceil(2);
-        let fetch = |p: usize| match p {
-            _ if rows < PF_ROWS => None,
-            0 => Some(PF),
-            _ if p + 1 == passes => Some(kb),
-            _ => None,
-        };
+        let own = if rows < PF_ROWS { 0 } else { PF };
+        let fetch = |p: usize| pass_fetch(p, passes, own, kb);
         let mut pairs = out.chunks_exact_mut(2 * TILE);
         for (p, o) in pairs.by_ref().enumerate() {
             let (o0, o1) = o.split_at_mut(TILE);
@@ -378,8 +371,8 @@ pub(crate) mod vnni {
     type Q8Row<'a> = (&'a [[i8; 32]], &'a [f32], &'a [[i32; 8]]);
 
     /// One Q8_0 tile's blocks `qs` (scales `d`) against `R` activation rows, into `out`,
-    /// fetching the weights `fetch` blocks ahead of each block (past the tile's end: the next
-    /// tile's, laid out after it).
+    /// fetching the weights `fetch` blocks ahead of each block when not 0 (past the tile's end:
+    /// the next tile's, laid out after it).
     #[inline]
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vnni,fma")]
     fn q8_0_rows<const R: usize>(
@@ -387,15 +380,15 @@ pub(crate) mod vnni {
         d: &[[f32; TILE]],
         x: [Q8Row<'_>; R],
         out: [&mut [f32]; R],
-        fetch: Option<usize>,
+        fetch: usize,
     ) {
         let kb = qs.len();
         assert!(d.len() == kb && x.iter().all(|r| r.0.len() == kb && r.1.len() == kb && r.2.len() == kb));
         let mut lanes = [[_mm512_setzero_ps(); 8]; R];
         for b in 0..kb {
-            if let Some(by) = fetch {
-                ahead(qs, b + by, 0, 8);
-                ahead(d, b + by, 0, 1);
+            if fetch > 0 {
+                ahead(qs, b + fetch, 0, 8);
+                ahead(d, b + fetch, 0, 1);
             }
             let dw = load16(&d[b]);
             let dd: [__m512; R] = std::array::from_fn(|r| _mm512_mul_ps(dw, _mm512_set1_ps(x[r].1[b])));
@@ -419,6 +412,20 @@ pub(crate) mod vnni {
     /// Rows from which the kernels fetch ahead (one row's loop is short enough for the
     /// hardware's own prefetch).
     const PF_ROWS: usize = 2;
+
+    /// Blocks ahead to fetch in pass `p` of `passes` over a tile of `kb` blocks (a pass: a
+    /// pair of rows, or the last row), 0 for none: the first pass streams the tile from memory,
+    /// fetching its own blocks `own` ahead; the last of several, computing from cache, fetches
+    /// the next tile's (laid out after this one, so `kb` ahead), so that memory keeps streaming.
+    pub(crate) fn pass_fetch(p: usize, passes: usize, own: usize, kb: usize) -> usize {
+        if p == 0 {
+            own
+        } else if p + 1 == passes {
+            kb
+        } else {
+            0
+        }
+    }
 
     /// Ask for `lines` cache lines of `v`, from line `line` of its element `at` on (no fault
     /// past the end: a prefetch of any address is harmless).

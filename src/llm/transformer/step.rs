@@ -91,11 +91,12 @@ fn fill_chunks(out: &mut [f32], width: usize, fill: impl Fn(usize, &mut [f32]) +
 /// the worker pool.
 fn silu_mul(gate: &[f32], up: &[f32]) -> Vec<f32> {
     const CHUNK: usize = 512;
-    let mut out: Vec<f32> = gate.iter().map(|g| -g).collect();
+    let mut out = vec![0f32; gate.len()];
     fill_chunks(&mut out, CHUNK, |c, chunk| {
+        let (gate, up) = (&gate[c * CHUNK..], &up[c * CHUNK..]);
+        chunk.iter_mut().zip(gate).for_each(|(v, g)| *v = -g);
         exp_in_place(chunk);
-        let at = c * CHUNK;
-        for ((v, g), u) in chunk.iter_mut().zip(&gate[at..]).zip(&up[at..]) {
+        for ((v, g), u) in chunk.iter_mut().zip(gate).zip(up) {
             *v = g / (1.0 + *v) * u;
         }
     });
