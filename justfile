@@ -76,11 +76,10 @@ bench-view:
 bench-audit:
     tests/bench/bench_audit.sh
 
-# Coverage of the hand-label audit's 95 % intervals (lucid audit --sample / --labels) over 2,000
-# stratified samples at N = 50 and N = 200 from banks with planted answers;
-# tests/bench/results/hand_labels.md. Not in CI (a 100-sample version is a test).
+# Coverage of the hand-label audit's 95 % intervals (lucid audit --sample / --labels) over the grid of
+# lucid::audit::coverage::grid, 1,000 samples a cell; tests/bench/results/hand_labels.md. A slice is a test.
 audit-coverage:
-    cargo run --quiet --example hand_label_coverage -- 2000 tests/bench/results/hand_labels.md
+    cargo run --quiet --example hand_label_coverage -- 1000 tests/bench/results/hand_labels.md
 
 # The DAG-scheduled memory loop: 1,534 episodes against a 200 ms loopback server at concurrency 128/32/8/1; tests/bench/results/dag.md.
 bench-dag:

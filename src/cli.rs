@@ -110,8 +110,9 @@ pub struct AuditArgs {
     #[arg(long, value_name = "N", conflicts_with = "labels")]
     pub sample: Option<usize>,
     /// Audit from hand labels: a CSV with columns memory and u (1 right, 0 wrong, empty not
-    /// labelled), the sheet of --sample filled in: leniency, sensitivity, label sanity, each
-    /// verifier's EIA axes and payoff, with intervals for the sampling design.
+    /// labelled), the sheet of --sample filled in, and optionally u2 (a second labeller on some
+    /// rows: their disagreement is carried into the intervals): leniency, sensitivity, label
+    /// sanity, each verifier's EIA axes and payoff, with 95 % intervals for the sampling design.
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
 }

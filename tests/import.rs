@@ -409,7 +409,23 @@ stages:
         ),
         (Some("judge"), Some(30), Some(0))
     );
-    // The Markdown says why the inflation tables are missing.
+    // The Markdown says why the inflation tables are missing, and offers the ways to get truth:
+    // hand labels first (the path every bank has), then the import's own flags.
     let o = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/nt"]).output().unwrap();
-    assert!(stdout(&o).contains("give `lucid import` a `--gold` or `--truth` file"), "{}", stdout(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("lucid audit runs/nt --sample 50") && md.contains("`--log`") && md.contains("`--gold`"),
+        "{md}"
+    );
+    // --out writes it, and --format html renders it, instead of being ignored.
+    let out = d.join("nt-audit");
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["audit", "runs/nt", "--format", "html", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success() && stdout(&o).starts_with("<!doctype html>"), "{}", stderr(&o));
+    for f in ["no_truth.md", "no_truth.json", "no_truth.html"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
 }

@@ -160,28 +160,82 @@ pub fn corr_from_sums(n: f64, sx: f64, sxx: f64, sy: f64, syy: f64, sxy: f64) ->
     (n > 1.0 && has_spread(cxx, sxx) && has_spread(cyy, syy)).then(|| (cxy / (cxx * cyy).sqrt()).clamp(-1.0, 1.0))
 }
 
-/// The quantile of Student's t with `df` degrees of freedom for a two-sided 95 % interval
-/// (exact at df = 1..4; beyond, the Cornish-Fisher expansion around [`Z95`], within 1e-3 of the
-/// exact value; a fractional df below 4.5 takes the nearest whole one's).
+/// The quantile of Student's t with `df` degrees of freedom (any real df >= 1) for a two-sided
+/// 95 % interval: the t whose upper tail is 0.025, by bisection on the tail
+/// `I_{df/(df+t^2)}(df/2, 1/2) / 2` (the regularized incomplete beta by its continued fraction),
+/// to 1e-12.
 pub fn t95(df: f64) -> f64 {
-    if df < 1.5 {
-        return 12.706_204_736;
+    if !df.is_finite() || df > 1e7 {
+        return Z95;
     }
-    if df < 2.5 {
-        return 4.302_652_730;
+    let df = df.max(1.0);
+    let tail = |t: f64| 0.5 * inc_beta(df / (df + t * t), df / 2.0, 0.5);
+    let (mut lo, mut hi) = (0.0f64, 1e4f64);
+    while hi - lo > 1e-12 * hi.max(1.0) {
+        let mid = (lo + hi) / 2.0;
+        if tail(mid) > 0.025 { lo = mid } else { hi = mid }
     }
-    if df < 3.5 {
-        return 3.182_446_305;
+    (lo + hi) / 2.0
+}
+
+/// ln Gamma(x) for x > 0 (Lanczos, g = 7, nine coefficients: about 15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
     }
-    if df < 4.5 {
-        return 2.776_445_105;
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let sum: f64 = C[0] + (1..9).map(|i| C[i] / (x + i as f64)).sum::<f64>();
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The regularized incomplete beta I_x(a, b) (Lentz's continued fraction, on the side of x
+/// where it converges fast).
+fn inc_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
     }
-    let (z, v) = (Z95, df);
-    let (z3, z5, z7, z9) = (z.powi(3), z.powi(5), z.powi(7), z.powi(9));
-    z + (z3 + z) / (4.0 * v)
-        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
-        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
-        + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92160.0 * v.powi(4))
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - inc_beta(1.0 - x, b, a);
+    }
+    let tiny = 1e-300;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < tiny { tiny } else { d };
+    let mut f = d;
+    for m in 1..500 {
+        let m = m as f64;
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + num * d;
+            d = 1.0 / if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + num / c;
+            if c.abs() < tiny {
+                c = tiny;
+            }
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f / a
 }
 
 /// Ranks with ties given their average rank (1-based).
@@ -329,7 +383,7 @@ impl Histogram {
 }
 
 /// A standard normal draw (Box–Muller).
-fn normal(rng: &mut SplitMix64) -> f64 {
+pub fn normal(rng: &mut SplitMix64) -> f64 {
     let u1 = rng.uniform().max(f64::MIN_POSITIVE);
     let u2 = rng.uniform();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
@@ -338,7 +392,7 @@ fn normal(rng: &mut SplitMix64) -> f64 {
 /// A Binomial(n, p) draw: exact (inversion) while n min(p, 1 - p) < 30, else the normal
 /// approximation with continuity correction, clamped to [0, n] (its error is far below a
 /// bootstrap's own Monte Carlo error at such sizes).
-fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
+pub fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
     if n == 0 || p <= 0.0 {
         return 0;
     }
@@ -368,6 +422,33 @@ fn binomial(rng: &mut SplitMix64, n: u64, p: f64) -> u64 {
     }
     let draw = nf * p + (nf * p * (1.0 - p)).sqrt() * normal(rng);
     draw.round().clamp(0.0, nf) as u64
+}
+
+/// A Gamma(shape, 1) draw (Marsaglia and Tsang 2000; a shape below 1 boosted by U^(1/shape)).
+pub fn gamma(rng: &mut SplitMix64, shape: f64) -> f64 {
+    if shape < 1.0 {
+        let u = rng.uniform().max(f64::MIN_POSITIVE);
+        return gamma(rng, shape + 1.0) * u.powf(1.0 / shape);
+    }
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = normal(rng);
+        let v = (1.0 + c * x).powi(3);
+        if v <= 0.0 {
+            continue;
+        }
+        let u = rng.uniform().max(f64::MIN_POSITIVE);
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
+        }
+    }
+}
+
+/// A Beta(a, b) draw, as the share of two Gamma draws.
+pub fn beta(rng: &mut SplitMix64, a: f64, b: f64) -> f64 {
+    let (x, y) = (gamma(rng, a), gamma(rng, b));
+    if x + y > 0.0 { x / (x + y) } else { 0.5 }
 }
 
 /// Multinomial(n, probs) counts into `out`, by sequential conditional binomials.
@@ -535,6 +616,10 @@ mod tests {
             assert!((t95(df) - t).abs() < 2e-3, "df {df}: {} vs {t}", t95(df));
         }
         assert!((t95(1e9) - Z95).abs() < 1e-6);
+        // Exact where the table is (df 1: tan(0.475 pi); df 2: 4.302652729749464) and between its rows.
+        assert!((t95(1.0) - (0.475 * std::f64::consts::PI).tan()).abs() < 1e-9);
+        assert!((t95(2.0) - 4.302_652_729_749_464).abs() < 1e-9);
+        assert!(t95(1.5) < t95(1.0) && t95(1.5) > t95(2.0));
     }
 
     #[test]

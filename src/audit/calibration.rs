@@ -19,7 +19,8 @@ pub struct CalibrationRow {
     pub spearman: Option<f64>,
     /// AUC: P(a right memory scores above a wrong one), ties half.
     pub auc: Option<f64>,
-    /// Share of right memories among the 10 best scored (ties broken by row order).
+    /// Share of right memories among the 10 best scored; memories tied at the 10th score share
+    /// the places left (the expected share when ties are broken at random, whatever the row order).
     pub top10: f64,
 }
 
@@ -32,10 +33,17 @@ fn auc(q: &[f64], u: &[f64]) -> Option<f64> {
 }
 
 fn top10(q: &[f64], u: &[f64]) -> f64 {
-    let mut idx: Vec<usize> = (0..q.len()).collect();
-    idx.sort_by(|&a, &b| q[b].total_cmp(&q[a]).then(a.cmp(&b)));
-    let k = idx.len().min(10);
-    idx[..k].iter().filter(|&&i| u[i] >= 0.5).count() as f64 / k.max(1) as f64
+    let mut sorted: Vec<f64> = q.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let k = q.len().min(10);
+    let Some(&cut) = k.checked_sub(1).map(|i| &sorted[i]) else { return 0.0 };
+    let right = |keep: &dyn Fn(f64) -> bool| {
+        let ins: Vec<usize> = (0..q.len()).filter(|&i| keep(q[i])).collect();
+        (ins.len() as f64, ins.iter().filter(|&&i| u[i] >= 0.5).count() as f64)
+    };
+    let (above, right_above) = right(&|x| x.total_cmp(&cut).is_gt());
+    let (tied, right_tied) = right(&|x| x.total_cmp(&cut).is_eq());
+    (right_above + (k as f64 - above) * right_tied / tied) / k as f64
 }
 
 /// Platt scaling: the logistic fit of U on the score (Newton's method), applied to the score.
@@ -135,6 +143,20 @@ pub fn calibration(bank: &AuditBank) -> Vec<CalibrationRow> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_top_ten_does_not_depend_on_row_order() {
+        // 20 memories tied at the top, 5 of them right: any order gives 5 / 20 of the 10 places.
+        let q = vec![1.0; 20];
+        let u: Vec<f64> = (0..20).map(|i| f64::from(u8::from(i < 5))).collect();
+        let mut rev = u.clone();
+        rev.reverse();
+        assert_eq!(super::top10(&q, &u), 0.25);
+        assert_eq!(super::top10(&q, &rev), 0.25);
+        // Above the tie, every place counts.
+        let q2: Vec<f64> = (0..20).map(|i| if i < 4 { 2.0 } else { 1.0 }).collect();
+        assert!((super::top10(&q2, &u) - (4.0 + 6.0 * 1.0 / 16.0) / 10.0).abs() < 1e-12);
+    }
+
     use super::isotonic;
 
     /// A tie group whose first member is wrong is one block before any merge (by hand: the

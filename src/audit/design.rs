@@ -8,7 +8,8 @@
 //!   an unscored memory is not flagged), so each verifier's demotions (trusted and flagged), which
 //!   its payoff is about, are sampled however rare they are. With many verifiers the patterns
 //!   outnumber the labels: when two labels in each non-empty pattern would take more than a
-//!   quarter of N, the strata are the label x how many verifiers flag (2 (k + 1) strata for k verifiers).
+//!   quarter of N (or beyond [`MAX_PATTERN_VERIFIERS`]), the strata are the label x how many
+//!   verifiers flag, in as many bands of counts as fit that quarter.
 //!   The strata are a function of the bank and N (the rows of the labels file), so `--labels`
 //!   recomputes the design `--sample` drew.
 //! - **Allocation**: at least two memories per stratum (all of a smaller one), the rest in
@@ -16,20 +17,12 @@
 //!   proportional allocation, which leaves the rare untrusted or flagged memories — the ones
 //!   leniency and the verifiers' errors are about — with a handful, and equal allocation, which
 //!   wastes labels on tiny strata. Within a stratum, a seeded simple random sample.
-//! - **Estimators**: each quantity is a smooth function of weighted totals of per-memory terms,
-//!   each labelled memory weighted by N_h / n_h (its stratum's size over its labelled memories).
-//!   Any labelled set is read this way, so labels from the sheet, or more labels added later to a
-//!   stratum at random, are valid; a stratum with memories and no label is an error.
-//! - **Variance**: the stratified delete-one jackknife with the finite-population correction
-//!   (1 - n_h / N_h) per stratum — a census stratum adds nothing, a bank labelled in full has no
-//!   sampling error — computed from stratum totals, O(labels x terms) per quantity. Intervals use
-//!   Student's t with n - H degrees of freedom (H strata): proportions as Wilson intervals at the effective
-//!   sample size p(1 - p) / var (Korn and Graubard's approach), correlations through Fisher's z,
-//!   differences of correlations (the payoff) as they are. A sample with no spread where the
-//!   bank has some (no labelled exception to a perfect correlation, none of a verifier's
-//!   demotions labelled) gets the quantity's whole range: it does not know.
+//! - **Estimators** ([`super::estimator`]): every quantity is a function of weighted totals of
+//!   per-memory terms, each labelled memory weighted by N_h / n_h, with a stratified variance
+//!   floored so that small and unanimous strata keep their uncertainty. Any labelled set is read
+//!   this way, so labels from the sheet, blanks, or more labels added later to a stratum at random
+//!   are valid; a stratum with fewer than two labels is named in the output and widens.
 
-use crate::analysis::stats::{t95, wilson};
 use crate::error::{Error, Result};
 use crate::rng::SplitMix64;
 
@@ -49,21 +42,40 @@ pub struct Strata {
 /// The strata of `bank` for a sample of `n`: label x which verifiers flag (their pattern) when
 /// two labels in each of those strata take at most a quarter of `n`, else label x how many flag.
 pub fn strata(bank: &AuditBank, n: usize) -> Strata {
-    let by_pattern = strata_by(bank, true);
-    let used = by_pattern.sizes.iter().filter(|&&s| s > 0).count();
-    if 4 * used <= n { by_pattern } else { strata_by(bank, false) }
+    let used = |s: &Strata| s.sizes.iter().filter(|&&s| s > 0).count();
+    if bank.verifiers.len() <= MAX_PATTERN_VERIFIERS {
+        let by_pattern = strata_by(bank, Some(0));
+        if 4 * used(&by_pattern) <= n {
+            return by_pattern;
+        }
+    }
+    // Flag counts in as many bands as two labels a stratum allow in a quarter of n.
+    let k = bank.verifiers.len();
+    (1..=k + 1)
+        .rev()
+        .map(|bands| strata_by(bank, Some(bands)))
+        .find(|s| 4 * used(s) <= n)
+        .unwrap_or_else(|| strata_by(bank, Some(1)))
 }
 
-/// Label x flag pattern (`pattern`) or label x flag count.
-fn strata_by(bank: &AuditBank, pattern: bool) -> Strata {
+/// Beyond this many verifiers the strata are label x flag count (2^12 patterns per label already
+/// outnumber any sample a person labels).
+pub const MAX_PATTERN_VERIFIERS: usize = 12;
+
+/// Label x flag pattern (`bands` Some(0)) or label x flag count in `bands` bands of equal width
+/// (k + 1 bands: every count its own).
+fn strata_by(bank: &AuditBank, bands: Option<usize>) -> Strata {
     let k = bank.verifiers.len();
-    let cells = if pattern { 1usize << k.min(16) } else { k + 1 };
+    let bands = bands.unwrap_or(0);
+    let pattern = bands == 0;
+    let band = |c: usize| c * bands / (k + 1);
+    let cells = if pattern { 1usize << k } else { bands };
     let flags = |i: usize| -> usize {
         let flagged = bank.verifiers.iter().map(|(_, v)| v[i] < 0.5);
         if pattern {
-            flagged.enumerate().filter(|(_, f)| *f).map(|(j, _)| 1usize << j.min(15)).sum()
+            flagged.enumerate().filter(|(_, f)| *f).map(|(j, _)| 1usize << j).sum()
         } else {
-            flagged.filter(|&f| f).count()
+            band(flagged.filter(|&f| f).count())
         }
     };
     let of: Vec<usize> = (0..bank.r.len()).map(|i| usize::from(bank.r[i] >= 0.5) * cells + flags(i)).collect();
@@ -85,7 +97,12 @@ fn strata_by(bank: &AuditBank, pattern: bool) -> Strata {
                     format!("{label}, flagged by {}", on.join("+"))
                 }
             } else {
-                format!("{label}, flagged by {c} of {k}")
+                let counts: Vec<usize> = (0..=k).filter(|&x| band(x) == c).collect();
+                match (counts.first(), counts.last()) {
+                    (Some(a), Some(b)) if a == b => format!("{label}, flagged by {a} of {k}"),
+                    (Some(a), Some(b)) => format!("{label}, flagged by {a}-{b} of {k}"),
+                    _ => format!("{label}, flagged by none of {k} (empty band)"),
+                }
             }
         })
         .collect();
@@ -159,20 +176,12 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// The sample of the memories `picked` among strata `s`; an error names a stratum with
-    /// memories and no label.
-    pub fn new(s: &Strata, picked: &[usize]) -> Result<Sample> {
+    /// The sample of the memories `picked` among strata `s`.
+    pub fn new(s: &Strata, picked: &[usize]) -> Sample {
         let stratum: Vec<usize> = picked.iter().map(|&i| s.of[i]).collect();
         let mut labelled = vec![0; s.sizes.len()];
         stratum.iter().for_each(|&h| labelled[h] += 1);
-        if let Some(h) = (0..s.sizes.len()).find(|&h| s.sizes[h] > 0 && labelled[h] == 0) {
-            return Err(Error::usage(format!(
-                "no labelled memory in the stratum '{}' ({} memories): its share of the bank cannot be estimated; \
-                 label some of them (lucid audit --sample draws from every stratum)",
-                s.names[h], s.sizes[h]
-            )));
-        }
-        Ok(Sample { stratum, sizes: s.sizes.clone(), labelled })
+        Sample { stratum, sizes: s.sizes.clone(), labelled }
     }
 
     /// Whether every memory of the bank is labelled (no sampling error).
@@ -180,82 +189,14 @@ impl Sample {
         self.labelled == self.sizes
     }
 
-    /// Degrees of freedom of the intervals: labelled memories minus strata.
-    pub fn df(&self) -> f64 {
-        let strata = self.labelled.iter().filter(|&&n| n > 0).count();
-        (self.stratum.len() as f64 - strata as f64).max(1.0)
-    }
-
-    /// Weighted totals of `terms` (per labelled memory, K terms each) with weights N_h / n_h.
-    fn totals(&self, terms: &[Vec<f64>], k: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
-        let mut per = vec![vec![0.0; k]; self.sizes.len()];
-        for (t, &h) in terms.iter().zip(&self.stratum) {
-            per[h].iter_mut().zip(t).for_each(|(a, b)| *a += b);
-        }
-        let mut total = vec![0.0; k];
-        for (h, s) in per.iter().enumerate() {
-            if self.labelled[h] > 0 {
-                let w = self.sizes[h] as f64 / self.labelled[h] as f64;
-                total.iter_mut().zip(s).for_each(|(a, b)| *a += w * b);
-            }
-        }
-        (per, total)
-    }
-
-    /// The estimate of `f` over weighted totals of `terms` and its jackknife variance (None
-    /// where `f` is undefined at the estimate, or in a replicate).
-    pub fn estimate(&self, terms: &[Vec<f64>], f: impl Fn(&[f64]) -> Option<f64>) -> Option<(f64, f64)> {
-        let k = terms.first().map_or(0, Vec::len);
-        let (per, total) = self.totals(terms, k);
-        let theta = f(&total)?;
-        let mut var = 0.0;
-        let mut reps = vec![Vec::new(); self.sizes.len()];
-        for (t, &h) in terms.iter().zip(&self.stratum) {
-            let (nh, big) = (self.labelled[h] as f64, self.sizes[h] as f64);
-            if nh < 2.0 {
-                continue;
-            }
-            let (w, w2) = (big / nh, big / (nh - 1.0));
-            let rep: Vec<f64> = (0..k).map(|j| total[j] - w * per[h][j] + w2 * (per[h][j] - t[j])).collect();
-            reps[h].push(f(&rep)?);
-        }
-        for (h, r) in reps.iter().enumerate() {
-            if r.is_empty() {
-                continue;
-            }
-            let nh = r.len() as f64;
-            let fpc = 1.0 - self.labelled[h] as f64 / self.sizes[h] as f64;
-            let mean = r.iter().sum::<f64>() / nh;
-            let vh = fpc * (nh - 1.0) / nh * r.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
-            var += vh;
-        }
-        Some((theta, var))
+    /// Strata with memories left unlabelled and fewer than two labels: their share rests on the
+    /// prior more than on labels (the output names them).
+    pub fn thin(&self) -> Vec<usize> {
+        (0..self.sizes.len()).filter(|&h| self.labelled[h] < self.sizes[h] && self.labelled[h] < 2).collect()
     }
 }
 
-/// What a quantity is, which decides its interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scale {
-    /// A share in [0, 1]: Wilson at the effective sample size.
-    Proportion,
-    /// A correlation: through Fisher's z.
-    Correlation,
-    /// A difference (of correlations): Wald.
-    Difference,
-}
-
-/// An estimate with its 95 % interval.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Interval {
-    /// The estimate (NaN: a correlation undefined in the sample, its interval the whole range).
-    pub value: f64,
-    /// Lower end.
-    pub lo: f64,
-    /// Upper end.
-    pub hi: f64,
-}
-
-/// A share: `num / den` of weighted totals.
+/// A share: `num / den` of totals.
 pub fn ratio(t: &[f64]) -> Option<f64> {
     (t[0] > 0.0).then(|| t[1] / t[0])
 }
@@ -268,60 +209,6 @@ pub fn corr(t: &[f64]) -> Option<f64> {
 /// The terms of [`corr`] for one memory (zero outside the domain: `inside` false).
 pub fn corr_terms(x: f64, y: f64, inside: bool) -> Vec<f64> {
     if inside { vec![1.0, x, x * x, y, y * y, x * y] } else { vec![0.0; 6] }
-}
-
-/// Fisher's z of a correlation, kept finite at +-1.
-fn fisher(r: f64) -> f64 {
-    r.clamp(-1.0 + 1e-12, 1.0 - 1e-12).atanh()
-}
-
-/// The estimate of `f` over `terms` on `scale` with its 95 % interval; `domain`: labelled
-/// memories the quantity is over (the Wilson interval's size where the variance is 0).
-pub fn interval(
-    sample: &Sample,
-    terms: &[Vec<f64>],
-    f: impl Fn(&[f64]) -> Option<f64>,
-    scale: Scale,
-    domain: usize,
-) -> Option<Interval> {
-    if sample.census() {
-        let value = f(&sample.totals(terms, terms.first().map_or(0, Vec::len)).1)?;
-        return Some(Interval { value, lo: value, hi: value });
-    }
-    let t = t95(sample.df());
-    match scale {
-        Scale::Proportion => {
-            let (p, var) = sample.estimate(terms, &f)?;
-            let n_eff = if var > 0.0 { (p * (1.0 - p) / var).clamp(1.0, 1e12) } else { domain.max(1) as f64 };
-            let (lo, hi) = wilson(p * n_eff, n_eff, t)?;
-            Some(Interval { value: p, lo: lo.min(p), hi: hi.max(p) })
-        }
-        Scale::Correlation => {
-            // A sample that shows no spread, or no exception to a perfect correlation (a verifier
-            // that erred on none of the labelled memories), says nothing about how far from
-            // perfect the bank is: the interval is the whole range, the estimate shown as it is.
-            let value = f(&sample.totals(terms, terms.first().map_or(0, Vec::len)).1);
-            let whole = Interval { value: value.unwrap_or(f64::NAN), lo: -1.0, hi: 1.0 };
-            match (value, sample.estimate(terms, |x| f(x).map(fisher))) {
-                (Some(value), Some((z, var))) if var > 0.0 && value.abs() < 1.0 - 1e-9 => {
-                    let half = t * var.sqrt();
-                    Some(Interval { value, lo: (z - half).tanh(), hi: (z + half).tanh() })
-                }
-                _ => Some(whole),
-            }
-        }
-        Scale::Difference => {
-            // No spread among the labelled memories (none of a verifier's demotions labelled, so
-            // the payoff looks exactly 0) says nothing: the whole range of a difference of
-            // correlations.
-            let (d, var) = sample.estimate(terms, &f)?;
-            if var == 0.0 {
-                return Some(Interval { value: d, lo: -2.0, hi: 2.0 });
-            }
-            let half = t * var.sqrt();
-            Some(Interval { value: d, lo: d - half, hi: d + half })
-        }
-    }
 }
 
 #[cfg(test)]
@@ -340,25 +227,28 @@ mod tests {
     }
 
     #[test]
-    fn a_census_has_no_sampling_error() {
-        let s = Strata { of: vec![0, 0, 1, 1, 1], names: vec!["a".into(), "b".into()], sizes: vec![2, 3] };
-        let sample = Sample::new(&s, &[0, 1, 2, 3, 4]).unwrap();
-        let terms: Vec<Vec<f64>> = [1.0, 0.0, 1.0, 1.0, 0.0].iter().map(|&u| vec![1.0, u]).collect();
-        let (p, var) = sample.estimate(&terms, ratio).unwrap();
-        assert!((p - 0.6).abs() < 1e-12 && var == 0.0);
+    fn more_verifiers_than_patterns_fit_stratify_by_count() {
+        let n = 40;
+        let bank = AuditBank {
+            r: (0..n).map(|i| f64::from(u8::from(i % 3 != 0))).collect(),
+            verifiers: (0..20)
+                .map(|j| (format!("v{j}"), (0..n).map(|i| f64::from(u8::from((i + j) % 4 != 0))).collect()))
+                .collect(),
+            ..AuditBank::default()
+        };
+        let s = strata(&bank, 1000);
+        assert_eq!(s.sizes.len(), 2 * 21);
+        let few = strata(&bank, 30);
+        assert!(4 * few.sizes.iter().filter(|&&x| x > 0).count() <= 30, "{:?}", few.names);
+        assert_eq!(s.sizes.iter().sum::<usize>(), n);
+        assert!(draw(&s, 30, 0).is_ok());
     }
 
     #[test]
-    fn weights_undo_the_oversampling_of_a_small_stratum() {
-        // 90 memories with U = 1 and 10 with U = 0; two of each labelled.
-        let s = Strata {
-            of: [vec![0; 90], vec![1; 10]].concat(),
-            names: vec!["a".into(), "b".into()],
-            sizes: vec![90, 10],
-        };
-        let sample = Sample::new(&s, &[0, 1, 90, 91]).unwrap();
-        let terms = vec![vec![1.0, 1.0], vec![1.0, 1.0], vec![1.0, 0.0], vec![1.0, 0.0]];
-        assert!((sample.estimate(&terms, ratio).unwrap().0 - 0.9).abs() < 1e-12);
-        assert!(Sample::new(&s, &[0, 1]).is_err(), "a stratum without labels");
+    fn a_stratum_without_enough_labels_is_named() {
+        let s = Strata { of: vec![0, 0, 0, 1, 1, 1], names: vec!["a".into(), "b".into()], sizes: vec![3, 3] };
+        let sample = Sample::new(&s, &[0, 1, 3]);
+        assert_eq!(sample.thin(), vec![1]);
+        assert!(Sample::new(&s, &[0, 1, 2, 3, 4, 5]).thin().is_empty());
     }
 }

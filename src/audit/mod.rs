@@ -18,6 +18,7 @@ pub mod design;
 pub mod echo_gap;
 pub mod eia;
 pub mod ensemble;
+pub mod estimator;
 pub mod grader;
 pub mod hand;
 pub mod loso;

@@ -1,9 +1,12 @@
 //! Label sanity without truth: a bank with no U (an imported bank without gold or a truth file)
 //! cannot be audited for inflation, but its labels can still be checked against every
 //! independent verifier that scored it (`v_<name>` tables of the run): the share of memories on
-//! which r and V agree (both trusted or both flagged), with its 95 % Wilson interval. The labels
-//! "look inverted" when r disagrees with every verifier more often than it agrees (each
-//! interval below 0.5) — what ReasoningBank's released bank would show against any judge.
+//! which r and V agree (both trusted or both flagged), with its 95 % Wilson interval, and
+//! Corr(r, V) with its 95 % interval (Fisher's z). The labels "look inverted" when r is
+//! negatively correlated with every verifier (each interval below 0) — what ReasoningBank's
+//! released bank shows against any judge. Agreement alone cannot say it: a lenient grader on a
+//! bank of mostly wrong answers agrees with a good verifier on fewer than half the memories
+//! while its labels still carry signal (Corr(r, V) > 0).
 
 use std::path::Path;
 
@@ -11,7 +14,7 @@ use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Int64Type};
 use serde::Serialize;
 
-use crate::analysis::stats::{Z95, wilson};
+use crate::analysis::stats::{Z95, corr_from_sums, wilson};
 use crate::error::{Error, Result};
 
 /// r against one verifier.
@@ -29,6 +32,12 @@ pub struct AgreementRow {
     pub lo: Option<f64>,
     /// Upper end.
     pub hi: Option<f64>,
+    /// Corr(r, V) over the scored memories (r and V read as trusted / flagged; None: no spread).
+    pub corr: Option<f64>,
+    /// Its 95 % interval (Fisher's z with n - 3).
+    pub corr_lo: Option<f64>,
+    /// Upper end.
+    pub corr_hi: Option<f64>,
 }
 
 /// The no-truth sanity of one arm of a run.
@@ -91,34 +100,59 @@ pub fn no_truth(dir: &Path, arm: Option<&str>) -> Result<NoTruth> {
         let mut agreement = Vec::new();
         for v in names.iter().filter(|n| n.starts_with("v_")) {
             let sql = format!(
-                "SELECT count(*) AS scored, sum(CASE WHEN (COALESCE(e.r, 0) >= 0.5) = (t.v >= 0.5) THEN 1 ELSE 0 END) AS agree \
+                "SELECT count(*) AS scored, sum(CASE WHEN (COALESCE(e.r, 0) >= 0.5) = (t.v >= 0.5) THEN 1 ELSE 0 END) AS agree, \
+                 sum(CASE WHEN COALESCE(e.r, 0) >= 0.5 THEN 1 ELSE 0 END) AS rt, sum(CASE WHEN t.v >= 0.5 THEN 1 ELSE 0 END) AS vt, \
+                 sum(CASE WHEN COALESCE(e.r, 0) >= 0.5 AND t.v >= 0.5 THEN 1 ELSE 0 END) AS both \
                  FROM episodes e JOIN \"{v}\" t ON CAST(t.arm AS VARCHAR) = CAST(e.arm AS VARCHAR) AND t.seed = e.seed AND t.step = e.step \
                  WHERE t.v IS NOT NULL AND CAST(e.arm AS VARCHAR) = '{quoted}'"
             );
             let b = crate::session::collect(&ctx, &sql).await?;
             let (scored, agree) = (ints(&b, "scored")?[0], ints(&b, "agree")?[0]);
-            let interval = wilson(agree as f64, scored as f64, Z95);
-            agreement.push(AgreementRow {
-                verifier: v.trim_start_matches("v_").to_string(),
-                scored,
-                agree,
-                agreement: (scored > 0).then(|| agree as f64 / scored as f64),
-                lo: interval.map(|x| x.0),
-                hi: interval.map(|x| x.1),
-            });
+            let (rt, vt, both) = (ints(&b, "rt")?[0], ints(&b, "vt")?[0], ints(&b, "both")?[0]);
+            agreement.push(agreement_row(v.trim_start_matches("v_"), scored, agree, [rt, vt, both]));
         }
-        let verdict = if agreement.iter().all(|a| a.scored == 0) {
-            "no verifier scored the bank: run a judge, panel or evidence stage on it"
-        } else if agreement.iter().filter(|a| a.scored > 0).all(|a| a.hi.is_some_and(|h| h < 0.5)) {
-            "labels look inverted: r disagrees with every verifier more often than it agrees"
-        } else if agreement.iter().filter(|a| a.scored > 0).all(|a| a.lo.is_some_and(|l| l > 0.5)) {
-            "labels agree with every verifier more often than not"
-        } else {
-            "no evidence either way"
-        };
+        let verdict = verdict(&agreement);
         let trusted_share = if n == 0 { 0.0 } else { trusted as f64 / n as f64 };
         Ok(NoTruth { arm, memories: n, trusted_share, label_source, agreement, verdict })
     })
+}
+
+/// r against one verifier from its counts: memories scored, agreeing, and [trusted, not flagged
+/// by V, both].
+fn agreement_row(verifier: &str, scored: i64, agree: i64, [rt, vt, both]: [i64; 3]) -> AgreementRow {
+    let interval = wilson(agree as f64, scored as f64, Z95);
+    let (rt, vt, both) = (rt as f64, vt as f64, both as f64);
+    let corr = corr_from_sums(scored as f64, rt, rt, vt, vt, both);
+    let corr_interval = corr.filter(|_| scored > 3).map(|c| {
+        let (z, half) = (c.clamp(-0.999_999, 0.999_999).atanh(), Z95 / (scored as f64 - 3.0).sqrt());
+        ((z - half).tanh(), (z + half).tanh())
+    });
+    AgreementRow {
+        verifier: verifier.to_string(),
+        scored,
+        agree,
+        agreement: (scored > 0).then(|| agree as f64 / scored as f64),
+        lo: interval.map(|x| x.0),
+        hi: interval.map(|x| x.1),
+        corr,
+        corr_lo: corr_interval.map(|x| x.0),
+        corr_hi: corr_interval.map(|x| x.1),
+    }
+}
+
+/// The verdict from r against every verifier: by the sign of Corr(r, V), never by agreement
+/// alone.
+fn verdict(agreement: &[AgreementRow]) -> &'static str {
+    let scored: Vec<&AgreementRow> = agreement.iter().filter(|a| a.scored > 0).collect();
+    if scored.is_empty() {
+        "no verifier scored the bank: run a judge, panel or evidence stage on it"
+    } else if scored.iter().all(|a| a.corr_hi.is_some_and(|h| h < 0.0)) {
+        "labels look inverted: r is negatively correlated with every verifier"
+    } else if scored.iter().all(|a| a.corr_lo.is_some_and(|l| l > 0.0)) {
+        "labels carry signal: r is positively correlated with every verifier"
+    } else {
+        "no evidence either way"
+    }
 }
 
 /// The no-truth sanity as Markdown.
@@ -128,22 +162,49 @@ pub fn markdown(t: &NoTruth, source: &str) -> String {
         out.push_str(&format!("Labels: {s}.\n\n"));
     }
     out.push_str(&format!(
-        "{} memories, {:.3} trusted. Without U (no gold, no truth file) the inflation audit (leniency, EIA, payoff) \
-         cannot be computed: give `lucid import` a `--gold` or `--truth` file. The labels are checked against each \
-         verifier instead.\n\n**{}**\n\n| verifier | scored | agree | agreement | lo | hi |\n|---|---|---|---|---|---|\n",
+        "{} memories, {:.3} trusted. Without U the inflation audit (leniency, EIA, payoff) cannot be computed. Label \
+         a sample by hand — `lucid audit {source} --sample 50` writes a sheet, `lucid audit {source} --labels \
+         SHEET.csv` audits from it — or give `lucid import` a file that says which answers were right (`--log` for a \
+         results log with a reward per task, `--truth` for per-memory truth, `--gold` for reference answers where the \
+         bank holds answers). The labels are checked against each verifier instead.\n\n**{}**\n\n\
+         | verifier | scored | agree | agreement | lo | hi | Corr(r, V) | lo | hi |\n|---|---|---|---|---|---|---|---|---|\n",
         t.memories, t.trusted_share, t.verdict
     ));
     let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.3}"));
     for a in &t.agreement {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             a.verifier,
             a.scored,
             a.agree,
             f(a.agreement),
             f(a.lo),
-            f(a.hi)
+            f(a.hi),
+            f(a.corr),
+            f(a.corr_lo),
+            f(a.corr_hi)
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{agreement_row, verdict};
+
+    #[test]
+    fn a_lenient_grader_on_a_hard_bank_is_not_called_inverted() {
+        // 200 memories, 20 right; the self-grade trusts 19 of the right and 146 of the wrong
+        // (sensitivity 0.95, leniency 0.81); a verifier that reads U. r agrees with it on
+        // 19 + 34 = 53 memories (26 %), yet its labels carry signal.
+        let row = agreement_row("truthful", 200, 53, [165, 20, 19]);
+        assert!(row.hi.unwrap() < 0.5 && row.corr.unwrap() > 0.0, "{row:?}");
+        assert_ne!(
+            verdict(std::slice::from_ref(&row)),
+            "labels look inverted: r is negatively correlated with every verifier"
+        );
+        // Labels stored the wrong way round are.
+        let inverted = agreement_row("truthful", 200, 20, [110, 90, 0]);
+        assert!(verdict(&[inverted]).starts_with("labels look inverted"));
+    }
 }

@@ -128,9 +128,12 @@ pub struct RunBank {
 }
 
 /// A panel's table (`detail` is `{"votes": ...}`): already an ensemble of judges.
+/// One rule for the command and the audit stage, whatever string type the table was read back as
+/// (Parquet read by DataFusion gives string views).
 fn is_panel(table: &RecordBatch) -> bool {
-    let Some(detail) = table.column_by_name("detail").and_then(|c| c.as_string_opt::<i32>()) else { return false };
-    detail.iter().flatten().next().is_some_and(|d| d.starts_with("{\"votes\""))
+    let Some(detail) = table.column_by_name("detail") else { return false };
+    let Ok(detail) = arrow::compute::cast(detail, &arrow::datatypes::DataType::Utf8) else { return false };
+    detail.as_string::<i32>().iter().flatten().next().is_some_and(|d| d.starts_with("{\"votes\""))
 }
 
 /// The bank of `arm` among `all` (rows of [`SQL`]) with the verifier tables `verifiers` joined
@@ -270,4 +273,23 @@ fn channel_verifiers(path: &Path, batch: &RecordBatch) -> Result<RecordBatch> {
         columns.insert(at + j, Arc::new(v));
     }
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, RecordBatch, StringArray, StringViewArray};
+
+    #[test]
+    fn a_panel_is_a_panel_whatever_its_string_type() {
+        let votes = r#"{"votes": {"a": 1}}"#;
+        let plain: ArrayRef = Arc::new(StringArray::from(vec![votes]));
+        let view: ArrayRef = Arc::new(StringViewArray::from(vec![votes]));
+        let judge: ArrayRef = Arc::new(StringViewArray::from(vec!["VERDICT: CORRECT"]));
+        let t = |c: ArrayRef| RecordBatch::try_from_iter([("detail", c)]).unwrap();
+        assert!(super::is_panel(&t(plain)));
+        assert!(super::is_panel(&t(view)), "read back from Parquet as a string view");
+        assert!(!super::is_panel(&t(judge)));
+    }
 }

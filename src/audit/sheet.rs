@@ -1,7 +1,9 @@
 //! The labelling sheet (`lucid audit BANK --sample N`) and the labels that come back
 //! (`--labels FILE`). The sheet is a CSV of the sampled memories in a shuffled order —
 //! `memory, question, answer, plan, u` — with `u` empty for a person to fill (1 right, 0 wrong;
-//! also right/wrong, correct/incorrect, true/false, yes/no; empty: not labelled). It shows what
+//! also right/wrong, correct/incorrect, true/false, yes/no; empty: not labelled). A second
+//! labeller may fill a column `u2` on some or all rows: their disagreement is the labelling error
+//! the intervals carry ([`super::estimator`]). It shows what
 //! the memory says and nothing of its label or the verifiers' flags, so the labeller is blind to
 //! what is being audited. A memory is named `seed/step` in a run and by its `id` column (else its
 //! 0-based row) in a bank file.
@@ -13,6 +15,7 @@ use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::DataType;
 
 use super::bank::AuditBank;
+use super::estimator::Labels;
 use super::read::Columns;
 use crate::error::{Error, Result};
 
@@ -127,35 +130,52 @@ fn label(cell: &str) -> std::result::Result<Option<f64>, ()> {
     }
 }
 
-/// The labels in the CSV at `path` (columns `memory` and `u`; others ignored) for the memories
-/// of `m`: the rows of the file (blank labels included) and each labelled memory's index with
-/// its U. Errors name the file, the data row (1-based) and the memory.
-pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Vec<usize>, Vec<f64>)> {
+/// The labels in the CSV at `path` (columns `memory` and `u`, and `u2` where a second labeller
+/// labelled some of the same memories; others ignored) for the memories of `m`: the rows of the
+/// file (blank labels included) and the labels. Errors name the file, the data row (1-based),
+/// the column and the memory.
+pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Labels)> {
     let batch = super::read::read_csv(path, false)?;
     let need = |c: &str| {
         text_column(&batch, c)
             .ok_or_else(|| Error::input(path, format!("no column '{c}' (a labels file has columns memory and u)")))
     };
     let (ids, cells) = (need("memory")?, need("u")?);
+    let seconds = text_column(&batch, "u2");
     let index: HashMap<&str, usize> = m.ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
-    let (mut picked, mut u, mut seen) = (Vec::new(), Vec::new(), HashMap::new());
+    let (mut out, mut seen) = (Labels::default(), HashMap::new());
     for (row, (id, cell)) in ids.iter().zip(&cells).enumerate() {
         let at = |what: String| Error::input(path, format!("data row {} (memory '{id}'): {what}", row + 1));
         let &i = index.get(id.as_str()).ok_or_else(|| at("no such memory in the bank".into()))?;
         if let Some(first) = seen.insert(i, row + 1) {
             return Err(at(format!("labelled twice (also data row {first})")));
         }
-        match label(cell) {
-            Ok(Some(x)) => {
-                picked.push(i);
-                u.push(x);
+        let read = |column: &str, cell: &str| {
+            label(cell)
+                .map_err(|()| at(format!("{column} is '{cell}': write 1 (right) or 0 (wrong), or leave it empty")))
+        };
+        let first = read("u", cell)?;
+        let second = match &seconds {
+            Some(c) => read("u2", &c[row])?,
+            None => None,
+        };
+        match (first, second) {
+            (Some(x), second) => {
+                out.picked.push(i);
+                out.u.push(x);
+                out.second.push(second);
             }
-            Ok(None) => {}
-            Err(()) => return Err(at(format!("u is '{cell}': write 1 (right) or 0 (wrong), or leave it empty"))),
+            // Only the second labeller labelled it: their label is the memory's.
+            (None, Some(y)) => {
+                out.picked.push(i);
+                out.u.push(y);
+                out.second.push(None);
+            }
+            (None, None) => {}
         }
     }
-    if picked.is_empty() {
+    if out.picked.is_empty() {
         return Err(Error::input(path, "no memory is labelled: fill the u column with 1 (right) or 0 (wrong)"));
     }
-    Ok((ids.len(), picked, u))
+    Ok((ids.len(), out))
 }

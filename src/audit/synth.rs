@@ -35,7 +35,7 @@ pub struct Planted {
     pub leniency: f64,
     /// P(trusted | U = 1).
     pub sensitivity: f64,
-    /// Verifier columns (at least 3: truthful, echo, noise; then judge4, judge5, ...).
+    /// Verifier columns (truthful, echo, noise, then judge4, judge5, ...; at least one).
     pub verifiers: usize,
     /// Spread scores within their side of 0.5.
     pub continuous: bool,
@@ -78,7 +78,7 @@ pub fn verifier_name(j: usize) -> String {
 pub fn generate(spec: &Planted) -> RecordBatch {
     let mut rng = SplitMix64(spec.seed);
     let mut unif = move || rng.uniform();
-    let nv = spec.verifiers.max(3);
+    let nv = spec.verifiers.max(1);
     let n = spec.memories;
     let (mut seed, mut r, mut u, mut sc, mut reuse) = (vec![], vec![], vec![], vec![], vec![]);
     let mut vs: Vec<Vec<f64>> = vec![Vec::with_capacity(n); nv];

@@ -28,11 +28,9 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     // verifiers, and why the rest cannot be computed.
     if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !a.bank.join("evaluation").exists() {
         let t = crate::audit::no_truth::no_truth(&a.bank, a.arm.as_deref())?;
-        let text = match a.format {
-            AuditFormat::Json => serde_json::json!({"no_truth": t}).to_string() + "\n",
-            _ => crate::audit::no_truth::markdown(&t, &a.bank.display().to_string()),
-        };
-        return std::io::stdout().lock().write_all(text.as_bytes()).map_err(werr);
+        let json = serde_json::json!({"no_truth": t}).to_string() + "\n";
+        let md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
+        return emit(a, "no_truth", &md, &json);
     }
     let bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
     let opts = Options {
@@ -79,11 +77,32 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
         return Ok(());
     }
     let path = a.labels.as_ref().expect("called with --sample or --labels");
-    let (rows, picked, u) = sheet::labels(path, &m)?;
-    let result = hand::hand_audit(&m.bank, rows, &picked, &u, a.tau_dec, a.tau_tru)?;
+    let (rows, labels) = sheet::labels(path, &m)?;
+    let result =
+        hand::hand_audit(&m.bank, rows, &labels, hand::HandOptions { tau_dec: a.tau_dec, tau_tru: a.tau_tru })?;
+    let json = serde_json::json!({"hand_labels": result}).to_string() + "\n";
+    let md = hand::markdown(&result, &a.bank.display().to_string());
+    drop(out);
+    emit(a, "hand_labels", &md, &json)
+}
+
+/// Prints an audit that has no tables of the full audit (hand labels, no truth) in `--format`,
+/// and writes `<stem>.md`, `.json` and `.html` into `--out` where given.
+fn emit(a: &AuditArgs, stem: &str, md: &str, json: &str) -> Result<()> {
+    let html = || crate::report::html::markdown_page(&format!("lucid audit: {}", a.bank.display()), md);
     let text = match a.format {
-        AuditFormat::Json => serde_json::json!({"hand_labels": result}).to_string() + "\n",
-        _ => hand::markdown(&result, &a.bank.display().to_string()),
+        AuditFormat::Md => md.to_string(),
+        AuditFormat::Json => json.to_string(),
+        AuditFormat::Html => html(),
     };
-    out.write_all(text.as_bytes()).map_err(werr)
+    std::io::stdout().lock().write_all(text.as_bytes()).map_err(werr)?;
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.clone(), source })?;
+        for (ext, body) in [("md", md.to_string()), ("json", json.to_string()), ("html", html())] {
+            let path = dir.join(format!("{stem}.{ext}"));
+            std::fs::write(&path, body).map_err(|source| Error::Write { path: path.clone(), source })?;
+        }
+        eprintln!("audit written: {}", dir.join(format!("{stem}.html")).display());
+    }
+    Ok(())
 }

@@ -265,3 +265,37 @@ pub fn render(report: &Report) -> Result<String> {
     s.push_str("</body></html>\n");
     Ok(s)
 }
+
+/// A self-contained page titled `title` of lucid's own Markdown (headings, paragraphs and pipe
+/// tables, as the audits print them; `**bold**` and `code` spans kept as text), escaped.
+pub fn markdown_page(title: &str, md: &str) -> String {
+    let mut s = head(title);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let flush = |s: &mut String, rows: &mut Vec<Vec<String>>| {
+        if !rows.is_empty() {
+            s.push_str(&table(rows));
+            rows.clear();
+        }
+    };
+    for line in md.lines() {
+        let t = line.trim();
+        if let Some(cells) = t.strip_prefix('|').and_then(|c| c.strip_suffix('|')) {
+            if !cells.split('|').all(|c| c.trim().chars().all(|ch| ch == '-' || ch == ':')) {
+                rows.push(cells.split('|').map(|c| c.trim().replace("**", "")).collect());
+            }
+            continue;
+        }
+        flush(&mut s, &mut rows);
+        let plain = |x: &str| esc(&x.replace("**", "").replace('`', ""));
+        if let Some(h) = t.strip_prefix("## ") {
+            let _ = write!(s, "<h2>{}</h2>", plain(h));
+        } else if let Some(h) = t.strip_prefix("# ") {
+            let _ = write!(s, "<h1>{}</h1>", plain(h));
+        } else if !t.is_empty() {
+            let _ = write!(s, "<p>{}</p>", plain(t));
+        }
+    }
+    flush(&mut s, &mut rows);
+    s.push_str("</body></html>\n");
+    s
+}

@@ -174,8 +174,12 @@ for c in got["calibration"]:
     q = blind[c["map"]]
     close(f"calibration {c['map']} spearman", c["spearman"], corr(avg_ranks(q), avg_ranks(u)))
     close(f"calibration {c['map']} auc", c["auc"], float(auc(q)))
-    top = np.lexsort((np.arange(len(q)), -q))[:10]
-    close(f"calibration {c['map']} top10", c["top10"], float(u[top].mean()))
+    # Ties at the 10th score share the places left: the mean over random tie-breaks.
+    k = min(10, len(q))
+    cut = np.sort(q)[::-1][k - 1]
+    above, tied = q > cut, q == cut
+    expected = (u[above].sum() + (k - above.sum()) * u[tied].mean()) / k
+    close(f"calibration {c['map']} top10", c["top10"], float(expected))
 
 # Leave-one-seed-out: select on the other seeds, measure on the held-out one; how many pass on
 # the other seeds, the selected one's held-out rank, and the means over folds.
