@@ -59,6 +59,16 @@ fn records(text: &str) -> Vec<String> {
     out
 }
 
+/// The memory of each main row of a sheet (not the spares, whose `replaces` is filled).
+fn main_rows(sheet: &str) -> Vec<String> {
+    records(sheet)
+        .iter()
+        .skip(1)
+        .filter(|r| r.split(',').nth(4).is_some_and(str::is_empty))
+        .map(|r| r.split(',').next().unwrap().to_string())
+        .collect()
+}
+
 /// The sheet with its (last, empty) u column filled by `label(memory)`.
 fn fill(sheet: &str, label: impl Fn(&str) -> String) -> String {
     let recs = records(sheet);
@@ -125,10 +135,20 @@ fn a_stratified_sample_recovers_the_planted_labels_blind_and_seeded() {
     let (bank, truth) = unlabelled_bank(dir.path(), &spec);
     let s = sheet(dir.path(), &bank, 120, 7);
     // Blind: what the memory says, nothing of its label or the verifiers' flags.
-    assert_eq!(s.lines().next().unwrap(), "memory,question,answer,plan,u");
-    let recs = records(&s);
-    let ids: Vec<&str> = recs.iter().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(s.lines().next().unwrap(), "memory,question,answer,plan,replaces,u");
+    let ids = main_rows(&s);
     assert_eq!(ids.len(), 120);
+    // Then one spare per sampled memory, from its stratum, not itself sampled.
+    let recs = records(&s);
+    // (a stratum sampled in full, or nearly, has fewer spares than samples)
+    assert!((1 + 120 + 100..=1 + 240).contains(&recs.len()), "{}", recs.len());
+    let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
+    let strata = lucid::audit::design::strata(&m.bank, 120);
+    let of = |id: &str| strata.of[m.ids.iter().position(|x| x == id).unwrap()];
+    for r in &recs[121..] {
+        let f: Vec<&str> = r.split(',').collect();
+        assert!(!ids.iter().any(|x| x == f[0]) && ids.iter().any(|x| x == f[4]) && of(f[0]) == of(f[4]), "{r}");
+    }
     assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 120, "no memory twice");
     assert_eq!(s, sheet(dir.path(), &bank, 120, 7), "seeded");
     assert_ne!(s, sheet(dir.path(), &bank, 120, 8));
@@ -221,14 +241,16 @@ fn a_blank_label_widens_the_intervals_and_names_its_stratum() {
     let spec = Planted { memories: 400, seeds: 1, base_rate: 0.3, ..Planted::default() };
     let (bank, truth) = unlabelled_bank(dir.path(), &spec);
     let s = sheet(dir.path(), &bank, 40, 3);
-    let full = hand(dir.path(), &bank, &fill(&s, |id| truth[id].to_string()));
     // The sheet's memories by stratum (the design `--labels` recomputes from the bank and N).
     let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
     let strata = lucid::audit::design::strata(&m.bank, 40);
-    let recs = records(&s);
-    let ids: Vec<&str> = recs.iter().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    let main = main_rows(&s);
+    let ids: Vec<&str> = main.iter().map(String::as_str).collect();
+    let spare: Vec<String> =
+        records(&s).iter().skip(1 + ids.len()).map(|r| r.split(',').next().unwrap().to_string()).collect();
     let of = |id: &str| strata.of[m.ids.iter().position(|x| x == id).unwrap()];
-    // A stratum sampled in part with at least two labels: blank all its labels but one.
+    // A stratum sampled in part with at least two labels: blank all its labels but one (and no
+    // spare labelled in their place).
     let h = (0..strata.sizes.len())
         .find(|&h| {
             let n = ids.iter().filter(|&&id| of(id) == h).count();
@@ -236,12 +258,19 @@ fn a_blank_label_widens_the_intervals_and_names_its_stratum() {
         })
         .unwrap();
     let blank: Vec<&str> = ids.iter().copied().filter(|&id| of(id) == h).skip(1).collect();
+    let is_spare = |id: &str| spare.iter().any(|x| x == id);
+    let full =
+        hand(dir.path(), &bank, &fill(&s, |id| if is_spare(id) { String::new() } else { truth[id].to_string() }));
     let a = hand(
         dir.path(),
         &bank,
-        &fill(&s, |id| if blank.contains(&id) { String::new() } else { truth[id].to_string() }),
+        &fill(&s, |id| if blank.contains(&id) || is_spare(id) { String::new() } else { truth[id].to_string() }),
     );
-    assert_eq!(a["blanks"], blank.len());
+    assert_eq!(
+        (a["blanks"].as_u64(), full["blanks"].as_u64()),
+        (Some(blank.len() as u64), Some(0)),
+        "spares are not blanks"
+    );
     let st = a["strata"].as_array().unwrap().iter().find(|st| st["stratum"] == strata.names[h].as_str()).unwrap();
     assert_eq!((st["labelled"].as_u64(), st["thin"].as_bool()), (Some(1), Some(true)), "{st}");
     // Fewer labels never narrow: every interval about as wide or wider (Monte Carlo noise aside).
@@ -262,6 +291,25 @@ fn a_blank_label_widens_the_intervals_and_names_its_stratum() {
         .unwrap();
     let md = stdout(&o);
     assert!(md.contains("fewer than two labels") && md.contains(&strata.names[h]), "{md}");
+    // Labelling the blanks' spares instead gives the stratum its labels back.
+    let replaced: Vec<String> = records(&s)
+        .iter()
+        .filter(|r| r.split(',').nth(4).is_some_and(|x| blank.contains(&x)))
+        .map(|r| r.split(',').next().unwrap().to_string())
+        .collect();
+    let b = hand(
+        dir.path(),
+        &bank,
+        &fill(&s, |id| {
+            if blank.contains(&id) || (is_spare(id) && !replaced.iter().any(|x| x == id)) {
+                String::new()
+            } else {
+                truth[id].to_string()
+            }
+        }),
+    );
+    let st = b["strata"].as_array().unwrap().iter().find(|st| st["stratum"] == strata.names[h].as_str()).unwrap();
+    assert_eq!((st["labelled"].as_u64(), st["thin"].as_bool()), (Some(1 + blank.len() as u64), Some(false)), "{st}");
 }
 
 #[test]
@@ -283,10 +331,10 @@ fn the_hand_label_estimates_agree_with_numpy() {
         let d = dir.path().join(format!("case{case}"));
         std::fs::create_dir_all(&d).unwrap();
         let (bank, truth) = unlabelled_bank(&d, &spec);
-        let recs = records(&sheet(&d, &bank, n, case as u64));
+        let main = main_rows(&sheet(&d, &bank, n, case as u64));
         let mut labels = String::from(if messy { "memory,u,u2\n" } else { "memory,u\n" });
-        for (row, rec) in recs.iter().skip(1).enumerate() {
-            let id = rec.split(',').next().unwrap();
+        for (row, id) in main.iter().enumerate() {
+            let id = id.as_str();
             let u = truth[id];
             if !messy {
                 labels.push_str(&format!("{id},{u}\n"));
@@ -317,7 +365,7 @@ fn the_hand_label_estimates_agree_with_numpy() {
             // Some stratum sampled in part has labels that all agree.
             let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
             let s = lucid::audit::design::strata(&m.bank, n);
-            let ids: Vec<&str> = recs.iter().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+            let ids: Vec<&str> = main.iter().map(String::as_str).collect();
             let unanimous = (0..s.sizes.len()).any(|h| {
                 let us: Vec<f64> = ids
                     .iter()

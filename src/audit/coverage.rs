@@ -74,6 +74,7 @@ fn label(picked: &[usize], u: &[f64], l: Labeller, seed: u64) -> Labels {
     let mut out = Labels::default();
     for &i in picked {
         if rng.uniform() < l.blank {
+            out.blanks += 1;
             continue;
         }
         let first = read(u[i], &mut rng);

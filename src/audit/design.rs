@@ -156,6 +156,18 @@ pub fn draw(s: &Strata, n: usize, seed: u64) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// One spare per picked memory: a seeded draw, without replacement, among the memories of its
+/// stratum that are not picked (none where the stratum has no memory left). Pairs (spare, the
+/// picked memory it replaces), in the order of `picked`.
+pub fn spares(s: &Strata, picked: &[usize], seed: u64) -> Vec<(usize, usize)> {
+    let mut rng = SplitMix64(seed ^ 0x5350_4152_4553_2121);
+    let taken: std::collections::HashSet<usize> = picked.iter().copied().collect();
+    let mut left: Vec<Vec<usize>> = vec![Vec::new(); s.sizes.len()];
+    s.of.iter().enumerate().filter(|(i, _)| !taken.contains(i)).for_each(|(i, &h)| left[h].push(i));
+    left.iter_mut().for_each(|m| shuffle(m, &mut rng));
+    picked.iter().filter_map(|&i| left[s.of[i]].pop().map(|spare| (spare, i))).collect()
+}
+
 /// Fisher-Yates with `rng`.
 fn shuffle(x: &mut [usize], rng: &mut SplitMix64) {
     for i in (1..x.len()).rev() {
@@ -242,6 +254,16 @@ mod tests {
         assert!(4 * few.sizes.iter().filter(|&&x| x > 0).count() <= 30, "{:?}", few.names);
         assert_eq!(s.sizes.iter().sum::<usize>(), n);
         assert!(draw(&s, 30, 0).is_ok());
+    }
+
+    #[test]
+    fn spares_come_from_the_same_stratum_and_are_not_in_the_sample() {
+        let s = Strata { of: vec![0, 0, 0, 1, 1], names: vec!["a".into(), "b".into()], sizes: vec![3, 2] };
+        let sp = spares(&s, &[0, 3, 4], 1);
+        // Stratum b has nothing left: one spare, for memory 0, from stratum a.
+        assert_eq!(sp.len(), 1);
+        assert!(sp[0].1 == 0 && [1, 2].contains(&sp[0].0), "{sp:?}");
+        assert_eq!(sp, spares(&s, &[0, 3, 4], 1), "seeded");
     }
 
     #[test]

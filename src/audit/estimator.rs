@@ -48,13 +48,15 @@ pub struct Labels {
     pub u: Vec<f64>,
     /// A second labeller's label of the same memory (None: not labelled twice).
     pub second: Vec<Option<f64>>,
+    /// Rows of the sheet (not spares) left without a label.
+    pub blanks: usize,
 }
 
 impl Labels {
     /// One labeller's labels.
     pub fn single(picked: Vec<usize>, u: Vec<f64>) -> Labels {
         let second = vec![None; picked.len()];
-        Labels { picked, u, second }
+        Labels { picked, u, second, blanks: 0 }
     }
 
     /// Memories labelled twice, and how many of them the two labels disagree on.

@@ -54,6 +54,9 @@ pub struct HandEia {
     /// For a verdict not settled: about how many more labels (in all, drawn as `--sample` draws)
     /// would narrow the deciding interval enough, assuming its width shrinks as 1/sqrt(labels).
     pub more_labels: Option<usize>,
+    /// Where those labels would go: per stratum, how many more (the sheet's allocation of the
+    /// larger sample, less what is labelled).
+    pub more_by_stratum: Vec<(String, usize)>,
 }
 
 /// The hand-label audit.
@@ -263,7 +266,12 @@ pub fn hand_audit(bank: &AuditBank, rows: usize, labels: &Labels, o: HandOptions
         .verifiers
         .iter()
         .map(|(name, _)| {
-            verdict(name, find("corr_nu_b", Some(name)), find("corr_v_u", Some(name)), labels.picked.len(), o)
+            let mut e =
+                verdict(name, find("corr_nu_b", Some(name)), find("corr_v_u", Some(name)), labels.picked.len(), o);
+            if let Some(k) = e.more_labels {
+                e.more_by_stratum = more_by_stratum(&s, &sample, k);
+            }
+            e
         })
         .collect();
     let sanity = match find("corr_r_u", None) {
@@ -304,7 +312,7 @@ pub fn hand_audit(bank: &AuditBank, rows: usize, labels: &Labels, o: HandOptions
         rows: rows_out,
         eia,
         sanity,
-        blanks: rows.saturating_sub(labels.picked.len()),
+        blanks: labels.blanks,
         labelled_twice: twice,
         disagreements,
         labeller,
@@ -316,7 +324,13 @@ fn verdict(name: &str, dec: Option<&HandRow>, tru: Option<&HandRow>, n: usize, o
     let (td, tt) = (o.tau_dec, o.tau_tru);
     let get = |r: Option<&HandRow>| r.and_then(|r| Some((r.estimate?, r.lo?, r.hi?)));
     let (Some((d, dl, dh)), Some((t, tl, th))) = (get(dec), get(tru)) else {
-        return HandEia { verifier: name.into(), pass: false, settled: false, more_labels: None };
+        return HandEia {
+            verifier: name.into(),
+            pass: false,
+            settled: false,
+            more_labels: None,
+            more_by_stratum: Vec::new(),
+        };
     };
     let pass = d.abs() < td && t > tt;
     // How much an interval must shrink for its end to cross the threshold: (half / room)^2.
@@ -341,7 +355,17 @@ fn verdict(name: &str, dec: Option<&HandRow>, tru: Option<&HandRow>, n: usize, o
         (settled, need)
     };
     let more_labels = (!settled && need.is_finite()).then(|| ((need - 1.0).max(0.0) * n as f64).ceil() as usize + 1);
-    HandEia { verifier: name.into(), pass, settled, more_labels }
+    HandEia { verifier: name.into(), pass, settled, more_labels, more_by_stratum: Vec::new() }
+}
+
+/// `k` more labels spread over the strata as the sheet would allocate the larger sample.
+fn more_by_stratum(s: &Strata, sample: &Sample, k: usize) -> Vec<(String, usize)> {
+    let total: usize = sample.labelled.iter().sum::<usize>() + k;
+    let Ok(take) = super::design::allocate(&s.sizes, total.min(s.sizes.iter().sum())) else { return Vec::new() };
+    (0..s.sizes.len())
+        .filter(|&h| take[h] > sample.labelled[h])
+        .map(|h| (s.names[h].clone(), take[h] - sample.labelled[h]))
+        .collect()
 }
 
 /// The hand-label audit as Markdown.
@@ -391,7 +415,10 @@ pub fn markdown(a: &HandAudit, source: &str) -> String {
     for e in &a.eia {
         let settled = match (e.settled, e.more_labels) {
             (true, _) => "yes".to_string(),
-            (false, Some(k)) => format!("no: label about {k} more memories"),
+            (false, Some(k)) => {
+                let per: Vec<String> = e.more_by_stratum.iter().map(|(h, n)| format!("{n} '{h}'")).collect();
+                format!("no: label about {k} more memories ({})", per.join(", "))
+            }
             (false, None) => "no: label more memories".to_string(),
         };
         out.push_str(&format!("| {} | {} | {settled} |\n", e.verifier, if e.pass { "yes" } else { "no" }));
@@ -407,4 +434,54 @@ pub fn markdown(a: &HandAudit, source: &str) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(quantity: &str, estimate: f64, lo: f64, hi: f64) -> HandRow {
+        HandRow {
+            quantity: quantity.into(),
+            verifier: Some("v".into()),
+            estimate: Some(estimate),
+            lo: Some(lo),
+            hi: Some(hi),
+            se: None,
+        }
+    }
+
+    #[test]
+    fn a_failure_is_settled_by_either_interval_alone() {
+        let o = HandOptions { tau_dec: 0.3, tau_tru: 0.3 };
+        // An echo: Corr(nu, b) wholly above 0.3 fails it, whatever Corr(V, U) may be.
+        let e =
+            verdict("v", Some(&row("corr_nu_b", 0.82, 0.728, 0.910)), Some(&row("corr_v_u", 0.2, -0.1, 0.5)), 50, o);
+        assert!(!e.pass && e.settled && e.more_labels.is_none(), "{e:?}");
+        // A pass needs both.
+        let e = verdict("v", Some(&row("corr_nu_b", 0.0, -0.1, 0.1)), Some(&row("corr_v_u", 0.6, 0.2, 0.8)), 50, o);
+        assert!(e.pass && !e.settled, "{e:?}");
+        // Corr(V, U)'s lower end must rise by 0.1 of its 0.4: (0.4 / 0.3)^2 = 1.78 times the labels.
+        assert_eq!(e.more_labels, Some(40), "{e:?}");
+        let e = verdict("v", Some(&row("corr_nu_b", 0.0, -0.1, 0.1)), Some(&row("corr_v_u", 0.6, 0.4, 0.8)), 50, o);
+        assert!(e.pass && e.settled);
+    }
+
+    #[test]
+    fn leniency_and_sensitivity_count_graded_episodes_only() {
+        // Ungraded episodes are stored untrusted; the self-grade's leniency is over the graded.
+        let bank = AuditBank {
+            r: vec![1.0, 1.0, 0.0, 0.0, 1.0, 0.0],
+            u: vec![0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+            graded: Some(vec![true, true, true, false, true, true]),
+            ..AuditBank::default()
+        };
+        let labels = Labels::single((0..6).collect(), bank.u.clone());
+        let a = hand_audit(&bank, 6, &labels, HandOptions { tau_dec: 0.3, tau_tru: 0.3 }).unwrap();
+        let full = super::super::grader::grader(&bank);
+        let get = |q: &str| a.rows.iter().find(|r| r.quantity == q).unwrap().estimate;
+        assert_eq!(get("leniency"), full[0].leniency);
+        assert_eq!(get("leniency"), Some(2.0 / 3.0));
+        assert_eq!(get("sensitivity"), full[0].sensitivity);
+    }
 }

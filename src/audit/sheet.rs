@@ -1,6 +1,8 @@
 //! The labelling sheet (`lucid audit BANK --sample N`) and the labels that come back
 //! (`--labels FILE`). The sheet is a CSV of the sampled memories in a shuffled order —
-//! `memory, question, answer, plan, u` — with `u` empty for a person to fill (1 right, 0 wrong;
+//! `memory, question, answer, plan, replaces, u` — then one spare row per sampled memory (a seeded
+//! draw from the same stratum, `replaces` naming the row it stands in for: a labeller who cannot
+//! judge a memory leaves it blank and labels its spare), with `u` empty for a person to fill (1 right, 0 wrong;
 //! also right/wrong, correct/incorrect, true/false, yes/no; empty: not labelled). A second
 //! labeller may fill a column `u2` on some or all rows: their disagreement is the labelling error
 //! the intervals carry ([`super::estimator`]). It shows what
@@ -110,12 +112,15 @@ fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-/// The sheet of the memories `picked` of `m`, as CSV.
-pub fn sheet(m: &Memories, picked: &[usize]) -> String {
-    let mut out = String::from("memory,question,answer,plan,u\n");
-    for &i in picked {
+/// The sheet of the memories `picked` of `m`, as CSV, then the `spares` (a spare memory and the
+/// picked one it replaces, named in the `replaces` column).
+pub fn sheet(m: &Memories, picked: &[usize], spares: &[(usize, usize)]) -> String {
+    let mut out = String::from("memory,question,answer,plan,replaces,u\n");
+    let rows = picked.iter().map(|&i| (i, None)).chain(spares.iter().map(|&(i, of)| (i, Some(of))));
+    for (i, replaces) in rows {
         let [q, a, p] = &m.text[i];
-        out.push_str(&format!("{},{},{},{},\n", field(&m.ids[i]), field(q), field(a), field(p)));
+        let replaces = replaces.map_or(String::new(), |of| field(&m.ids[of]));
+        out.push_str(&format!("{},{},{},{},{replaces},\n", field(&m.ids[i]), field(q), field(a), field(p)));
     }
     out
 }
@@ -133,7 +138,8 @@ fn label(cell: &str) -> std::result::Result<Option<f64>, ()> {
 /// The labels in the CSV at `path` (columns `memory` and `u`, and `u2` where a second labeller
 /// labelled some of the same memories; others ignored) for the memories of `m`: the rows of the
 /// file (blank labels included) and the labels. Errors name the file, the data row (1-based),
-/// the column and the memory.
+/// the column and the memory. Spare rows (`replaces` filled) are labelled memories like any
+/// other, but not rows of the N the sample was drawn for.
 pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Labels)> {
     let batch = super::read::read_csv(path, false)?;
     let need = |c: &str| {
@@ -142,6 +148,9 @@ pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Labels)> {
     };
     let (ids, cells) = (need("memory")?, need("u")?);
     let seconds = text_column(&batch, "u2");
+    // Spare rows do not count in N (the design is recomputed from the sheet's main rows).
+    let spares = text_column(&batch, "replaces");
+    let spare_rows = spares.as_ref().map_or(0, |r| r.iter().filter(|x| !x.trim().is_empty()).count());
     let index: HashMap<&str, usize> = m.ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
     let (mut out, mut seen) = (Labels::default(), HashMap::new());
     for (row, (id, cell)) in ids.iter().zip(&cells).enumerate() {
@@ -171,11 +180,11 @@ pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Labels)> {
                 out.u.push(y);
                 out.second.push(None);
             }
-            (None, None) => {}
+            (None, None) => out.blanks += usize::from(spares.as_ref().is_none_or(|s| s[row].trim().is_empty())),
         }
     }
     if out.picked.is_empty() {
         return Err(Error::input(path, "no memory is labelled: fill the u column with 1 (right) or 0 (wrong)"));
     }
-    Ok((ids.len(), out))
+    Ok((ids.len() - spare_rows, out))
 }

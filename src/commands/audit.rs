@@ -65,15 +65,27 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
     let m = sheet::memories(&a.bank, cols, a.arm.as_deref())?;
     let mut out = std::io::stdout().lock();
     if let Some(n) = a.sample {
-        let picked = design::draw(&design::strata(&m.bank, n), n, a.rng_seed)?;
-        out.write_all(sheet::sheet(&m, &picked).as_bytes()).map_err(werr)?;
+        let strata = design::strata(&m.bank, n);
+        let picked = design::draw(&strata, n, a.rng_seed)?;
+        let spares = design::spares(&strata, &picked, a.rng_seed);
+        out.write_all(sheet::sheet(&m, &picked, &spares).as_bytes()).map_err(werr)?;
         eprintln!(
-            "{} of {} memories sampled: fill the u column (1 right, 0 wrong, empty when unsure), keep every row, then \
-             lucid audit {} --labels SHEET.csv",
+            "{} of {} memories sampled: fill the u column (1 right, 0 wrong) of every row whose `replaces` is empty; \
+             where you cannot judge a memory leave it blank and label the spare row that replaces it (the last {} \
+             rows); a second labeller may fill a column u2 on any rows. Keep every row, then lucid audit {} --labels \
+             SHEET.csv",
             picked.len(),
             m.bank.r.len(),
+            spares.len(),
             a.bank.display()
         );
+        if m.text.iter().all(|[_, answer, _]| answer.is_empty()) {
+            eprintln!(
+                "warning: {} holds no answers: the sheet's answer column is empty, so a labeller can judge only from the \
+                 question and plan (an imported bank's answers come with its results log, `lucid import --log`)",
+                a.bank.display()
+            );
+        }
         return Ok(());
     }
     let path = a.labels.as_ref().expect("called with --sample or --labels");
