@@ -234,12 +234,13 @@ fn audit_reads_an_agent_runs_own_bank_from_the_cli_and_as_a_stage() {
     // The detector's channels and the detector are verifiers, not judges: no ensemble of them.
     assert_eq!(v["ensemble"], serde_json::json!([]));
     assert!(v["tables"]["eia"].as_array().unwrap().iter().all(|r| r["kind"] != "ensemble"));
-    // `lucid audit RUN` and grader.sql give the same leniency (over graded episodes) for the arm.
+    // `lucid audit RUN` and grader.sql give the same leniency (over graded episodes) for the arm,
+    // and the same intervals, clustered on the question over both seeds (to grader.sql's 4 digits).
     let grader_sql = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/paper/grader.sql");
     let sql_rows = crate::support::study::query(&cache, dir.path(), grader_sql.to_str().unwrap());
     let pooled = sql_rows.iter().find(|r| r["arm"] == "memento" && r["seed"].is_null()).expect("memento pooled row");
     let graded = &v["tables"]["grader"][0];
-    for k in ["leniency", "sensitivity"] {
+    for k in ["leniency", "leniency_lo", "leniency_hi", "sensitivity", "sensitivity_lo", "sensitivity_hi"] {
         let same = match (graded[k].as_f64(), pooled[k].as_f64()) {
             (Some(a), Some(b)) => (a - b).abs() < 5e-5,
             (a, b) => a == b,
@@ -490,4 +491,62 @@ fn ungraded_memories_count_once_as_stored_and_never_as_graded() {
     let pick = |i: usize| (f(&g[i], "leniency"), f(&g[i], "sensitivity"), f(&g[i], "ungraded"), f(&g[i], "memories"));
     assert_eq!(pick(0), (0.75, 1.0, 3.0, 7.0));
     assert_eq!(pick(1), (0.5, 0.75, 3.0, 10.0));
+}
+
+/// `lucid audit` on 60 questions under 3 seeds, each wrong question trusted under every seed or
+/// under none: with a `question_id` column the grader's leniency interval is the clustered Wilson
+/// interval over the questions (`cluster_wilson`, as `grader.sql`'s pooled rows give it), wider
+/// than Wilson's over the 180 memories, and the payoff's bootstrap resamples questions (a wider
+/// interval around the same Delta); question ids that never repeat change no table.
+#[test]
+fn repeated_questions_cluster_the_intervals_and_the_bootstrap() {
+    use lucid::analysis::stats::{Z95, cluster_wilson, wilson};
+    let dir = tempfile::tempdir().unwrap();
+    // (r, u, v_a) of question q under seed s: u and v_a by question, r by question where u = 0.
+    let memory = |q: usize, s: usize| {
+        let u = u8::from(!q.is_multiple_of(3));
+        let r = if u == 0 { u8::from((q / 3) % 5 < 3) } else { u8::from(!(q + s).is_multiple_of(7)) };
+        (r, u, if q.is_multiple_of(11) { 1 - u } else { u })
+    };
+    let bank = |name: &str, id: &dyn Fn(usize, usize) -> Option<usize>| {
+        let mut text = String::from(if id(0, 0).is_some() { "question_id,seed,r,u,v_a\n" } else { "seed,r,u,v_a\n" });
+        for s in 0..3 {
+            for q in 0..60 {
+                let (r, u, v) = memory(q, s);
+                let key = id(q, s).map_or(String::new(), |i| format!("{i},"));
+                text.push_str(&format!("{key}{s},{r},{u},{v}\n"));
+            }
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        audit_json(dir.path(), &path, &["--bootstrap", "500"])
+    };
+    let (clustered, distinct, plain) = (
+        bank("questions.csv", &|q, _| Some(q)),
+        bank("distinct.csv", &|q, s| Some(60 * s + q)),
+        bank("plain.csv", &|_, _| None),
+    );
+    // The wrong questions as clusters: (memories, trusted ones); 12 of 20 trusted under all seeds.
+    let clusters: Vec<(f64, f64)> =
+        (0..60).filter(|q| q % 3 == 0).map(|q| (3.0, 3.0 * f64::from(memory(q, 0).0))).collect();
+    let sum_sq: f64 = clusters.iter().map(|c| c.1).sum();
+    assert_eq!(sum_sq, 36.0);
+    let (lo, hi) = cluster_wilson(&clusters, sum_sq, Z95).unwrap();
+    let (plo, phi) = wilson(36.0, 60.0, Z95).unwrap();
+    let g = &clustered["tables"]["grader"][0];
+    assert!((f(g, "leniency") - 0.6).abs() < 1e-12, "{g}");
+    assert!(
+        (f(g, "leniency_lo") - lo).abs() < 1e-12 && (f(g, "leniency_hi") - hi).abs() < 1e-12,
+        "{g} vs [{lo}, {hi}]"
+    );
+    assert!(hi - lo > 1.4 * (phi - plo), "clustered [{lo}, {hi}] vs Wilson [{plo}, {phi}]");
+    let p = &plain["tables"]["grader"][0];
+    assert!((f(p, "leniency_lo") - plo).abs() < 1e-12 && (f(p, "leniency_hi") - phi).abs() < 1e-12, "{p}");
+    // The payoff: the same Delta, its interval from resampled questions wider than from memories.
+    let (pc, pp) = (row(&clustered, "payoff", "verifier", "a"), row(&plain, "payoff", "verifier", "a"));
+    assert_eq!(pc["delta"], pp["delta"]);
+    let width = |r: &Value| f(r, "hi") - f(r, "lo");
+    assert!(width(pc) > 1.25 * width(pp), "questions {pc} vs memories {pp}");
+    // Ids that never repeat: every memory its own cluster, every table as without the column.
+    assert_eq!(distinct["tables"], plain["tables"]);
 }

@@ -3,6 +3,8 @@
 //! memories it scored (EIA), and everywhere else an unscored memory is "not flagged" — it keeps
 //! its label — so every verifier's demotion is measured on the whole bank.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 /// A bank: one row per memory.
@@ -21,6 +23,10 @@ pub struct AuditBank {
     pub graded: Option<Vec<bool>>,
     /// The seed (or any fold) of each memory, when the bank has one.
     pub seed: Option<Vec<i64>>,
+    /// The cluster of each memory, when the bank has one: its question (one id per distinct
+    /// question; the same question under several seeds is one cluster of the grader's intervals
+    /// and of the payoff's bootstrap). None: every memory is its own cluster.
+    pub cluster: Option<Vec<usize>>,
     /// A self-consistency score per memory (agreement of resampled answers; NaN: none).
     pub sc: Option<Vec<f64>>,
     /// How often each memory was retrieved (reuse count), when the bank has it.
@@ -63,6 +69,7 @@ impl AuditBank {
             judges: self.judges.clone(),
             graded: self.graded.as_ref().map(|g| idx.iter().map(|&i| g[i]).collect()),
             seed: self.seed.as_ref().map(|s| idx.iter().map(|&i| s[i]).collect()),
+            cluster: self.cluster.as_ref().map(|c| idx.iter().map(|&i| c[i]).collect()),
             sc: self.sc.as_deref().map(pick),
             n: self.n.as_deref().map(pick),
             arm: self.arm.clone(),
@@ -84,6 +91,22 @@ impl AuditBank {
     /// Whether memory `i`'s self-grade parsed.
     pub fn is_graded(&self, i: usize) -> bool {
         self.graded.as_ref().is_none_or(|g| g[i])
+    }
+
+    /// The memories of each cluster (question), clusters in order of first appearance; None when
+    /// every memory is its own cluster (no cluster column, or no question repeats).
+    pub fn clusters(&self) -> Option<Vec<Vec<usize>>> {
+        let of = self.cluster.as_ref()?;
+        let mut at: HashMap<usize, usize> = HashMap::new();
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for (i, &c) in of.iter().enumerate() {
+            let k = *at.entry(c).or_insert_with(|| {
+                out.push(Vec::new());
+                out.len() - 1
+            });
+            out[k].push(i);
+        }
+        (out.len() < of.len()).then_some(out)
     }
 
     /// The scores of the judges (in bank order), the members of the ensembles and the gold-fit.

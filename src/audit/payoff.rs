@@ -2,15 +2,19 @@
 //! verifier flags, V < 0.5, gets Q = 0; nothing else changes, and a memory the verifier left
 //! unscored is not flagged) applied per verifier over the whole bank, so every row shares one
 //! "before"; the change
-//! in Corr(Q, U), and P(Delta > 0) from a seeded bootstrap over memories; with an oracle row
-//! (V = U) and a label-blind calibration row (Q = z-score of r, +0.00 by construction).
+//! in Corr(Q, U), and P(Delta > 0) from a seeded bootstrap over memories (over questions when the
+//! bank's questions repeat); with an oracle row (V = U) and a label-blind calibration row
+//! (Q = z-score of r, +0.00 by construction).
 //!
 //! The bootstrap is a multinomial resample of the memories, drawn over the distinct
 //! (r, U, which-rows-demote) cells with their counts (sorted, so row order does not matter): a
 //! resample's Pearson correlations follow from six weighted sums per row, so a bank whose grades
 //! and flags take few values resamples in microseconds and a million distinct memories in
 //! milliseconds. Each resample has its own seed, so the result does not depend on the number of
-//! threads.
+//! threads. When a question holds several memories (one per seed), a resample draws as many
+//! questions as there are, with replacement, each with all its memories: multinomial counts over
+//! the distinct question contents (or draws by rank), each memory weighted by its question's count
+//! (`Clustered`); a bank where no question repeats resamples memories exactly as before.
 
 use serde::Serialize;
 
@@ -107,8 +111,70 @@ impl Swept {
     }
 }
 
+/// The clusters (questions) of a bank, for a bootstrap that resamples whole clusters: a
+/// cluster's content is the multiset of its memories' (demotion pattern, r, U), and clusters of
+/// equal content form one cell; cells and clusters are sorted by content, so a resample depends
+/// neither on row order nor on the questions' ids.
+struct Clustered {
+    /// The distinct demotion patterns, sorted (bit j: row j demotes).
+    patterns: Vec<Vec<u64>>,
+    /// Per cell, for each demotion pattern its memories have: (index into `patterns`, the sums
+    /// [N, Sr, Srr, Su, Sru] of one such cluster's memories with that pattern).
+    sums: Vec<Vec<(usize, [f64; 5])>>,
+    /// Per cell, its share of the clusters (the multinomial's probabilities).
+    probs: Vec<f64>,
+    /// The cell of each cluster, clusters sorted by content (for drawing clusters by rank).
+    of_rank: Vec<u32>,
+}
+
+impl Clustered {
+    /// The clusters `groups` (each its memories) of `bank`, whose memories demote as `masks` say.
+    fn new(bank: &AuditBank, groups: &[Vec<usize>], masks: &[Vec<u64>]) -> Clustered {
+        let mut patterns: Vec<Vec<u64>> = masks.to_vec();
+        patterns.sort_unstable();
+        patterns.dedup();
+        // Each cluster's content: its memories' (pattern, r, U), sorted; then the clusters by it.
+        let mut contents: Vec<Vec<(usize, u64, u64)>> = groups
+            .iter()
+            .map(|g| {
+                let mut c: Vec<(usize, u64, u64)> = g
+                    .iter()
+                    .map(|&i| {
+                        let p = patterns.binary_search(&masks[i]).expect("every mask is a pattern");
+                        (p, bank.r[i].to_bits(), bank.u[i].to_bits())
+                    })
+                    .collect();
+                c.sort_unstable();
+                c
+            })
+            .collect();
+        contents.sort_unstable();
+        let mut sums: Vec<Vec<(usize, [f64; 5])>> = Vec::with_capacity(contents.len());
+        let (mut probs, mut of_rank): (Vec<f64>, Vec<u32>) = (Vec::new(), Vec::with_capacity(contents.len()));
+        for same in contents.chunk_by(|a, b| a == b) {
+            let mut cell: Vec<(usize, [f64; 5])> = Vec::new();
+            for &(p, r, u) in &same[0] {
+                let (r, u) = (f64::from_bits(r), f64::from_bits(u));
+                if cell.last().is_none_or(|t| t.0 != p) {
+                    cell.push((p, [0.0; 5]));
+                }
+                let t = &mut cell.last_mut().expect("a pattern was pushed").1;
+                t[0] += 1.0;
+                t[1] += r;
+                t[2] += r * r;
+                t[3] += u;
+                t[4] += r * u;
+            }
+            of_rank.extend(std::iter::repeat_n(sums.len() as u32, same.len()));
+            sums.push(cell);
+            probs.push(same.len() as f64 / contents.len() as f64);
+        }
+        Clustered { patterns, sums, probs, of_rank }
+    }
+}
+
 /// Bootstrap replicates of Delta for every demotion row and for the z-score of r (last), each
-/// sorted ascending.
+/// sorted ascending; over memories, or over questions when the bank's questions repeat.
 fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> Vec<Vec<f64>> {
     let (n, rows) = (bank.r.len(), flags.len());
     let words = rows.div_ceil(64).max(1);
@@ -124,17 +190,24 @@ fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64)
         })
         .collect();
     let cells = cells(&bank.r, &bank.u, &masks);
+    // Questions that repeat: resample them whole. Otherwise the memories, as follows.
+    let clustered: Option<Clustered> = bank.clusters().map(|groups| Clustered::new(bank, &groups, &masks));
     // Mostly distinct memories (continuous scores): a binomial per cell would cost far more than
     // drawing n memories by rank and counting them, then one sequential sweep that adds each
     // memory's terms to the bucket of its demotion pattern (few patterns, no branches).
-    let swept: Option<Swept> = (cells.len() * 8 > n).then(|| Swept::new(bank, &masks));
+    let swept: Option<Swept> = (clustered.is_none() && cells.len() * 8 > n).then(|| Swept::new(bank, &masks));
     let probs: Vec<f64> = cells.iter().map(|c| c.3 as f64 / n as f64).collect();
     let (mean, sd) = (crate::analysis::stats::mean(&bank.r), crate::analysis::stats::variance(&bank.r).sqrt());
     let items: Vec<u64> = (0..resamples as u64).collect();
+    let width = match (&clustered, &swept) {
+        (Some(cl), _) => cl.probs.len(),
+        (None, Some(_)) => n,
+        (None, None) => cells.len(),
+    };
     let per: Vec<Vec<Option<f64>>> = crate::par::par_map_with(
         &items,
         crate::par::default_jobs(),
-        || vec![0u64; if swept.is_some() { n } else { cells.len() }],
+        || vec![0u64; width],
         |w, &b| {
             let mut rng = SplitMix64(seed ^ b.wrapping_mul(0xD134_2543_DE82_EF95));
             rng.next_u64();
@@ -160,7 +233,31 @@ fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64)
                     }
                 }
             };
-            if let Some(sw) = &swept {
+            if let Some(cl) = &clustered {
+                // Counts over the cells of clusters: by rank when most clusters are distinct (as
+                // for memories below), else multinomial; each memory weighs its cluster's count.
+                let m = cl.of_rank.len();
+                if cl.probs.len() * 8 > m {
+                    w.iter_mut().for_each(|c| *c = 0);
+                    for _ in 0..m {
+                        w[cl.of_rank[((u128::from(rng.next_u64()) * m as u128) >> 64) as usize] as usize] += 1;
+                    }
+                } else {
+                    multinomial(&mut rng, m as u64, &cl.probs, w);
+                }
+                let mut buckets = vec![[0.0f64; 5]; cl.patterns.len()];
+                for (cell, &k) in cl.sums.iter().zip(w.iter()) {
+                    if k > 0 {
+                        let k = k as f64;
+                        for (p, t) in cell {
+                            buckets[*p].iter_mut().zip(t).for_each(|(b, t)| *b += k * t);
+                        }
+                    }
+                }
+                for (bk, mask) in buckets.iter().zip(&cl.patterns) {
+                    take(&mut s, bk, mask);
+                }
+            } else if let Some(sw) = &swept {
                 w.iter_mut().for_each(|c| *c = 0);
                 for _ in 0..n {
                     w[((u128::from(rng.next_u64()) * n as u128) >> 64) as usize] += 1;

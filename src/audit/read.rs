@@ -46,6 +46,12 @@ impl Default for Columns {
     }
 }
 
+/// The column naming each memory's question, used when the bank has it (an agent run's bank
+/// does: `bank.sql`'s `question_id`): the same question under several seeds is one cluster of the
+/// grader's Wilson intervals and of the payoff's bootstrap, as the report's pooled rows cluster
+/// it. Without it every memory is its own cluster.
+pub const QUESTION: &str = "question_id";
+
 /// A bank file as one batch.
 pub(super) fn read_file(path: &Path) -> Result<RecordBatch> {
     crate::session::block_on(async {
@@ -111,6 +117,26 @@ fn numbers(path: &Path, batch: &RecordBatch, name: &str, gaps: bool) -> Result<V
         .collect()
 }
 
+/// Column `name` of `batch` as cluster ids: equal values (of any type) share one id, ids in order
+/// of first appearance; a memory without a value (null) is a cluster of its own.
+fn clusters(path: &Path, batch: &RecordBatch, name: &str) -> Result<Option<Vec<usize>>> {
+    let Some(c) = batch.column_by_name(name) else { return Ok(None) };
+    let text = arrow::compute::cast(c, &DataType::Utf8)
+        .map_err(|_| Error::input(path, format!("column '{name}' is not a question key ({})", c.data_type())))?;
+    let text = text.as_string::<i32>();
+    let mut ids: std::collections::HashMap<&str, usize> = Default::default();
+    let (mut out, mut next) = (Vec::with_capacity(text.len()), 0);
+    for value in text.iter() {
+        let id = match value {
+            Some(v) => *ids.entry(v).or_insert(next),
+            None => next,
+        };
+        next += usize::from(id == next);
+        out.push(id);
+    }
+    Ok(Some(out))
+}
+
 /// The bank in `batch` (read from `path`, which errors name); `judges`: the default members of
 /// the ensembles when `cols` names none (None: every verifier).
 pub fn bank_from_batch(
@@ -170,6 +196,7 @@ pub fn bank_from_batch(
         judges,
         graded,
         seed: optional(&cols.seed, false)?.map(|s| s.into_iter().map(|s| s as i64).collect()),
+        cluster: clusters(path, batch, QUESTION)?,
         // A memory a resample left unscored has no sc (NaN): never pruned by the sc control.
         sc: optional(&cols.sc, true)?,
         n: optional(&cols.n, false)?,

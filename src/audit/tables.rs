@@ -56,7 +56,7 @@ pub fn sections(a: &Audit) -> Vec<Section> {
         },
         Section {
             name: "grader",
-            title: "Table 2a: the self-grade (leniency l = P(trusted | U = 0), sensitivity s = P(trusted | U = 1), 95 % Wilson): over graded episodes, and over the stored labels (an ungraded episode is stored untrusted)",
+            title: "Table 2a: the self-grade (leniency l = P(trusted | U = 0), sensitivity s = P(trusted | U = 1), 95 % Wilson, clustered on the question when it repeats): over graded episodes, and over the stored labels (an ungraded episode is stored untrusted)",
             paper: "BIRD l = 0.76, s = 0.90; factual banks l = 0.31 to 0.54.",
             rows: rows(&a.grader),
         },
@@ -81,7 +81,7 @@ pub fn sections(a: &Audit) -> Vec<Section> {
         },
         Section {
             name: "payoff",
-            title: "Table 3: de-inflation payoff of demotion-only correction over the whole bank (Delta Corr(Q, U), 95 % bootstrap, P(Delta > 0); an unscored memory is not flagged)",
+            title: "Table 3: de-inflation payoff of demotion-only correction over the whole bank (Delta Corr(Q, U), 95 % bootstrap over memories, or questions when they repeat, P(Delta > 0); an unscored memory is not flagged)",
             paper: "Retrieval verifier +0.22 -> +0.81 (+0.59); oracle +0.75; GPT-5.4 +0.10; nano -0.16; label-blind \
                     calibration +0.00.",
             rows: rows(&a.payoff),
