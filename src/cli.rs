@@ -579,7 +579,7 @@ pub struct LoadArgs {
 pub struct ImportArgs {
     /// The bank file.
     pub bank: PathBuf,
-    /// Its layout: memento, reasoningbank, mem0, langmem, amem, letta or generic.
+    /// Its layout: memento, memento-reward, reasoningbank, mem0, langmem, amem, letta or generic.
     #[arg(long)]
     pub preset: String,
     /// The run to write (`<runs-dir>/<name>`).

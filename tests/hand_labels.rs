@@ -436,3 +436,33 @@ fn a_spreadsheets_csv_with_multiline_quoted_text_reads_as_written() {
     let a = hand(dir.path(), &path, &filled);
     assert_eq!(a["labelled"], 40);
 }
+
+#[test]
+fn a_sheet_of_a_bank_without_answers_says_so() {
+    // Memento's case bank keeps no answers: they are in its results log, here not imported.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let memento = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/memento");
+    let (bank, log) = (memento.join("memory/memory.jsonl"), memento.join("result/result_parametric.jsonl"));
+    let import = |name: &str, extra: &[&str]| {
+        let o = lucid(&d.join("cache"))
+            .current_dir(d)
+            .args(["import", "--preset", "memento", "--name", name])
+            .args(extra)
+            .arg(&bank)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let sample = |run: &str| {
+        let o = lucid(&d.join("cache")).current_dir(d).args(["audit", run, "--sample", "6"]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    import("m", &[]);
+    let err = sample("runs/m");
+    assert!(err.contains("warning: runs/m holds no answers") && err.contains("lucid import --log"), "{err}");
+    // With its results log the bank has answers: no warning.
+    import("ml", &["--log", log.to_str().unwrap()]);
+    assert!(!sample("runs/ml").contains("holds no answers"));
+}

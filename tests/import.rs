@@ -429,3 +429,172 @@ stages:
         assert!(out.join(f).is_file(), "{f}");
     }
 }
+
+#[test]
+fn a_gold_row_written_twice_counts_once_and_conflicting_gold_leaves_its_memories_unscored() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("bank.jsonl"),
+        concat!(
+            r#"{"q": "What is 2 + 2?", "out": "4", "verdict": "correct"}"#,
+            "\n",
+            r#"{"q": "Who wrote Hamlet?", "out": "Shakespeare", "verdict": "correct"}"#,
+            "\n",
+            r#"{"q": "What is the capital of France?", "out": "Lyon", "verdict": "incorrect"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    // 2 + 2 written twice with the same answer (counted once); Hamlet with two different answers.
+    std::fs::write(
+        d.join("gold.jsonl"),
+        concat!(
+            r#"{"question": "What is 2 + 2?", "answer": "4"}"#,
+            "\n",
+            r#"{"question": "Who wrote Hamlet?", "answer": "Shakespeare"}"#,
+            "\n",
+            r#"{"question": "What is 2 + 2?", "answer": "4"}"#,
+            "\n",
+            r#"{"question": "Who wrote Hamlet?", "answer": "Marlowe"}"#,
+            "\n",
+            r#"{"question": "What is the capital of France?", "answer": "Paris"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .arg("import")
+        .args(["--preset", "generic", "--field", "question=q", "--field", "answer=out", "--field", "label=verdict"])
+        .args(["--gold", "gold.jsonl", "--name", "g", "bank.jsonl"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    // The ambiguous question is named with its lines, and its memory left unscored (not scored 0).
+    assert!(
+        err.contains("`Who wrote Hamlet?` (lines 2, 4)") && err.contains("1 of 3 memories are left unscored"),
+        "{err}"
+    );
+    assert_eq!(
+        rows(d, "g", "SELECT e.step, v.u FROM episodes e JOIN evaluation v ON v.step = e.step ORDER BY e.step"),
+        ["0|1", "2|0"]
+    );
+    assert_eq!(rows(d, "g", "SELECT count(*) FROM gold"), ["2"]);
+    let manifest = manifest(d, "g");
+    assert!(
+        manifest.contains("\"unscored_by_ambiguous_gold\":1") && manifest.contains("\"Who wrote Hamlet?\":[2,4]"),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn a_reasoningbank_record_that_sends_no_message_has_no_answer_and_escapes_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("bank.jsonl"),
+        concat!(
+            r#"{"task_id": "a", "query": "Q a?", "action_list": ["click('1')", "stop()"], "status": "success"}"#,
+            "\n",
+            r#"{"task_id": "b", "query": "Q b?", "action_list": ["send_msg_to_user('it\\'s 4')"], "status": "success"}"#,
+            "\n",
+            r#"{"task_id": "c", "query": "Q c?", "action_list": ["send_msg_to_user(\"5\")", "stop()"], "status": "fail"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let gold: String = [("a", "x"), ("b", "it's 4"), ("c", "5")]
+        .iter()
+        .map(|(id, a)| format!("{{\"id\": \"{id}\", \"question\": \"Q {id}?\", \"answer\": \"{a}\"}}\n"))
+        .collect();
+    std::fs::write(d.join("gold.jsonl"), gold).unwrap();
+    import(d, &["--preset", "reasoningbank", "--gold", "gold.jsonl", "--match-on", "id", "--name", "rb", "bank.jsonl"]);
+    // a never answered (its last action `stop()` is no answer); b's quote keeps no backslash; c's
+    // answer is its message, though an action follows it.
+    assert_eq!(
+        rows(d, "rb", "SELECT source_id, coalesce(answer, '-') AS answer FROM episodes ORDER BY step"),
+        ["a|-", "b|it's 4", "c|5"]
+    );
+    // Without an answer a has no truth: unscored and counted, not scored 0.
+    assert_eq!(
+        rows(d, "rb", "SELECT e.source_id, v.u FROM episodes e JOIN evaluation v ON v.step = e.step ORDER BY e.step"),
+        ["b|1", "c|1"]
+    );
+    let manifest = manifest(d, "rb");
+    assert!(manifest.contains("\"without_truth\":1"), "{manifest}");
+}
+
+#[test]
+fn errors_name_the_users_file_its_line_and_flag_never_the_pipeline_behind_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bank = fixture("memento/memory/memory.jsonl");
+    std::fs::write(
+        d.join("gold.jsonl"),
+        "{\"question\": \"q?\", \"ground_truth\": \"a\"}\n{\"question\": \"r?\", \"ground_truth\": \"\"}\n",
+    )
+    .unwrap();
+    let import_with = |extra: &[&str]| {
+        let o = lucid(&d.join("cache"))
+            .current_dir(d)
+            .arg("import")
+            .args(["--preset", "memento", "--name", "m"])
+            .args(extra)
+            .arg(&bank)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        stderr(&o)
+    };
+    // A bad row of the gold file: the flag, the file as typed, the line.
+    let e = import_with(&["--gold", "gold.jsonl"]);
+    assert!(e.contains("--gold gold.jsonl: line 2: the answer is empty"), "{e}");
+    assert!(!e.contains(".yaml") && !e.contains("bank[") && !e.contains("stage 'bank'"), "{e}");
+    // A file that is not there, before anything runs.
+    let e = import_with(&["--log", "nope.jsonl"]);
+    assert!(e.contains("--log nope.jsonl: no such file"), "{e}");
+    assert!(!e.contains(".yaml") && !e.contains("stage 'bank'"), "{e}");
+    // An unknown preset is the flag's.
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["import", "--preset", "memory", "--name", "m"])
+        .arg(&bank)
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("--preset: unknown preset 'memory'"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_help_lists_every_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lucid(dir.path()).args(["import", "--help"]).output().unwrap();
+    let help = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for p in lucid::import::presets::all() {
+        assert!(help.contains(p.name), "--help omits the preset {}:\n{help}", p.name);
+    }
+}
+
+#[test]
+fn a_bank_that_is_not_utf8_names_its_line_and_a_byte_order_mark_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let row = |q: &str| format!("{{\"case\": \"{q}\", \"plan\": \"p\", \"case_label\": \"positive\"}}\n");
+    // A byte-order mark (as some Windows editors write it) before the first record is skipped.
+    std::fs::write(d.join("bom.jsonl"), format!("\u{feff}{}{}", row("a?"), row("b?"))).unwrap();
+    import(d, &["--preset", "memento", "--name", "bom", "bom.jsonl"]);
+    assert_eq!(rows(d, "bom", "SELECT count(*) FROM episodes"), ["2"]);
+    // A Latin-1 byte on line 2: the file and the line.
+    let mut bytes = row("a?").into_bytes();
+    bytes.extend_from_slice(b"{\"case\": \"caf\xe9?\", \"plan\": \"p\", \"case_label\": \"positive\"}\n");
+    std::fs::write(d.join("latin1.jsonl"), bytes).unwrap();
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["import", "--preset", "memento", "--name", "l1", "latin1.jsonl"])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("latin1.jsonl: line 2: byte 0xe9 is not UTF-8"), "{e}");
+}

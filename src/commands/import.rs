@@ -1,6 +1,8 @@
 //! `lucid import`: another agent's bank as a run folder, through a one-stage pipeline (the
 //! `import` stage), so an unchanged bank is served from the stage store and `lucid audit`,
-//! `lucid query` and the reports read the run as they read one of lucid's own.
+//! `lucid query` and the reports read the run as they read one of lucid's own. The pipeline is
+//! the command's own business: what it would refuse is refused first in the command line's terms,
+//! and its failures name the user's files by flag, never its temporary file or its stage.
 
 use std::io::Write;
 use std::path::Path;
@@ -12,6 +14,9 @@ use crate::import::ImportConfig;
 use crate::import::gold::GoldConfig;
 use crate::pipeline::RunOptions;
 use crate::stages::registry::Stages;
+
+/// The id of the one stage `lucid import` runs.
+const STAGE: &str = "bank";
 
 /// `NAME=VALUE` pairs.
 fn pairs<'a>(flag: &str, items: &'a [String]) -> Result<Vec<(&'a str, &'a str)>> {
@@ -33,6 +38,52 @@ fn absolute(p: &Path) -> Result<String> {
         std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?.join(p)
     };
     Ok(abs.display().to_string())
+}
+
+/// The files of the command line: the bank (no flag) and each file flag's, as typed.
+fn files(a: &ImportArgs) -> Vec<(Option<&'static str>, &Path)> {
+    let mut out = vec![(None, a.bank.as_path())];
+    for (flag, p) in [("--log", &a.log), ("--gold", &a.gold), ("--truth", &a.truth)] {
+        out.extend(p.as_deref().map(|p| (Some(flag), p)));
+    }
+    out
+}
+
+/// A file as the user named it: its flag (none for the bank) and its path as typed.
+fn shown(flag: Option<&str>, p: &Path) -> String {
+    match flag {
+        Some(f) => format!("{f} {}", p.display()),
+        None => p.display().to_string(),
+    }
+}
+
+/// Refuse, in the command line's terms, what the pipeline would refuse in its own (its temporary
+/// file, its stage): an unknown preset, a run name that is not a plain folder name, a file that
+/// is not there.
+fn check(a: &ImportArgs) -> Result<()> {
+    crate::import::presets::preset(&a.preset).map_err(|e| Error::usage(format!("--preset: {e}")))?;
+    if a.name.is_empty() || a.name.starts_with('.') || a.name.contains(['/', '\\']) {
+        return Err(Error::usage(format!("--name {:?}: a run's name is a plain folder name", a.name)));
+    }
+    match files(a).into_iter().find(|(_, p)| !p.is_file()) {
+        Some((flag, p)) => Err(Error::input(shown(flag, p), "no such file")),
+        None => Ok(()),
+    }
+}
+
+/// A failure of the import stage as the user reads it: without the pipeline's instance and stage
+/// (`bank[seed-0_arm-memento]: stage 'bank': `), and each file by its flag and its path as typed
+/// (`--gold gold.jsonl: line 3: ...`) where the stage named the absolute path it read.
+fn readable(failure: &str, a: &ImportArgs) -> Result<String> {
+    let instance = format!("{STAGE}[");
+    let msg = failure.split_once("]: ").filter(|(at, _)| at.starts_with(&instance)).map_or(failure, |(_, m)| m);
+    let stage = format!("stage '{STAGE}': ");
+    let msg = msg.strip_prefix(stage.as_str()).unwrap_or(msg);
+    let mut named =
+        files(a).into_iter().map(|(flag, p)| Ok((absolute(p)?, shown(flag, p)))).collect::<Result<Vec<_>>>()?;
+    // The longest path first, so that none is replaced inside another.
+    named.sort_by_key(|(abs, _)| std::cmp::Reverse(abs.len()));
+    Ok(named.iter().fold(msg.to_string(), |m, (abs, name)| m.replace(abs.as_str(), name)))
 }
 
 /// The import config of the flags.
@@ -84,6 +135,7 @@ fn config(a: &ImportArgs) -> Result<ImportConfig> {
 
 /// `lucid import`; false when the import failed.
 pub fn run(a: &ImportArgs) -> Result<bool> {
+    check(a)?;
     let c = config(a)?;
     let arm = a.arm.clone().unwrap_or_else(|| c.preset.clone());
     let pipeline = serde_json::json!({
@@ -91,7 +143,7 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
         "runs_dir": absolute(&a.runs_dir)?,
         "seeds": [0],
         "arms": [arm],
-        "stages": [{"id": "bank", "kind": crate::stages::import::ImportStage::KIND, "matrix": ["seed", "arm"], "config": c}],
+        "stages": [{"id": STAGE, "kind": crate::stages::import::ImportStage::KIND, "matrix": ["seed", "arm"], "config": c}],
     });
     let file = std::env::temp_dir().join(format!("lucid-import-{}-{}.yaml", a.name, std::process::id()));
     std::fs::write(&file, pipeline.to_string()).map_err(|source| Error::Write { path: file.clone(), source })?;
@@ -112,7 +164,7 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
     let mut out = std::io::stdout().lock();
     if !summary.failed.is_empty() {
         for f in &summary.failed {
-            eprintln!("error: {f}");
+            eprintln!("error: {}", readable(f, a)?);
         }
         return Ok(false);
     }

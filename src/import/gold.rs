@@ -3,7 +3,7 @@
 //! matched to the bank on an id or on the question's exact text; or a per-id truth file `{id, u}`
 //! (an agentic benchmark's own evaluator: WebArena's reward, SWE-bench's resolved list).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -76,7 +76,9 @@ pub struct GoldRow {
 }
 
 /// A gold file, keyed as the bank will look it up; `alias_only` counts the answers that
-/// normalise to nothing (an emoji) and are scored through their aliases.
+/// normalise to nothing (an emoji) and are scored through their aliases. A key written twice
+/// with the same truth counts once; one written with conflicting answers is ambiguous: it is in
+/// `ambiguous`, not in `by_key`, so its memories are left unscored.
 pub struct Gold {
     /// By key (id or question text).
     pub by_key: HashMap<String, GoldRow>,
@@ -84,6 +86,8 @@ pub struct Gold {
     pub match_on: MatchOn,
     /// Answers scored through their aliases only.
     pub alias_only: usize,
+    /// The keys written with conflicting answers, and the lines they are on.
+    pub ambiguous: BTreeMap<String, Vec<usize>>,
 }
 
 /// The text of a field, or an error naming the file and line.
@@ -104,6 +108,18 @@ fn alias_list(v: Option<&Value>, separator: Option<&str>) -> Vec<String> {
     }
 }
 
+/// Whether two gold rows score every answer alike: the same answer and the same aliases, once
+/// normalised (case, punctuation, articles and alias order aside).
+fn same_truth(a: &GoldRow, b: &GoldRow) -> bool {
+    let aliases = |r: &GoldRow| {
+        let mut v: Vec<String> = r.aliases.iter().map(String::as_str).map(normalize).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    normalize(&a.answer) == normalize(&b.answer) && aliases(a) == aliases(b)
+}
+
 /// `answer` cut at `separator` (the first part is the answer, the rest aliases), and `aliases`.
 pub fn split_answer(answer: &str, separator: Option<&str>, mut aliases: Vec<String>) -> (String, Vec<String>) {
     match separator.filter(|s| answer.contains(*s)) {
@@ -122,8 +138,9 @@ impl Gold {
     /// Read `c.path` (resolved to `path`); `default_answer` is the preset's answer field and
     /// alias separator.
     pub fn read(c: &GoldConfig, path: &Path, default_answer: (&str, Option<&str>)) -> Result<Gold> {
-        let mut by_key = HashMap::new();
-        let mut alias_only = 0;
+        let mut by_key: HashMap<String, GoldRow> = HashMap::new();
+        let mut lines: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut conflicting = Vec::new();
         let answer_field = c.answer.as_deref().unwrap_or(default_answer.0);
         let separator = c.alias_separator.as_deref().or(default_answer.1);
         for r in records::read(path)? {
@@ -135,14 +152,11 @@ impl Gold {
                 answer,
                 aliases,
             };
-            if normalize(&row.answer).is_empty() {
-                if !row.aliases.iter().any(|a| !normalize(a).is_empty()) {
-                    return Err(Error::input(
-                        path,
-                        format!("line {}: the answer is empty (and so is every alias)", r.line),
-                    ));
-                }
-                alias_only += 1;
+            if normalize(&row.answer).is_empty() && !row.aliases.iter().any(|a| !normalize(a).is_empty()) {
+                return Err(Error::input(
+                    path,
+                    format!("line {}: the answer is empty (and so is every alias)", r.line),
+                ));
             }
             let key = match c.match_on {
                 MatchOn::Question => row.question.clone(),
@@ -150,11 +164,30 @@ impl Gold {
                     row.id.clone().ok_or_else(|| Error::input(path, format!("line {}: no `{}`", r.line, c.id)))?
                 }
             };
-            if by_key.insert(key.clone(), row).is_some() {
-                return Err(Error::input(path, format!("line {}: `{key}` appears twice", r.line)));
+            lines.entry(key.clone()).or_default().push(r.line);
+            match by_key.get(&key) {
+                // The same truth written again counts once.
+                Some(first) if same_truth(first, &row) => {}
+                Some(_) => conflicting.push(key),
+                None => {
+                    by_key.insert(key, row);
+                }
             }
         }
-        Ok(Gold { by_key, match_on: c.match_on, alias_only })
+        let ambiguous: BTreeMap<String, Vec<usize>> = conflicting
+            .into_iter()
+            .filter_map(|k| {
+                by_key.remove(&k);
+                lines.remove_entry(&k)
+            })
+            .collect();
+        let alias_only = by_key.values().filter(|r| normalize(&r.answer).is_empty()).count();
+        Ok(Gold { by_key, match_on: c.match_on, alias_only, ambiguous })
+    }
+
+    /// The key a memory finds its gold under: its source id or its question.
+    pub fn key<'a>(&self, source_id: &'a str, question: &'a str) -> &'a str {
+        if self.match_on == MatchOn::Id { source_id } else { question }
     }
 }
 

@@ -6,7 +6,7 @@
 //! answer when the source has one, its label as r with the raw value kept, where the label came
 //! from), `gold` and `evaluation` when truth is known. Nothing is dropped silently: an unknown
 //! label value, a missing field, a duplicate id is an error naming the file and line; a memory
-//! without gold is counted.
+//! without gold, or whose gold the gold file gives in conflicting ways, is counted.
 
 pub mod gold;
 pub mod presets;
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use self::gold::{Gold, GoldConfig, MatchOn};
+use self::gold::{Gold, GoldConfig};
 use self::presets::{Fields, LabelSource, Preset};
 use self::records::{Record, as_text, at};
 use crate::datasets::factual::normalize::matches;
@@ -30,8 +30,8 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImportConfig {
-    /// The layout: memento, reasoningbank, mem0, langmem, amem, letta, or generic (then `fields`
-    /// and, for a labelled bank, `labels` say everything).
+    /// The layout: memento, memento-reward, reasoningbank, mem0, langmem, amem, letta, or generic
+    /// (then `fields` and, for a labelled bank, `labels` say everything).
     pub preset: String,
     /// The bank file.
     pub bank: String,
@@ -134,6 +134,11 @@ pub struct Imported {
     pub without_truth: usize,
     /// Gold answers scored through their aliases only.
     pub alias_only: usize,
+    /// Memories left unscored because the gold file answers their question (or id) in
+    /// conflicting ways.
+    pub ambiguous: usize,
+    /// The gold file's keys written with conflicting answers, and the lines they are on.
+    pub ambiguous_gold: BTreeMap<String, Vec<usize>>,
 }
 
 /// A memory's source verdict from Memento's results log, and its answer and ground truth.
@@ -170,6 +175,9 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
         Some(log) => read_log(&resolve(log), preset.gold_answer.1)?,
         None => HashMap::new(),
     };
+    // The preset's own answer field holds a call (ReasoningBank's actions): its argument is the
+    // answer, and a memory that makes no such call has none. A field the user named is read as is.
+    let call = preset.answer_call.filter(|_| c.fields.answer.is_none());
     let mut out = Imported::default();
     let mut ids = HashMap::new();
     for (step, r) in records.iter().enumerate() {
@@ -200,9 +208,9 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
             .answer
             .as_ref()
             .and_then(|f| as_text(at(&r.value, f)))
-            .map(|a| match preset.answer_call {
-                Some(call) => called_with(&a, call).unwrap_or(a),
-                None => a,
+            .and_then(|a| match call {
+                Some(call) => called_with(&a, call).filter(|a| !a.trim().is_empty()),
+                None => Some(a),
             })
             .or_else(|| log.and_then(|l| l.answer.clone()));
         let question_id = step as i64;
@@ -258,12 +266,27 @@ fn sort_by(records: &mut [Record], order: &str) {
     });
 }
 
-/// The quoted argument of `call(...)` in `text` (`send_msg_to_user('3/2/22')` -> `3/2/22`).
+/// The quoted argument of the last `call(...)` in `text` (`send_msg_to_user('3/2/22')` ->
+/// `3/2/22`), its escapes read as Python reads them (`'it\'s'` -> `it's`); None when `text`
+/// makes no such call or its quote is not closed.
 fn called_with(text: &str, call: &str) -> Option<String> {
-    let rest = &text[text.find(&format!("{call}("))? + call.len() + 1..];
-    let quote = rest.chars().next().filter(|q| *q == '\'' || *q == '"')?;
-    let inner = &rest[1..];
-    Some(inner[..inner.rfind(quote)?].to_string())
+    let rest = &text[text.rfind(&format!("{call}("))? + call.len() + 1..];
+    let mut chars = rest.trim_start().chars();
+    let quote = chars.next().filter(|q| *q == '\'' || *q == '"')?;
+    let mut out = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                e @ ('\\' | '\'' | '"') => out.push(e),
+                other => out.extend(['\\', other]),
+            },
+            c if c == quote => return Some(out),
+            c => out.push(c),
+        }
+    }
+    None
 }
 
 /// Memento's results log by question text: the latest row of each question (its ground truth's
@@ -308,12 +331,17 @@ fn truths(
         || truth_file.is_some()
         || logged.values().any(|l| l.ground_truth.is_some() || l.verdict.is_some());
     out.alias_only = gold.as_ref().map_or(0, |g| g.alias_only);
+    out.ambiguous_gold = gold.as_ref().map(|g| g.ambiguous.clone()).unwrap_or_default();
     for m in &out.memories {
+        let key = gold.as_ref().map(|g| g.key(&m.source_id, &m.question));
+        // Gold that answers the question in conflicting ways decides nothing: left unscored.
+        if key.is_some_and(|k| out.ambiguous_gold.contains_key(k)) {
+            out.ambiguous += 1;
+            continue;
+        }
         let log = logged.get(&m.question);
-        let row = gold.as_ref().and_then(|g| {
-            let key = if g.match_on == MatchOn::Id { &m.source_id } else { &m.question };
-            g.by_key.get(key).map(|r| (r.answer.clone(), r.aliases.clone()))
-        });
+        let row =
+            gold.as_ref().zip(key).and_then(|(g, k)| g.by_key.get(k)).map(|r| (r.answer.clone(), r.aliases.clone()));
         let row = row.or_else(|| log.and_then(|l| l.ground_truth.clone()));
         if let Some((answer, aliases)) = &row {
             out.gold.push(FactGold { question_id: m.question_id, answer: answer.clone(), aliases: aliases.clone() });

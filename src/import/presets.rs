@@ -108,7 +108,8 @@ pub struct Preset {
     /// Its gold files' answer field, and what separates the aliases written into it.
     pub gold_answer: (&'static str, Option<&'static str>),
     /// The call whose quoted argument is the answer, in the answer field's text (ReasoningBank:
-    /// the last action, `send_msg_to_user('...')`).
+    /// the last `send_msg_to_user('...')` of its actions); a memory that makes no such call has
+    /// no answer.
     pub answer_call: Option<&'static str>,
 }
 
@@ -161,7 +162,7 @@ pub fn all() -> Vec<Preset> {
             fields: f(
                 "query",
                 &["think_list", "action_list"],
-                Some("action_list.-1"),
+                Some("action_list"),
                 Some("status"),
                 Some("task_id"),
                 None,

@@ -1,6 +1,7 @@
 //! A bank file as records: JSON Lines (one object a line), a JSON list, a JSON object holding
 //! the list (`{"results": [...]}`, mem0's answer; `{"memories": [...]}`), CSV or Parquet. Every
-//! record keeps where it is (its 1-based line or row), for errors and counts.
+//! record keeps where it is (its 1-based line or row), for errors and counts. JSON text is UTF-8,
+//! a leading byte-order mark skipped.
 
 use std::path::Path;
 
@@ -30,8 +31,21 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
     }
 }
 
+/// The UTF-8 byte-order mark some editors write at the start of a file.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// The text of `path`, without a leading byte-order mark; a byte that is not UTF-8 is an error
+/// naming its line.
 fn text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.into(), source })
+    let mut bytes = std::fs::read(path).map_err(|source| Error::Read { path: path.into(), source })?;
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let (bytes, at) = (e.as_bytes(), e.utf8_error().valid_up_to());
+        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        Error::input(path, format!("line {line}: byte 0x{:02x} is not UTF-8 (save the file as UTF-8)", bytes[at]))
+    })
 }
 
 fn jsonl(path: &Path) -> Result<Vec<Record>> {

@@ -2,10 +2,10 @@
 //! or a truth file) as `tasks`, `episodes`, and with truth `gold` and `evaluation`
 //! ([`crate::import`]). Keyed by the content of every file it reads and the mapping, so an
 //! edited bank imports again and an unchanged one comes from the stage store (or a shared one).
-//! Counts it cannot turn into rows (memories without truth, gold answered by aliases only) are
-//! printed and noted in the manifest. It expands over `[seed, arm]` (one seed, the arm the
-//! memories are written under), so the verifier stages, the audit and the reports bind to it as
-//! they bind to a memory loop.
+//! Counts it cannot turn into rows (memories without truth, gold answered by aliases only, gold
+//! given with conflicting answers) are printed and noted in the manifest. It expands over
+//! `[seed, arm]` (one seed, the arm the memories are written under), so the verifier stages, the
+//! audit and the reports bind to it as they bind to a memory loop.
 
 use std::collections::BTreeMap;
 
@@ -40,13 +40,25 @@ impl ImportStage {
     }
 }
 
+/// The keys of `ambiguous` with their lines, for a message (the first five, then how many more).
+fn conflicting(ambiguous: &BTreeMap<String, Vec<usize>>) -> String {
+    let lines = |l: &[usize]| l.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+    let mut named: Vec<String> = ambiguous.iter().take(5).map(|(k, l)| format!("`{k}` (lines {})", lines(l))).collect();
+    if ambiguous.len() > 5 {
+        named.push(format!("and {} more", ambiguous.len() - 5));
+    }
+    named.join(", ")
+}
+
 impl Stage for ImportStage {
     fn kind(&self) -> &'static str {
         Self::KIND
     }
 
     fn version(&self) -> u32 {
-        1
+        // 2: an answer call's argument or no answer (ReasoningBank: no `send_msg_to_user`, no
+        // answer; escapes read); gold written twice counts once, conflicting gold is unscored.
+        2
     }
 
     fn required_inputs(&self) -> &'static [&'static str] {
@@ -101,6 +113,18 @@ impl Stage for ImportStage {
         }
         if got.alias_only > 0 {
             ctx.progress.note("answers_scored_by_aliases", got.alias_only.into());
+        }
+        if !got.ambiguous_gold.is_empty() {
+            ctx.progress.warn(&format!(
+                "{}: the gold file {} answers {} in conflicting ways: {} of {} memories are left unscored (out of `evaluation` and of the audit)",
+                ctx.stage_id,
+                self.0.gold.as_ref().map_or("", |g| g.path.as_str()),
+                conflicting(&got.ambiguous_gold),
+                got.ambiguous,
+                got.memories.len()
+            ));
+            ctx.progress.note("ambiguous_gold", serde_json::json!(got.ambiguous_gold));
+            ctx.progress.note("unscored_by_ambiguous_gold", got.ambiguous.into());
         }
         let mut out = vec![
             ("tasks".to_string(), crate::datasets::factual::tables::tasks_table().batch(&got.tasks)?),
