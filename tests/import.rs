@@ -598,3 +598,60 @@ fn a_bank_that_is_not_utf8_names_its_line_and_a_byte_order_mark_is_skipped() {
     let e = stderr(&o);
     assert!(!o.status.success() && e.contains("latin1.jsonl: line 2: byte 0xe9 is not UTF-8"), "{e}");
 }
+
+#[test]
+fn a_memento_bank_with_repeated_questions_is_audited_by_its_log_or_by_hand() {
+    // Memento's layout, as its real question file has it: a question repeated with the same
+    // answer and one repeated with two different answers (PopQA's "Who was the director of
+    // Pilot?"), and a case bank with no answers. With --gold alone nothing can be scored: the
+    // audit says so and offers hand labels (it used to exit 3, "no arm with memories"); the
+    // sheet and --labels then audit it; with the results log the full audit runs.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let read = |p: &str| std::fs::read_to_string(fixture(p)).unwrap();
+    let mut gold = read("memento/data/deepresearcher.jsonl");
+    let first = gold.lines().next().unwrap().to_string();
+    gold.push_str(&format!("{first}\n"));
+    gold.push_str("{\"question\": \"Who was the director of Pilot?\", \"ground_truth\": \"David Nutter\"}\n");
+    gold.push_str("{\"question\": \"Who was the director of Pilot?\", \"ground_truth\": \"Ridley Scott\"}\n");
+    std::fs::write(d.join("questions.jsonl"), gold).unwrap();
+    let mut bank = read("memento/memory/memory.jsonl");
+    bank.push_str("{\"case\": \"Who was the director of Pilot?\", \"plan\": \"{}\", \"case_label\": \"positive\"}\n");
+    std::fs::write(d.join("memory.jsonl"), bank).unwrap();
+    import(d, &["--preset", "memento", "--gold", "questions.jsonl", "--name", "m", "memory.jsonl"]);
+    let o = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/m"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no truth") && stdout(&o).contains("lucid audit runs/m --sample 50"), "{}", stdout(&o));
+    // By hand: a sheet of every memory, labelled, audited (with a warning that it has no answers).
+    let o = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/m", "--sample", "13"]).output().unwrap();
+    assert!(o.status.success() && stderr(&o).contains("holds no answers"), "{}", stderr(&o));
+    let sheet = stdout(&o);
+    let mut labels = String::from("memory,u\n");
+    for (k, line) in sheet.lines().skip(1).enumerate() {
+        labels.push_str(&format!("{},{}\n", line.split(',').next().unwrap(), k % 2));
+    }
+    std::fs::write(d.join("labels.csv"), labels).unwrap();
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["audit", "runs/m", "--labels", "labels.csv", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["hand_labels"]["labelled"], 13);
+    // With the results log: answers and verdicts, the full audit.
+    import(
+        d,
+        &[
+            "--preset",
+            "memento",
+            "--log",
+            &fixture("memento/result/result_parametric.jsonl").display().to_string(),
+            "--name",
+            "ml",
+            "memory.jsonl",
+        ],
+    );
+    let a = audit(d, "ml");
+    assert!(a["tables"]["grader"].as_array().is_some_and(|g| !g.is_empty()), "{a}");
+}

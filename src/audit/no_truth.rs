@@ -57,6 +57,25 @@ pub struct NoTruth {
     pub verdict: &'static str,
 }
 
+/// Whether the run folder `dir` has truth for any memory: an `evaluation` table with rows (an
+/// import whose gold matched no memory — Memento's case bank holds no answers to score — has the
+/// table and no row).
+pub fn has_truth(dir: &Path) -> Result<bool> {
+    if !dir.join("evaluation").exists() {
+        return Ok(false);
+    }
+    let run = (dir.display().to_string(), dir.to_path_buf());
+    crate::session::block_on(async {
+        let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
+        if !names.iter().any(|n| n == "evaluation") {
+            return Ok(false);
+        }
+        let b = crate::session::collect(&ctx, "SELECT count(*) AS n FROM evaluation").await?;
+        let n = arrow::compute::cast(b.column(0), &DataType::Int64)?;
+        Ok(n.as_primitive::<Int64Type>().iter().flatten().next().unwrap_or(0) > 0)
+    })
+}
+
 /// The no-truth sanity of `arm` (default: the run's only or first arm) in the run folder `dir`.
 pub fn no_truth(dir: &Path, arm: Option<&str>) -> Result<NoTruth> {
     let run = (dir.display().to_string(), dir.to_path_buf());

@@ -204,7 +204,8 @@ pub fn read(dir: &Path, arm: Option<&str>) -> Result<RunBank> {
 /// U where a run without truth has none: null for every episode.
 const NO_TRUTH: &str = "CREATE VIEW evaluation AS SELECT arm, seed, step, CAST(NULL AS DOUBLE) AS u FROM episodes";
 
-/// [`read`]; without `truth`, a run without `evaluation` reads with U null.
+/// [`read`]; without `truth`, every episode reads with U null (the sheet of a run whose gold
+/// scored none or some of its memories holds them all).
 fn read_with(dir: &Path, arm: Option<&str>, truth: bool) -> Result<RunBank> {
     let remote = dir.to_str().and_then(crate::remote::listing::split_run_url).is_some();
     let needed: &[&str] = if truth { &["episodes", "evaluation"] } else { &["episodes"] };
@@ -216,7 +217,10 @@ fn read_with(dir: &Path, arm: Option<&str>, truth: bool) -> Result<RunBank> {
     let run = (dir.display().to_string(), dir.to_path_buf());
     let (all, verifiers, sources) = crate::session::block_on(async {
         let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
-        if !truth && !names.iter().any(|n| n == "evaluation") {
+        if !truth {
+            if names.iter().any(|n| n == "evaluation") {
+                ctx.deregister_table("evaluation").map_err(|e| Error::query_from("", e))?;
+            }
             crate::session::collect(&ctx, NO_TRUTH).await?;
         }
         let mut verifiers = Vec::new();

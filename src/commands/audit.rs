@@ -26,7 +26,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     }
     // A run with episodes but no truth (an imported bank without gold): its labels against the
     // verifiers, and why the rest cannot be computed.
-    if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !a.bank.join("evaluation").exists() {
+    if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !crate::audit::no_truth::has_truth(&a.bank)? {
         let t = crate::audit::no_truth::no_truth(&a.bank, a.arm.as_deref())?;
         let json = serde_json::json!({"no_truth": t}).to_string() + "\n";
         let md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
