@@ -11,6 +11,11 @@ use crate::error::Error;
 
 /// Run the command line `args`; returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // lucid re-executed as an agent program's box (src/agent/sandbox.rs), not a command.
+    if args.get(1).is_some_and(|a| a == crate::agent::sandbox::LAUNCHER) {
+        return crate::agent::sandbox::launcher(&args[2..]);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

@@ -107,7 +107,9 @@ fn the_example_agent_runs_through_the_loop_recorded_cached_and_replayed() {
     let yaml = pipeline(
         d,
         &format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url),
-        "{command: [sh, -c, 'tee -a requests.log | python3 agent.py; env >> env.log'], files: [agent.py]}",
+        // Unboxed, so that the logs it writes stay in the pipeline's folder to be read here (the
+        // box is tests/agent_box.rs'); the environment is the allow-list either way.
+        "{command: [sh, -c, 'tee -a requests.log | python3 agent.py; env >> env.log'], files: [agent.py], box: off}",
         "[no-memory, memento, lucid]",
         "[0, 1]",
     );
@@ -241,7 +243,9 @@ fn a_failing_agent_or_a_refused_request_is_recorded_per_episode() {
 #[test]
 fn the_example_agent_runs_on_every_domain() {
     use crate::support::study::{canary_benchmark, pipeline, scripted};
-    let command = format!("{{command: [sh, -c, 'tee -a requests.log | python3 {}']}}", example_agent().display());
+    // Unboxed: the example agent is read from the repository and its log written beside the run.
+    let command =
+        format!("{{command: [sh, -c, 'tee -a requests.log | python3 {}'], box: off}}", example_agent().display());
 
     // Text-to-SQL: its answers are SQL the domain runs and evaluates.
     let server = FakeServer::start(vec![], Reply::func(scripted));
@@ -304,5 +308,161 @@ fn the_example_agent_runs_on_every_domain() {
     // 2 + 2 and 3 + 4 right, 5 + 5 and 1 + 1 wrong, in every arm.
     for arm in ["lucid", "memento", "no-memory", "oracle"] {
         assert!(got.contains(&(arm.to_string(), 2, 4)), "{got:?}");
+    }
+}
+
+/// Host processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker) && !c.contains("python3 -c"))
+        .collect()
+}
+
+/// A hostile agent: it tries every door the box must hold and answers `clean`, or `LEAK-<what>`
+/// for the first door that gave way. `{RUN}`: the pipeline's folder; `{PORT}`: a port that is
+/// not the proxy's (the real model server's).
+const HOSTILE: &str = r#"import json, os, socket, subprocess, sys
+req = json.loads(sys.stdin.readline())
+leaks = []
+def denied(f):
+    try:
+        f()
+        return False
+    except Exception:
+        return True
+run = "{RUN}"
+# Gold and the run store, by every path: absolute, relative, /proc/self/cwd, a symlink.
+for p in [run + "/runs", run + "/runs/agent/gold", run + "/questions.jsonl", "../" * 8 + run.lstrip("/") + "/questions.jsonl",
+          "/proc/self/cwd/../../" + run.lstrip("/") + "/questions.jsonl", "/proc/1/environ", os.path.expanduser("~root/.cache")]:
+    if not denied(lambda: open(p).read(1)) or not denied(lambda: os.listdir(p)):
+        leaks.append("read:" + p)
+try:
+    os.symlink(run, "door")
+    if not denied(lambda: open("door/questions.jsonl").read(1)):
+        leaks.append("symlink")
+except OSError:
+    pass
+# Writing outside its folder.
+for p in [run + "/evil.txt", "/tmp/lucid-evil-{MARK}.txt"]:
+    if not denied(lambda: open(p, "w").write("x")):
+        leaks.append("write:" + p)
+# Secrets it was not given.
+for k in ["MY_KEY", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "HF_TOKEN"]:
+    if k in os.environ:
+        leaks.append("env:" + k)
+if os.environ.get("NAMED_VAR") != "given":
+    leaks.append("named-var-missing")
+# A socket to anything but its proxy.
+s = socket.socket()
+s.settimeout(5)
+if not denied(lambda: s.connect(("127.0.0.1", {PORT}))):
+    leaks.append("socket")
+# Another episode's endpoint.
+base = os.environ["OPENAI_BASE_URL"]
+host = base.split("/e/")[0]
+for guess in ["0-0", "1-1", "2-2", "3-3"]:
+    try:
+        c = socket.create_connection(("127.0.0.1", int(host.rsplit(":", 1)[1])), timeout=5)
+        c.sendall(("GET /e/" + guess + "/v1/models HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").encode())
+        if b" 200 " in c.recv(100):
+            leaks.append("endpoint:" + guess)
+    except OSError:
+        pass
+# A file left by an earlier episode.
+if os.path.exists("state.txt"):
+    leaks.append("state")
+open("state.txt", "w").write("x")
+# Processes that try to outlive the episode: one holding stdout, one double-forked daemon.
+subprocess.Popen(["sleep", "61.{MARK}"])
+subprocess.Popen(["sh", "-c", "setsid sh -c 'sleep 62.{MARK}' >/dev/null 2>&1 </dev/null &"])
+print(json.dumps({"protocol": 1, "artifact": "Answer: " + ("clean" if not leaks else "LEAK-" + leaks[0])}))
+sys.stdout.flush()
+"#;
+
+#[test]
+fn a_hostile_agent_finds_every_door_of_its_box_shut() {
+    let server = FakeServer::start(vec![], Reply::func(model));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = server.url.rsplit(':').next().unwrap().trim_end_matches('/').to_string();
+    let mark = format!("{}", std::process::id());
+    let script = HOSTILE.replace("{RUN}", &d.display().to_string()).replace("{PORT}", &port).replace("{MARK}", &mark);
+    std::fs::write(d.join("hostile.py"), script).unwrap();
+    let model_cfg = format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url);
+    let agent = "{command: [python3, hostile.py], files: [hostile.py], env: [NAMED_VAR], timeout_secs: 120}";
+    std::fs::write(d.join("agent.yaml"), pipeline(d, &model_cfg, agent, "[memento]", "[0]")).unwrap();
+    run(
+        d,
+        &[
+            ("MY_KEY", "k1"),
+            ("AWS_ACCESS_KEY_ID", "k2"),
+            ("DB_PASSWORD", "k3"),
+            ("HF_TOKEN", "k4"),
+            ("NAMED_VAR", "given"),
+        ],
+    );
+    let eps = query(d, "SELECT step, answer FROM episodes ORDER BY step");
+    assert_eq!(eps.len(), 4);
+    for e in &eps {
+        assert_eq!(e["answer"], "clean", "{e}");
+    }
+    assert!(!d.join("evil.txt").exists() && !Path::new(&format!("/tmp/lucid-evil-{mark}.txt")).exists());
+    // No process of any episode is left: not the child holding stdout, not the daemon.
+    assert_eq!(processes_with(&format!("61.{mark}")), Vec::<String>::new());
+    assert_eq!(processes_with(&format!("62.{mark}")), Vec::<String>::new());
+}
+
+#[test]
+fn a_flood_of_output_or_calls_is_bounded_and_counted() {
+    let server = FakeServer::start(vec![], Reply::func(model));
+    let model_cfg = format!("{{backend: openai, model: m, base_url: '{}/v1'}}", server.url);
+    // 500 MB on standard output: killed at the 16 MiB limit, the limit named; lucid's peak
+    // memory stays under 1 GiB (its own RSS, read by a parent that runs it).
+    let flood = "import sys\nsys.stdin.readline()\nblock = b'x' * (1 << 20)\nfor _ in range(500):\n    sys.stdout.buffer.write(block)\n";
+    // 300 calls through the proxy in one episode: every one a `calls` row, counted in full.
+    let chatty = "import json, os, sys, urllib.request\nsys.stdin.readline()\n\
+        body = json.dumps({'model': 'm', 'messages': [{'role': 'user', 'content': 'Question: What is the capital of Freedonia?'}], 'max_tokens': 8}).encode()\n\
+        for _ in range(300):\n    r = urllib.request.Request(os.environ['OPENAI_BASE_URL'] + '/chat/completions', data=body, headers={'Content-Type': 'application/json'})\n    a = json.loads(urllib.request.urlopen(r).read())['choices'][0]['message']['content']\n\
+        bad = json.dumps({'model': 'm', 'messages': [{'role': 'user', 'content': 'x'}], 'max_tokens': -5}).encode()\n\
+        try:\n    urllib.request.urlopen(urllib.request.Request(os.environ['OPENAI_BASE_URL'] + '/chat/completions', data=bad, headers={'Content-Type': 'application/json'}))\n    a = 'accepted-negative'\nexcept Exception:\n    pass\n\
+        print(json.dumps({'protocol': 1, 'artifact': 'Answer: ' + a}))\n";
+    for (name, text) in [("flood.py", flood), ("chatty.py", chatty)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join(name), text).unwrap();
+        let agent = format!("{{command: [python3, {name}], files: [{name}], timeout_secs: 300}}");
+        std::fs::write(d.join("agent.yaml"), pipeline(d, &model_cfg, &agent, "[memento]", "[0]")).unwrap();
+        let bin = crate::support::lucid(&d.join("cache")).get_program().to_owned();
+        let o = std::process::Command::new("python3")
+            .current_dir(d)
+            .env("LUCID_CACHE_DIR", d.join("cache"))
+            .args(["-c", "import resource, subprocess, sys\nr = subprocess.run(sys.argv[1:])\nprint(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\nsys.exit(r.returncode)"])
+            .arg(&bin)
+            .args(["run", "agent.yaml", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let peak_kib: u64 = stdout(&o).trim().lines().last().unwrap().parse().unwrap();
+        assert!(peak_kib < 1 << 20, "{name}: lucid's peak {peak_kib} KiB");
+        if name == "flood.py" {
+            let errors = query(d, "SELECT error FROM calls WHERE role = 'program'");
+            assert_eq!(errors.len(), 4);
+            for e in &errors {
+                assert!(e["error"].as_str().is_some_and(|s| s.contains("more than 16 MiB")), "{e}");
+            }
+        } else {
+            let eps = query(
+                d,
+                "SELECT e.step, e.answer, e.calls, (SELECT count(*) FROM calls c WHERE c.step = e.step) AS rows FROM episodes e ORDER BY e.step",
+            );
+            for e in &eps {
+                assert_eq!(e["answer"], "Fredville", "max_tokens -5 is refused: {e}");
+                // 300 proxied calls + the refused one is not a call + the program + the grader.
+                assert_eq!((e["calls"].as_u64(), e["rows"].as_u64()), (Some(302), Some(302)), "{e}");
+            }
+        }
     }
 }

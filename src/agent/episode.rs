@@ -127,9 +127,9 @@ pub fn recorded_call(
 
 /// Count call `rec` into episode `ep`'s totals.
 fn tally<O>(ep: &mut Episode<O>, rec: &CallRecord) {
-    ep.calls += 1;
-    ep.cache_hits += u8::from(rec.cache_hit);
-    ep.failed_calls += u8::from(rec.error.is_some());
+    ep.calls = ep.calls.saturating_add(1);
+    ep.cache_hits = ep.cache_hits.saturating_add(u32::from(rec.cache_hit));
+    ep.failed_calls = ep.failed_calls.saturating_add(u32::from(rec.error.is_some()));
     ep.tokens_in += rec.tokens_in;
     ep.tokens_out += rec.tokens_out;
     ep.latency_ms += rec.latency_ms;
@@ -194,7 +194,12 @@ impl<D: Domain> Agent<'_, D> {
                 });
                 let (reply, rec) =
                     super::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
-                for c in p.proxy.close(ticket).into_iter().chain([rec]) {
+                let inner = p.proxy.close(ticket);
+                // The program's row keeps its own time: its model calls' time is in their rows,
+                // so the episode's latency counts each second once.
+                let mut rec = rec;
+                rec.latency_ms = (rec.latency_ms - inner.iter().map(|c| c.latency_ms).sum::<f64>()).max(0.0);
+                for c in inner.into_iter().chain([rec]) {
                     tally(&mut ep, &c);
                     calls.push(c);
                 }

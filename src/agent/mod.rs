@@ -12,4 +12,5 @@ pub mod program;
 pub mod prompts;
 pub mod proxy;
 pub mod retrieval;
+pub mod sandbox;
 pub mod tables;

@@ -11,25 +11,33 @@
 //!   `grade: agent`), "trace": any JSON (optional)}` and exits 0. What it prints on standard error
 //!   is kept for error messages only.
 //!
-//! One process per episode, several at once as the loop's DAG allows: a program cannot carry
+//! One process per episode, several at once as the loop's DAG allows, each in its own **box**
+//! ([`super::sandbox`]): a fresh folder holding the stage's `files` (its working directory and
+//! home, removed after the episode), nothing else of the machine writable and nothing of the run
+//! store, the runs folder, the caches or the user's home readable, no network but its own proxy
+//! endpoint, and every process it starts ended with the episode. So a program cannot carry
 //! anything from one episode to the next outside the bank lucid shows it — the memory policy
-//! stays the controlled variable of the arms — and one crashing episode takes no other with it.
-//! The price is the interpreter's start per episode (tens of milliseconds for Python's standard
-//! library, a few hundred with heavy imports), small beside a model call. The program's
-//! environment has `OPENAI_BASE_URL` and a dummy `OPENAI_API_KEY` for lucid's loopback endpoint
-//! ([`super::proxy`]); every variable named like a secret (`*_API_KEY`, `*_TOKEN`, `*SECRET*`)
-//! is removed. A program that fails to start, exits non-zero, outlives `timeout_secs`
-//! (wall clock: killed, an infrastructure failure, not a verdict), or answers what is not the
-//! protocol is recorded as the episode's failed `program` call, and the episode is stored.
+//! stays the controlled variable of the arms — nor read gold, and one crashing episode takes no
+//! other with it. The price is the interpreter's start per episode (tens of milliseconds for
+//! Python's standard library, a few hundred with heavy imports), small beside a model call.
+//!
+//! The environment is an allow-list: `PATH`, `LANG`, `LC_ALL`, `TZ`, the variables the stage
+//! names (`env: [...]`), `OPENAI_BASE_URL` and a dummy `OPENAI_API_KEY` for the episode's loopback
+//! endpoint ([`super::proxy`]), `HOME` and `TMPDIR` in the box. A program that fails to start,
+//! exits non-zero, outlives `timeout_secs` (wall clock: killed, an infrastructure failure, not a
+//! verdict), writes more than [`super::sandbox::STDOUT_LIMIT`] on standard output, or answers what
+//! is not the protocol is recorded as the episode's failed `program` call, and the episode is
+//! stored.
 
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::sandbox;
 use crate::domain::records::CallRecord;
 use crate::error::Invalid;
 
@@ -63,7 +71,39 @@ pub struct AgentProgram {
     /// Seconds an episode's program may run (operational: not in the key).
     #[serde(default = "default_timeout", skip_serializing)]
     pub timeout_secs: u64,
+    /// Environment variables passed through by name (nothing else of lucid's environment is,
+    /// beyond the allow-list of the module doc).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Trees the program may read beyond the system's and its interpreter's (a virtual
+    /// environment elsewhere, a model folder; operational: not in the key).
+    #[serde(default, skip_serializing)]
+    pub read: Vec<String>,
+    /// `on` (the default): the box; `off`: the program runs unboxed from the pipeline's folder,
+    /// with none of the box's guarantees (recorded in the stage's config and manifest).
+    #[serde(default, rename = "box", skip_serializing_if = "BoxMode::is_on")]
+    pub boxed: BoxMode,
 }
+
+/// Whether an agent program runs boxed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoxMode {
+    /// In the box of [`super::sandbox`].
+    #[default]
+    On,
+    /// Unboxed.
+    Off,
+}
+
+impl BoxMode {
+    fn is_on(&self) -> bool {
+        *self == BoxMode::On
+    }
+}
+
+/// The variables every program gets from lucid's environment (when set).
+const BASE_ENV: [&str; 4] = ["PATH", "LANG", "LC_ALL", "TZ"];
 
 fn default_timeout() -> u64 {
     600
@@ -103,12 +143,6 @@ impl Reply {
             _ => None,
         }
     }
-}
-
-/// Whether an environment variable looks like a secret.
-fn secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    n.ends_with("_API_KEY") || n.ends_with("_TOKEN") || n.contains("SECRET") || n == "API_KEY"
 }
 
 /// Run `program` from `dir` on `request` (sent as one JSON line) with the loopback endpoint
@@ -168,42 +202,64 @@ pub fn run(
 /// The program's standard output, or why there is none.
 fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &str) -> Result<String, Invalid> {
     let (bin, args) = program.command.split_first().ok_or(Invalid::from("agent.command is empty"))?;
-    let mut cmd = Command::new(bin);
-    // Its own process group, so a timeout kills what it started too (a shell's children, a
-    // tool's subprocesses), not only the program.
-    cmd.process_group(0);
-    cmd.args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(secret) {
-            cmd.env_remove(&name);
+    let boxed = program.boxed == BoxMode::On;
+    let home = if boxed { Some(BoxDir::new(program, dir)?) } else { None };
+    let timeout = Duration::from_secs(program.timeout_secs.max(1));
+    let mut cmd = match &home {
+        Some(h) => {
+            let port = base_url.rsplit_once(':').and_then(|(_, p)| p.split('/').next()?.parse().ok()).unwrap_or(0);
+            let mut read: Vec<PathBuf> = program.read.iter().map(|r| dir.join(r)).collect();
+            read.extend(sandbox::interpreter_tree(bin));
+            let spec = sandbox::BoxSpec { dir: h.0.clone(), read, port, timeout };
+            sandbox::command(&spec, &program.command).map_err(|e| Invalid(format!("the box did not start: {e}")))?
+        }
+        None => {
+            let mut c = Command::new(bin);
+            c.args(args).current_dir(dir);
+            c
+        }
+    };
+    // Its own process group, so lucid's backstop kills what it started too.
+    cmd.process_group(0).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).env_clear();
+    for name in BASE_ENV.iter().copied().chain(program.env.iter().map(String::as_str)) {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
         }
     }
     cmd.env("OPENAI_BASE_URL", base_url).env("OPENAI_API_KEY", "lucid-dummy-key").env("LUCID_PROTOCOL", "1");
+    if let Some(h) = &home {
+        cmd.env("HOME", &h.0).env("TMPDIR", h.0.join("tmp"));
+        // pyenv's shims find their root from it (else from HOME, which is the box).
+        if let Some(root) =
+            sandbox::interpreter_tree(bin).filter(|t| t.join("shims").is_dir() && t.join("versions").is_dir())
+        {
+            cmd.env("PYENV_ROOT", root);
+        }
+    }
     let mut child =
         cmd.spawn().map_err(|e| Invalid(format!("the agent did not start ({}): {e}", program.command.join(" "))))?;
     let mut stdin = child.stdin.take().expect("piped");
-    let (mut stdout, mut stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (stdout, stderr) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
     let request = request.to_string();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(request.as_bytes());
         let _ = stdin.write_all(b"\n");
     });
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(program.timeout_secs.max(1));
+    let flood = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = flood.clone();
+    let out = std::thread::spawn(move || bounded(stdout, sandbox::STDOUT_LIMIT, Some(&flag)));
+    let err = std::thread::spawn(move || bounded(stderr, sandbox::STDERR_LIMIT, None));
+    // The box kills at the timeout itself; lucid's backstop a little later.
+    let deadline = Instant::now() + timeout + if boxed { Duration::from_secs(10) } else { Duration::ZERO };
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) if Instant::now() < deadline && !flood.load(std::sync::atomic::Ordering::SeqCst) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
             _ => {
+                // Its group: the launcher and the program (process 1 of the box: the rest of the
+                // box ends with it), or an unboxed program and what it started in its group.
                 let group = format!("-{}", child.id());
                 let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
                 let _ = child.kill();
@@ -213,18 +269,87 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
         }
     };
     let _ = writer.join();
-    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    let ((stdout, over), (stderr, _)) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     let tail = |s: &str| {
         let t = s.trim();
         let start = t.char_indices().rev().nth(600).map_or(0, |(i, _)| i);
         t[start..].to_string()
     };
-    match status {
-        None => Err(Invalid(format!(
+    let timed_out = || {
+        Invalid(format!(
             "the agent ran past timeout_secs = {} and was killed (an infrastructure failure, not a verdict)",
             program.timeout_secs
-        ))),
-        Some(s) if !s.success() => Err(Invalid(format!("the agent exited with {s}: {}", tail(&stderr)))),
-        Some(_) => Ok(stdout),
+        ))
+    };
+    let code = status.and_then(|s| s.code());
+    match (status, code) {
+        _ if over => Err(over_limit()),
+        (None, _) => Err(timed_out()),
+        (Some(_), Some(sandbox::TIMEOUT)) if boxed => Err(timed_out()),
+        (Some(_), Some(sandbox::UNAVAILABLE)) if boxed => Err(Invalid(tail(&stderr))),
+        (Some(s), _) if !s.success() => Err(Invalid(format!("the agent exited with {s}: {}", tail(&stderr)))),
+        (Some(_), _) => Ok(stdout),
+    }
+}
+
+/// The failure of a program whose standard output passed its limit.
+fn over_limit() -> Invalid {
+    Invalid(format!(
+        "the agent wrote more than {} MiB on standard output and was killed (its reply is one JSON object)",
+        sandbox::STDOUT_LIMIT >> 20
+    ))
+}
+
+/// Up to `limit` bytes of `from` as text, and whether it had more (read to its end regardless;
+/// `flood` set as soon as it has).
+fn bounded(mut from: impl Read, limit: usize, flood: Option<&std::sync::atomic::AtomicBool>) -> (String, bool) {
+    let (mut kept, mut buf, mut over) = (Vec::new(), vec![0u8; 64 << 10], false);
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let keep = n.min(limit.saturating_sub(kept.len()));
+                kept.extend_from_slice(&buf[..keep]);
+                if keep < n {
+                    over = true;
+                    flood.inspect(|f| f.store(true, std::sync::atomic::Ordering::SeqCst));
+                }
+            }
+        }
+    }
+    (String::from_utf8_lossy(&kept).into_owned(), over)
+}
+
+/// An episode's box folder: the stage's `files` copied in (at their paths relative to the
+/// pipeline's folder) and an empty `tmp/`; removed when dropped.
+struct BoxDir(PathBuf);
+
+impl BoxDir {
+    fn new(program: &AgentProgram, dir: &Path) -> Result<BoxDir, Invalid> {
+        use std::os::unix::fs::DirBuilderExt;
+        let name = format!("lucid-box-{}-{:032x}", std::process::id(), rand::random::<u128>());
+        let root = std::env::temp_dir().join(name);
+        let fail = |e: std::io::Error| Invalid(format!("the box's folder {}: {e}", root.display()));
+        std::fs::DirBuilder::new().mode(0o700).create(&root).map_err(fail)?;
+        let made = BoxDir(root.clone());
+        std::fs::create_dir(root.join("tmp")).map_err(fail)?;
+        for f in &program.files {
+            let rel = Path::new(f);
+            if rel.is_absolute() || rel.components().any(|c| c == std::path::Component::ParentDir) {
+                return Err(Invalid(format!("agent.files: '{f}' is not a path inside the pipeline's folder")));
+            }
+            let to = root.join(rel);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(fail)?;
+            }
+            std::fs::copy(dir.join(rel), &to).map_err(|e| Invalid(format!("agent.files: {f}: {e}")))?;
+        }
+        Ok(made)
+    }
+}
+
+impl Drop for BoxDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

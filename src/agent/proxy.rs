@@ -2,9 +2,10 @@
 //! server on loopback (`POST .../v1/chat/completions`, `GET .../v1/models`) that forwards each
 //! request to the stage's model — an HTTP server, Anthropic, the local model or replay, with the
 //! response cache, retries and keys of lucid's backends — and records it as a `calls` row of the
-//! episode it belongs to. Each episode gets its own base URL (`http://127.0.0.1:PORT/e/TOKEN/v1`),
-//! so a call is attributed by its path, whatever client sent it; the key the program holds is a
-//! dummy (the real one never leaves lucid).
+//! episode it belongs to. Each episode gets its own base URL (`http://127.0.0.1:PORT/e/TOKEN/v1`,
+//! TOKEN 128 random bits), so a call is attributed by its path, whatever client sent it, and no
+//! episode can guess another's: a call on a closed or unknown endpoint is refused (404) and
+//! recorded nowhere. The key the program holds is a dummy (the real one never leaves lucid).
 //!
 //! Requests are translated field by field: `messages` (`system`, `developer` as system, `user`,
 //! `assistant`; text content, as a string or text parts), `max_tokens` /
@@ -69,7 +70,9 @@ impl Proxy {
 
     /// Open a ticket for the episode at `step` of task `question_id`.
     pub fn open(&self, step: u64, question_id: i64) -> Ticket {
-        let token = format!("{step}-{}", self.next.fetch_add(1, Ordering::SeqCst));
+        // 128 random bits from the thread's CSPRNG: no episode can guess another's endpoint; the
+        // counter only keeps two tickets apart should the bits ever repeat.
+        let token = format!("{:032x}{:x}", rand::random::<u128>(), self.next.fetch_add(1, Ordering::SeqCst));
         self.open.lock().expect("lock").insert(token.clone(), (step, question_id, Vec::new()));
         Ticket { base_url: format!("http://{}/e/{token}/v1", self.addr), token }
     }
@@ -227,14 +230,33 @@ pub fn chat_request(v: &Value) -> std::result::Result<ChatRequest, Invalid> {
         obj.get(k).filter(|v| !v.is_null()).map(|v| v.as_f64().ok_or(refuse(k, "must be a number"))).transpose()
     };
     let mut decoding = Decoding::default();
-    if let Some(t) = num("max_completion_tokens")?.or(num("max_tokens")?) {
+    let whole = |k: &str, lo: f64, hi: f64| -> std::result::Result<Option<f64>, Invalid> {
+        match num(k)? {
+            Some(x) if x.fract() != 0.0 || x < lo || x > hi => {
+                Err(refuse(k, &format!("must be a whole number in {lo}..={hi}")))
+            }
+            x => Ok(x),
+        }
+    };
+    for k in ["max_completion_tokens", "max_tokens"] {
+        whole(k, 1.0, f64::from(u32::MAX))?;
+    }
+    if let Some(t) =
+        whole("max_completion_tokens", 1.0, f64::from(u32::MAX))?.or(whole("max_tokens", 1.0, f64::from(u32::MAX))?)
+    {
         decoding.max_tokens = t as u32;
     }
     if let Some(t) = num("temperature")? {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(refuse("temperature", "must be in 0..=2"));
+        }
         decoding.temperature = t;
     }
-    decoding.top_p = num("top_p")?;
-    if let Some(s) = num("seed")? {
+    decoding.top_p = match num("top_p")? {
+        Some(p) if !(p > 0.0 && p <= 1.0) => return Err(refuse("top_p", "must be in (0, 1]")),
+        p => p,
+    };
+    if let Some(s) = whole("seed", 0.0, u64::MAX as f64)? {
         decoding.seed = s as u64;
     }
     decoding.stop = match obj.get("stop") {

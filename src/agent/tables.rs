@@ -152,16 +152,16 @@ pub fn episodes_table<D: Domain>() -> Table<Episode<D::Obs>> {
             "wall-clock time",
             "Model wall-clock time over the episode's calls (0 for cache hits).",
         ),
-        Column::new("calls", E::<D>::U8(|e| e.calls), "Model calls made (planner when the prompts have one, executor, grader)."),
+        Column::new("calls", E::<D>::U32(|e| e.calls), "Model calls made (planner when the prompts have one, executor, grader)."),
         Column::varying(
             "cache_hits",
-            E::<D>::U8(|e| e.cache_hits),
+            E::<D>::U32(|e| e.cache_hits),
             "which of two identical requests in flight at once reaches the model first, and what the response cache held when the run started",
             "Calls answered by the response cache.",
         ),
         Column::new(
             "failed_calls",
-            E::<D>::U8(|e| e.failed_calls),
+            E::<D>::U32(|e| e.failed_calls),
             "Calls that failed after their retries (recorded, never dropped).",
         ),
     ]);

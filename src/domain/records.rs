@@ -50,12 +50,12 @@ pub struct Episode<O> {
     pub tokens_out: u32,
     /// Model wall-clock time, milliseconds.
     pub latency_ms: f64,
-    /// Calls made.
-    pub calls: u8,
+    /// Calls made (32 bits: an agent program may make any number through its proxy).
+    pub calls: u32,
     /// Calls answered by the response cache.
-    pub cache_hits: u8,
+    pub cache_hits: u32,
     /// Calls that failed after their retries.
-    pub failed_calls: u8,
+    pub failed_calls: u32,
 }
 
 /// One model call.

@@ -1,0 +1,200 @@
+//! The box an agent program runs in, one per episode. lucid re-executes itself as a launcher
+//! (`lucid __lucid_box ...`, never typed by a user) which, before it starts the program:
+//!
+//! - enters a new **user and PID namespace** (no root needed): the program is process 1 of its
+//!   own namespace, so when it exits — or is killed at its timeout or its output limit — the
+//!   kernel ends every process it started, however it detached (`setsid`, double forks, a child
+//!   that holds its standard output open). Nothing of the episode outlives it.
+//! - confines itself with **Landlock** (inherited by the program and all it starts): the
+//!   filesystem is the system's read-only directories (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`),
+//!   the interpreter's own tree and the stage's `read:` paths, read-only, and the episode's fresh
+//!   folder, read-write — nothing else: not the run store, the runs folder, the caches, the
+//!   user's home, `/proc` (so no other process's environment or working directory), `/tmp`. TCP
+//!   may connect to the episode's proxy port only and bind nothing; UDP is confined where the
+//!   kernel's Landlock has UDP rules; signals and abstract Unix sockets are scoped to the box
+//!   where the kernel has scopes.
+//! - bounds the program's time: it is killed at `timeout` (exit [`TIMEOUT`]). lucid reads its
+//!   standard output up to [`STDOUT_LIMIT`] (past it, the launcher's process group is killed:
+//!   the namespace with it) and keeps its standard error up to [`STDERR_LIMIT`].
+//!
+//! A kernel without user namespaces or without Landlock's filesystem and TCP rules (Linux 6.7+)
+//! cannot give the box: the launcher exits [`UNAVAILABLE`] naming the missing piece, and the stage
+//! fails — it runs a program unboxed only where the pipeline says `box: off`, which the manifest
+//! records.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    Scope, path_beneath_rules,
+};
+
+/// The first argument that makes `lucid` the launcher.
+pub const LAUNCHER: &str = "__lucid_box";
+
+/// Exit code: the program ran past its timeout and was killed.
+pub const TIMEOUT: i32 = 124;
+/// Exit code: the kernel cannot give the box.
+pub const UNAVAILABLE: i32 = 126;
+
+/// The most a program may write on standard output (its one JSON reply): 16 MiB.
+pub const STDOUT_LIMIT: usize = 16 << 20;
+/// The most of its standard error that is kept: 1 MiB (the rest is read and dropped).
+pub const STDERR_LIMIT: usize = 1 << 20;
+
+/// The system's directories a program may read and execute from.
+const SYSTEM: [&str; 7] = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
+
+/// Device files a program may read and write.
+const DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"];
+
+/// What one episode's box allows.
+#[derive(Clone, Debug)]
+pub struct BoxSpec {
+    /// The episode's own folder (read-write; the program's working directory).
+    pub dir: PathBuf,
+    /// Read-only trees beyond the system's (the interpreter's, the stage's `read:`).
+    pub read: Vec<PathBuf>,
+    /// The one TCP port the program may connect to (the episode's proxy).
+    pub port: u16,
+    /// Wall-clock seconds before the program is killed.
+    pub timeout: Duration,
+}
+
+/// The launcher's command line for `program` in the box `spec` (its environment is the caller's
+/// to set).
+pub fn command(spec: &BoxSpec, program: &[String]) -> std::io::Result<Command> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.arg(LAUNCHER)
+        .arg(&spec.dir)
+        .arg(spec.port.to_string())
+        .arg(spec.timeout.as_millis().to_string())
+        .args(&spec.read)
+        .arg("--")
+        .args(program);
+    Ok(cmd)
+}
+
+/// The launcher (`lucid __lucid_box DIR PORT TIMEOUT_MS [READ...] -- PROGRAM ARGS...`): box,
+/// run, and exit with the program's code, [`TIMEOUT`] or [`UNAVAILABLE`].
+pub fn launcher(args: &[OsString]) -> i32 {
+    let Some(split) = args.iter().position(|a| a == "--") else {
+        eprintln!("lucid box: usage: {LAUNCHER} DIR PORT TIMEOUT_MS [READ...] -- PROGRAM ARGS...");
+        return UNAVAILABLE;
+    };
+    let (head, program) = (&args[..split], &args[split + 1..]);
+    let parsed = (|| {
+        let dir = PathBuf::from(head.first()?);
+        let port: u16 = head.get(1)?.to_str()?.parse().ok()?;
+        let ms: u64 = head.get(2)?.to_str()?.parse().ok()?;
+        let read = head[3..].iter().map(PathBuf::from).collect();
+        Some(BoxSpec { dir, read, port, timeout: Duration::from_millis(ms) })
+    })();
+    let (Some(spec), Some((bin, rest))) = (parsed, program.split_first()) else {
+        eprintln!("lucid box: usage: {LAUNCHER} DIR PORT TIMEOUT_MS [READ...] -- PROGRAM ARGS...");
+        return UNAVAILABLE;
+    };
+    if let Err(why) = enter_namespaces().and_then(|()| confine(&spec)) {
+        eprintln!(
+            "lucid box: the box is unavailable on this machine: {why} (a pipeline may run agent programs unboxed with `box: off`)"
+        );
+        return UNAVAILABLE;
+    }
+    run_bounded(&spec, bin, rest)
+}
+
+/// A new user namespace (the same ids mapped) and PID namespace for the launcher's children.
+fn enter_namespaces() -> Result<(), String> {
+    use nix::sched::{CloneFlags, unshare};
+    let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
+    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID)
+        .map_err(|e| format!("user and PID namespaces ({e})"))?;
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("/proc/self/{file} ({e})"))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1"))?;
+    write("gid_map", format!("{gid} {gid} 1"))
+}
+
+/// Landlock: the filesystem and TCP rules of the module doc, required; UDP and scopes where the
+/// kernel has them.
+fn confine(spec: &BoxSpec) -> Result<(), String> {
+    let fail = |e: landlock::RulesetError| format!("Landlock ({e})");
+    let abi = ABI::V6;
+    let ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .map_err(fail)?
+        .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+        .map_err(fail)?
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(fail)?
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
+        .map_err(fail)?;
+    let read: Vec<PathBuf> =
+        SYSTEM.iter().map(PathBuf::from).chain(spec.read.iter().cloned()).filter(|p| p.exists()).collect();
+    let devices: Vec<&str> = DEVICES.iter().copied().filter(|d| Path::new(d).exists()).collect();
+    let status = ruleset
+        .create()
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(&read, AccessFs::from_read(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(&devices, AccessFs::from_read(abi) | AccessFs::WriteFile))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules([&spec.dir], AccessFs::from_all(abi)))
+        .map_err(fail)?
+        .add_rule(NetPort::new(spec.port, AccessNet::ConnectTcp))
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
+    if status.ruleset == landlock::RulesetStatus::NotEnforced {
+        return Err("Landlock is not enabled in this kernel".into());
+    }
+    Ok(())
+}
+
+/// Run the program (process 1 of the new PID namespace: no thread may be started after
+/// `unshare`, so the launcher only waits) with its time limited; its standard streams are the
+/// launcher's (lucid bounds them). The exit code as the module doc says.
+fn run_bounded(spec: &BoxSpec, bin: &OsString, args: &[OsString]) -> i32 {
+    let mut child = match Command::new(bin).args(args).current_dir(&spec.dir).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lucid box: the agent did not start ({}): {e}", bin.to_string_lossy());
+            return 127;
+        }
+    };
+    let deadline = Instant::now() + spec.timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code().unwrap_or(128 + 9),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                // Process 1 killed: the kernel ends the rest of the namespace.
+                let _ = child.kill();
+                let _ = child.wait();
+                return TIMEOUT;
+            }
+        }
+    }
+}
+
+/// The tree an interpreter found on `PATH` as `bin` lives in (the grandparent of its real path:
+/// `/usr` for `/usr/bin/python3`, a virtual environment's or pyenv's root), for the box to read.
+pub fn interpreter_tree(bin: &str) -> Option<PathBuf> {
+    let found = if bin.contains('/') {
+        PathBuf::from(bin)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(bin)).find(|p| p.is_file())?
+    };
+    let mut out = Vec::new();
+    for p in [found.clone(), std::fs::canonicalize(&found).ok()?] {
+        out.extend(p.parent().and_then(Path::parent).map(Path::to_path_buf));
+    }
+    out.into_iter().find(|p| !SYSTEM.iter().any(|s| p.starts_with(s)) && p != Path::new("/"))
+}
