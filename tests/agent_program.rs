@@ -360,6 +360,11 @@ s = socket.socket()
 s.settimeout(5)
 if not denied(lambda: s.connect(("127.0.0.1", {PORT}))):
     leaks.append("socket")
+# UDP (a DNS query to the world) and raw sockets.
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53))
+if not denied(udp):
+    leaks.append("udp")
 # Another episode's endpoint.
 base = os.environ["OPENAI_BASE_URL"]
 host = base.split("/e/")[0]

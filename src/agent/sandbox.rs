@@ -5,14 +5,15 @@
 //!   own namespace, so when it exits — or is killed at its timeout or its output limit — the
 //!   kernel ends every process it started, however it detached (`setsid`, double forks, a child
 //!   that holds its standard output open). Nothing of the episode outlives it.
+//! - refuses datagram and raw sockets and io_uring with **seccomp**, so no UDP or ICMP leaves
+//!   the box whatever the kernel's Landlock covers;
 //! - confines itself with **Landlock** (inherited by the program and all it starts): the
 //!   filesystem is the system's read-only directories (`/usr`, `/lib*`, `/bin`, `/sbin`, `/etc`),
 //!   the interpreter's own tree and the stage's `read:` paths, read-only, and the episode's fresh
 //!   folder, read-write — nothing else: not the run store, the runs folder, the caches, the
 //!   user's home, `/proc` (so no other process's environment or working directory), `/tmp`. TCP
-//!   may connect to the episode's proxy port only and bind nothing; UDP is confined where the
-//!   kernel's Landlock has UDP rules; signals and abstract Unix sockets are scoped to the box
-//!   where the kernel has scopes.
+//!   may connect to the episode's proxy port only and bind nothing; signals and abstract Unix
+//!   sockets are scoped to the box where the kernel has scopes.
 //! - bounds the program's time: it is killed at `timeout` (exit [`TIMEOUT`]). lucid reads its
 //!   standard output up to [`STDOUT_LIMIT`] (past it, the launcher's process group is killed:
 //!   the namespace with it) and keeps its standard error up to [`STDERR_LIMIT`].
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::error::Invalid;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr, RulesetCreatedAttr,
     Scope, path_beneath_rules,
@@ -97,7 +99,7 @@ pub fn launcher(args: &[OsString]) -> i32 {
         eprintln!("lucid box: usage: {LAUNCHER} DIR PORT TIMEOUT_MS [READ...] -- PROGRAM ARGS...");
         return UNAVAILABLE;
     };
-    if let Err(why) = enter_namespaces().and_then(|()| confine(&spec)) {
+    if let Err(why) = enter_namespaces().and_then(|()| confine(&spec)).and_then(|()| no_datagrams()) {
         eprintln!(
             "lucid box: the box is unavailable on this machine: {why} (a pipeline may run agent programs unboxed with `box: off`)"
         );
@@ -107,13 +109,13 @@ pub fn launcher(args: &[OsString]) -> i32 {
 }
 
 /// A new user namespace (the same ids mapped) and PID namespace for the launcher's children.
-fn enter_namespaces() -> Result<(), String> {
+fn enter_namespaces() -> Result<(), Invalid> {
     use nix::sched::{CloneFlags, unshare};
     let (uid, gid) = (nix::unistd::getuid(), nix::unistd::getgid());
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID)
-        .map_err(|e| format!("user and PID namespaces ({e})"))?;
+        .map_err(|e| Invalid(format!("user and PID namespaces ({e})")))?;
     let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| format!("/proc/self/{file} ({e})"))
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(|e| Invalid(format!("/proc/self/{file} ({e})")))
     };
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1"))?;
@@ -122,8 +124,8 @@ fn enter_namespaces() -> Result<(), String> {
 
 /// Landlock: the filesystem and TCP rules of the module doc, required; UDP and scopes where the
 /// kernel has them.
-fn confine(spec: &BoxSpec) -> Result<(), String> {
-    let fail = |e: landlock::RulesetError| format!("Landlock ({e})");
+fn confine(spec: &BoxSpec) -> Result<(), Invalid> {
+    let fail = |e: landlock::RulesetError| Invalid(format!("Landlock ({e})"));
     let abi = ABI::V6;
     let ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -153,9 +155,33 @@ fn confine(spec: &BoxSpec) -> Result<(), String> {
         .restrict_self()
         .map_err(fail)?;
     if status.ruleset == landlock::RulesetStatus::NotEnforced {
-        return Err("Landlock is not enabled in this kernel".into());
+        return Err(Invalid::from("Landlock is not enabled in this kernel"));
     }
     Ok(())
+}
+
+/// seccomp: no datagram or raw socket (UDP, ICMP: what Landlock before ABI 10 leaves open) and
+/// no io_uring (which opens sockets without the `socket` call), refused with EACCES.
+fn no_datagrams() -> Result<(), Invalid> {
+    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule};
+    fn fail(e: impl std::fmt::Display) -> Invalid {
+        Invalid(format!("seccomp ({e})"))
+    }
+    let kind = |k: u64| -> Result<SeccompRule, Invalid> {
+        let c = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::MaskedEq(0xf), k).map_err(fail)?;
+        SeccompRule::new(vec![c]).map_err(fail)
+    };
+    let rules = [
+        (libc::SYS_socket, vec![kind(libc::SOCK_DGRAM as u64)?, kind(libc::SOCK_RAW as u64)?]),
+        (libc::SYS_io_uring_setup, vec![]),
+    ]
+    .into_iter()
+    .collect();
+    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).map_err(fail)?;
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
+        .map_err(fail)?;
+    let program: seccompiler::BpfProgram = filter.try_into().map_err(fail)?;
+    seccompiler::apply_filter(&program).map_err(fail)
 }
 
 /// Run the program (process 1 of the new PID namespace: no thread may be started after
