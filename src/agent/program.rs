@@ -205,11 +205,12 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
     let boxed = program.boxed == BoxMode::On;
     let home = if boxed { Some(BoxDir::new(program, dir)?) } else { None };
     let timeout = Duration::from_secs(program.timeout_secs.max(1));
+    let interpreter = if boxed { sandbox::interpreter_tree(bin) } else { None };
     let mut cmd = match &home {
         Some(h) => {
             let port = base_url.rsplit_once(':').and_then(|(_, p)| p.split('/').next()?.parse().ok()).unwrap_or(0);
             let mut read: Vec<PathBuf> = program.read.iter().map(|r| dir.join(r)).collect();
-            read.extend(sandbox::interpreter_tree(bin));
+            read.extend(interpreter.clone());
             let spec = sandbox::BoxSpec { dir: h.0.clone(), read, port, timeout };
             sandbox::command(&spec, &program.command).map_err(|e| Invalid(format!("the box did not start: {e}")))?
         }
@@ -230,9 +231,7 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
     if let Some(h) = &home {
         cmd.env("HOME", &h.0).env("TMPDIR", h.0.join("tmp"));
         // pyenv's shims find their root from it (else from HOME, which is the box).
-        if let Some(root) =
-            sandbox::interpreter_tree(bin).filter(|t| t.join("shims").is_dir() && t.join("versions").is_dir())
-        {
+        if let Some(root) = interpreter.filter(|t| t.join("shims").is_dir() && t.join("versions").is_dir()) {
             cmd.env("PYENV_ROOT", root);
         }
     }
@@ -251,23 +250,17 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
     let err = std::thread::spawn(move || bounded(stderr, sandbox::STDERR_LIMIT, None));
     // The box kills at the timeout itself; lucid's backstop a little later.
     let deadline = Instant::now() + timeout + if boxed { Duration::from_secs(10) } else { Duration::ZERO };
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline && !flood.load(std::sync::atomic::Ordering::SeqCst) => {
-                std::thread::sleep(Duration::from_millis(5))
-            }
-            _ => {
-                // Its group: the launcher and the program (process 1 of the box: the rest of the
-                // box ends with it), or an unboxed program and what it started in its group.
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
+    let status = sandbox::wait_until(
+        &mut child,
+        deadline,
+        || flood.load(std::sync::atomic::Ordering::SeqCst),
+        |child| {
+            // Its group: the launcher and the program (process 1 of the box: the rest of the box
+            // ends with it), or an unboxed program and what it started in its group.
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        },
+    );
     let _ = writer.join();
     let ((stdout, over), (stderr, _)) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
     let tail = |s: &str| {

@@ -238,12 +238,10 @@ pub fn chat_request(v: &Value) -> std::result::Result<ChatRequest, Invalid> {
             x => Ok(x),
         }
     };
-    for k in ["max_completion_tokens", "max_tokens"] {
-        whole(k, 1.0, f64::from(u32::MAX))?;
-    }
-    if let Some(t) =
-        whole("max_completion_tokens", 1.0, f64::from(u32::MAX))?.or(whole("max_tokens", 1.0, f64::from(u32::MAX))?)
-    {
+    // Both checked, whichever is used (max_completion_tokens first).
+    let (completion, max) =
+        (whole("max_completion_tokens", 1.0, f64::from(u32::MAX))?, whole("max_tokens", 1.0, f64::from(u32::MAX))?);
+    if let Some(t) = completion.or(max) {
         decoding.max_tokens = t as u32;
     }
     if let Some(t) = num("temperature")? {

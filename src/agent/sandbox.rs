@@ -25,7 +25,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::error::Invalid;
@@ -195,16 +195,30 @@ fn run_bounded(spec: &BoxSpec, bin: &OsString, args: &[OsString]) -> i32 {
             return 127;
         }
     };
-    let deadline = Instant::now() + spec.timeout;
+    // At the deadline process 1 is killed: the kernel ends the rest of the namespace.
+    match wait_until(&mut child, Instant::now() + spec.timeout, || false, |_| ()) {
+        Some(status) => status.code().unwrap_or(128 + 9),
+        None => TIMEOUT,
+    }
+}
+
+/// Wait for `child` until `deadline`, or until `stop()` says to give up; then `kill` it (and
+/// what it started, as the caller knows how), kill and reap `child` itself, and return None.
+pub fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+    stop: impl Fn() -> bool,
+    kill: impl FnOnce(&Child),
+) -> Option<ExitStatus> {
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return status.code().unwrap_or(128 + 9),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline && !stop() => std::thread::sleep(Duration::from_millis(5)),
             _ => {
-                // Process 1 killed: the kernel ends the rest of the namespace.
+                kill(child);
                 let _ = child.kill();
                 let _ = child.wait();
-                return TIMEOUT;
+                return None;
             }
         }
     }
