@@ -76,6 +76,11 @@ bench-view:
 bench-audit:
     tests/bench/bench_audit.sh
 
+# The code domain's gold check per HumanEval problem (canonical and wrong bodies) against a one-run
+# peer; the table of tests/bench/results/code.md.
+bench-gold-check:
+    cargo run --quiet --example gold_check_time -- 164
+
 # Coverage of the hand-label audit's 95 % intervals (lucid audit --sample / --labels) over the grid of
 # lucid::audit::coverage::grid, 1,000 samples a cell; tests/bench/results/hand_labels.md. A slice is a test.
 audit-coverage:

@@ -8,6 +8,7 @@ mod audit;
 #[cfg(feature = "ballista")]
 mod ballista;
 mod code_domain;
+mod code_verdicts;
 mod dag_loop;
 mod domain_registry;
 mod eval_cli;

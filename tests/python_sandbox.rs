@@ -9,12 +9,12 @@ use lucid::python::{Ended, PyLimits, Python};
 
 use crate::support::probes::{Probe, require};
 
-fn code_dir() -> PathBuf {
+pub(crate) fn code_dir() -> PathBuf {
     lucid::model_files::model_path(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()), "code")
 }
 
 /// One interpreter for the whole test binary (compiled once, then from the cache).
-static PY: LazyLock<Python> = LazyLock::new(|| {
+pub(crate) static PY: LazyLock<Python> = LazyLock::new(|| {
     let wasm = lucid::datasets::code::python_wasm(&code_dir()).unwrap();
     Python::load(&wasm, lucid::datasets::code::PYTHON_WASM_BLAKE3, &lucid::cache_dir::cache_dir()).unwrap()
 });

@@ -2,24 +2,37 @@
 //! so that the function cannot fool the score. Running the candidate and the asserts in one
 //! interpreter cannot be made sound: the candidate can exit with success before the asserts run,
 //! return an object equal to anything, patch builtins or the test's names, read the expected
-//! values out of the test's frames, or print a forged success line (nothing is secret inside one
-//! process). So the verdict is made where no candidate code ever runs:
+//! values out of the test's frames or code, or print a forged success line (nothing is secret
+//! inside one process). So no process that runs candidate code holds an expected value, and the
+//! verdict is made where no candidate code ever runs:
 //!
 //! 1. **strip** (trusted, no candidate): the test with each `assert` replaced by the candidate
-//!    calls it makes, in order — the expected values never reach the candidate's run;
-//! 2. **record** (untrusted): the candidate runs under the stripped test; each call is written out
-//!    as data — its arguments, its result copied into plain built-in values (a result with
+//!    calls it makes, in order;
+//! 2. **calls** (trusted, no candidate): the stripped test runs against a stand-in that writes
+//!    down each call's arguments as plain data (`calls.py`); the first listing (no answers yet)
+//!    is the same for every candidate of a problem and kept with the stripped test;
+//! 3. **run** (untrusted): a fresh interpreter loads the candidate and calls it with those
+//!    arguments, and nothing else — no test, no frame of it, no expected value exists there
+//!    (`run.py`). Each call's result is copied into plain built-in values (a result with
 //!    behaviour of its own, such as an `__eq__` that always says yes, is refused as a
-//!    `TypeError`), or the exception it raised; its own output is discarded;
-//! 3. **replay** (trusted, no candidate): the real test's `check` runs against a stand-in that
+//!    `TypeError`), or its exception is named, and written to descriptor 3, apart from anything
+//!    the candidate prints;
+//! 4. when the test's later arguments may depend on earlier results (it keeps a result, or a
+//!    call raised), steps 2–3 repeat, the calls run getting the recorded answers, until every
+//!    call the test makes has an answer ([`MAX_ROUNDS`] at most). A test that only calls the
+//!    candidate in statements of their own (most of HumanEval's, once stripped) needs one round
+//!    when no call raised;
+//! 5. **replay** (trusted, no candidate): the real test's `check` runs against a stand-in that
 //!    demands the recorded arguments (type-strict) and answers the recorded results. The verdict
 //!    is this run's, and nothing else's.
 //!
 //! The worst the candidate can do is claim "f(args) = value", which must then pass the real
 //! asserts. Every run is in [`super::Python`]'s sandbox under the same limits; a run stopped by a
-//! limit fails the check with that limit named. Left open: a test that keeps expected values in
-//! its own variables (not in asserts) shows them to the candidate's run (5 of HumanEval's 164),
-//! results must be plain values, and in-place changes to arguments are not replayed.
+//! limit fails the check with that limit named — except the wall-clock backstop, a fault of the
+//! machine, never of the code: such a check is retried ([`WALL_CLOCK_TRIES`] in all) and then
+//! left *unscored*. Left open: results must be plain values, in-place changes to arguments are not
+//! replayed, and the candidate's state is fresh in each round (it keeps state across the calls of
+//! one round, in the test's order).
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -31,7 +44,8 @@ use crate::error::Invalid;
 
 const COMMON: &str = include_str!("gold/common.py");
 const STRIP: &str = include_str!("gold/strip.py");
-const RECORD: &str = include_str!("gold/record.py");
+const CALLS: &str = include_str!("gold/calls.py");
+const RUN: &str = include_str!("gold/run.py");
 const REPLAY: &str = include_str!("gold/replay.py");
 
 /// The verdict on one candidate.
@@ -41,33 +55,75 @@ pub struct GoldVerdict {
     pub passed: bool,
     /// Why not (what the candidate did, or the assert that failed), "" when passed.
     pub why: String,
-    /// The sandbox limit that stopped a run (`fuel`, `stack`, `wall-clock`), if one did.
+    /// The sandbox limit that stopped a run (`fuel`, `memory`, `stack`, `wall-clock`), if one did.
     pub limit: Option<&'static str>,
-    /// Fuel of the record and replay runs.
+    /// Fuel of the calls, candidate and replay runs.
     pub fuel: u64,
     /// Candidate calls recorded.
     pub calls: usize,
+    /// No verdict: the machine failed the check (the wall-clock backstop, every try), not the code.
+    pub unscored: bool,
 }
 
 impl GoldVerdict {
     fn fail(why: impl Into<String>, limit: Option<&'static str>, fuel: u64, calls: usize) -> GoldVerdict {
-        GoldVerdict { passed: false, why: why.into(), limit, fuel, calls }
+        GoldVerdict { passed: false, why: why.into(), limit, fuel, calls, unscored: false }
     }
 }
 
+/// Rounds of calls and candidate runs at most (each round answers at least one more call).
+pub const MAX_ROUNDS: usize = 8;
+/// Tries of a check whose runs hit the wall-clock backstop before it is left unscored.
+pub const WALL_CLOCK_TRIES: usize = 3;
+/// Bytes of call records a candidate run may write.
+const RECORDS_CAP: usize = 64 << 20;
+
+/// One recorded call: its arguments (`repr`), its result (`repr`) or the exception's name.
+type Record = (String, Option<String>, Option<String>);
+
+/// One call's answer: its result (`repr`) or the exception's name.
+type Answer = (Option<String>, Option<String>);
+
+/// A run stopped by the wall-clock backstop: the check is retried, never scored on it.
+struct WallClock;
+
+/// A test with its asserts stripped, and whether the candidate's results are out of its reach.
+#[derive(Clone)]
+struct Stripped {
+    test: String,
+    bare: bool,
+    /// The calls of the first listing (no answers yet: the same for every candidate), if it ran.
+    first: Option<Vec<String>>,
+}
+
 /// Stripped tests by their text (the strip run is the same for every candidate of a problem).
-static STRIPPED: LazyLock<Mutex<HashMap<String, std::result::Result<String, Invalid>>>> =
+static STRIPPED: LazyLock<Mutex<HashMap<String, std::result::Result<Stripped, Invalid>>>> =
     LazyLock::new(Default::default);
 
-fn stripped(py: &Python, test: &str, entry: &str, limits: &PyLimits) -> std::result::Result<String, Invalid> {
-    let key = format!("{entry}\n{test}");
+fn stripped(
+    py: &Python,
+    prompt: &str,
+    test: &str,
+    entry: &str,
+    limits: &PyLimits,
+) -> std::result::Result<Stripped, Invalid> {
+    let key = format!("{entry}\n{prompt}\n{test}");
     if let Some(hit) = STRIPPED.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return hit;
     }
     let job = json!({"test": test, "entry": entry}).to_string();
     let o = py.run_code(STRIP, job.as_bytes(), limits);
-    let out =
-        if o.success() { Ok(o.stdout) } else { Err(Invalid(format!("the test cannot be stripped: {}", o.summary()))) };
+    let parsed = serde_json::from_str::<Value>(o.stdout.trim()).ok().and_then(|v| {
+        Some(Stripped { test: v["test"].as_str()?.to_string(), bare: v["bare"].as_bool()?, first: None })
+    });
+    let out = match parsed {
+        Some(mut s) if o.success() => {
+            let listed = list_calls(py, prompt, &s.test, entry, &[], limits);
+            s.first = listed_calls(&listed.stdout).filter(|_| listed.success()).map(|(calls, _)| calls);
+            Ok(s)
+        }
+        _ => Err(Invalid(format!("the test cannot be stripped: {}", o.summary()))),
+    };
     if let Ok(mut m) = STRIPPED.lock() {
         m.insert(key, out.clone());
     }
@@ -83,58 +139,161 @@ pub fn check(
     entry_point: &str,
     limits: &PyLimits,
 ) -> GoldVerdict {
-    let stripped = match stripped(py, test, entry_point, limits) {
+    let stripped = match stripped(py, prompt, test, entry_point, limits) {
         Ok(s) => s,
         Err(why) => return GoldVerdict::fail(why.0, None, 0, 0),
     };
-    // A tag framing the records apart from anything else on stdout (not a secret: a forged record
-    // must still pass the real asserts). Derived from the inputs, so a run repeats exactly.
-    let tag = super::mark(&[prompt, completion, test]);
-    let job = json!({"tag": tag, "prompt": prompt, "completion": completion, "test": stripped, "entry": entry_point});
-    let rec = py.run_code(&format!("{COMMON}\n{RECORD}"), job.to_string().as_bytes(), limits);
-    let mut records: Vec<Value> = Vec::new();
-    let mut ended = false;
-    for line in rec.stdout.lines() {
-        if let Some(payload) = line.strip_prefix(&format!("{tag} R ")) {
-            match serde_json::from_str::<Value>(payload) {
-                Ok(r) if r.as_array().is_some_and(|a| a.len() == 3) => records.push(r),
-                _ => {
-                    return GoldVerdict::fail(
-                        "the candidate's run wrote a malformed call record",
-                        None,
-                        rec.fuel,
-                        records.len(),
-                    );
-                }
-            }
-        } else if line == format!("{tag} END null") {
-            ended = true;
+    for _ in 0..WALL_CLOCK_TRIES {
+        if let Ok(v) = attempt(py, prompt, completion, test, &stripped, entry_point, limits) {
+            return v;
         }
     }
-    if let Some(limit) = rec.limit() {
-        return GoldVerdict::fail(
-            format!("the candidate's run hit the {limit} limit"),
-            Some(limit),
-            rec.fuel,
-            records.len(),
+    GoldVerdict {
+        passed: false,
+        why: format!(
+            "a run hit the wall-clock backstop ({} s) in each of {WALL_CLOCK_TRIES} tries: an infrastructure failure, no verdict",
+            limits.wall_secs
+        ),
+        limit: Some("wall-clock"),
+        fuel: 0,
+        calls: 0,
+        unscored: true,
+    }
+}
+
+/// One try of the check.
+fn attempt(
+    py: &Python,
+    prompt: &str,
+    completion: &str,
+    test: &str,
+    stripped: &Stripped,
+    entry: &str,
+    limits: &PyLimits,
+) -> std::result::Result<GoldVerdict, WallClock> {
+    let mut known: Vec<Record> = Vec::new();
+    let mut fuel = 0u64;
+    // The records' tag (not a secret: a forged record only claims an answer, see `records`).
+    let tag = format!("\u{1}{}", super::mark(&[prompt, completion, test]));
+    for round in 0.. {
+        let (calls, answered) = match (&stripped.first, round) {
+            (Some(first), 0) => (first.clone(), 0),
+            _ => {
+                let listed = list_calls(py, prompt, &stripped.test, entry, &known, limits);
+                fuel += listed.fuel;
+                if listed.ended == super::Ended::WallClock {
+                    return Err(WallClock);
+                }
+                match listed_calls(&listed.stdout) {
+                    Some(l) => l,
+                    None => {
+                        let why = format!("the test's calls could not be listed: {}", listed.summary());
+                        return Ok(GoldVerdict::fail(why, listed.limit(), fuel, known.len()));
+                    }
+                }
+            }
+        };
+        if answered == calls.len() && calls.len() == known.len() {
+            break;
+        }
+        if round == MAX_ROUNDS {
+            let why = format!("the test's calls still depended on the code's results after {MAX_ROUNDS} rounds");
+            return Ok(GoldVerdict::fail(why, None, fuel, known.len()));
+        }
+        let job = json!({"prompt": prompt, "completion": completion, "entry": entry, "calls": calls, "tag": tag});
+        let run = py.run_with_records(
+            &["python", "-S", "-c", &format!("{COMMON}\n{RUN}")],
+            job.to_string().as_bytes(),
+            limits,
+            Some((&tag, RECORDS_CAP)),
         );
+        fuel += run.fuel;
+        if run.ended == super::Ended::WallClock {
+            return Err(WallClock);
+        }
+        let (answers, ended) = records(&run.records, &tag);
+        let memory = answers.iter().any(|(_, exc)| exc.as_deref() == Some("MemoryError"));
+        if let Some(limit) = run.limit().or(memory.then_some("memory")) {
+            let why = format!("the candidate's run hit the {limit} limit ({})", run.ending());
+            return Ok(GoldVerdict::fail(why, Some(limit), fuel, answers.len()));
+        }
+        if !ended {
+            let mut why = format!(
+                "the candidate's run ended after {} of {} calls ({})",
+                answers.len(),
+                calls.len(),
+                run.ending()
+            );
+            if let Some(tail) = run.stderr_tail() {
+                why.push_str(&format!(" — its stderr ended {tail}"));
+            }
+            return Ok(GoldVerdict::fail(why, None, fuel, answers.len()));
+        }
+        let raised = answers.iter().any(|(_, exc)| exc.is_some());
+        known = calls.into_iter().zip(answers).map(|(args, (res, exc))| (args, res, exc)).collect();
+        // Results the test never looks at and no exception: the placeholders took the path the
+        // answers take, so the list is final.
+        if stripped.bare && !raised {
+            break;
+        }
     }
-    let job = json!({"prompt": prompt, "test": test, "entry": entry_point, "records": records});
+    let job = json!({"prompt": prompt, "test": test, "entry": entry, "records": known});
     let rep = py.run_code(&format!("{COMMON}\n{REPLAY}"), job.to_string().as_bytes(), limits);
-    let fuel = rec.fuel + rep.fuel;
-    let calls = records.len();
-    if rep.success() && rep.stdout.trim() == "PASS" {
-        return GoldVerdict { passed: true, why: String::new(), limit: None, fuel, calls };
+    fuel += rep.fuel;
+    if rep.ended == super::Ended::WallClock {
+        return Err(WallClock);
     }
-    let how_rec = match (ended, rec.success()) {
-        (true, true) => String::new(),
-        (true, false) => format!("; the candidate's run: {}", rec.summary()),
-        (false, _) => format!("; the candidate's run ended before the tests did ({})", rec.summary()),
-    };
+    let calls = known.len();
+    if rep.success() && rep.stdout.trim() == "PASS" {
+        return Ok(GoldVerdict { passed: true, why: String::new(), limit: None, fuel, calls, unscored: false });
+    }
     let why = match rep.limit() {
         Some(l) => format!("the replay hit the {l} limit"),
         None if rep.success() => format!("the replay made fewer calls than recorded ({})", rep.stdout.trim()),
-        None => format!("{}{how_rec}", rep.summary()),
+        None => rep.summary(),
     };
-    GoldVerdict::fail(why, rep.limit(), fuel, calls)
+    Ok(GoldVerdict::fail(why, rep.limit(), fuel, calls))
+}
+
+/// The calls run (`calls.py`) over the stripped test, with the answers `known` so far.
+fn list_calls(
+    py: &Python,
+    prompt: &str,
+    stripped: &str,
+    entry: &str,
+    known: &[Record],
+    limits: &PyLimits,
+) -> super::PyOutcome {
+    let job = json!({"prompt": prompt, "test": stripped, "entry": entry, "known": known});
+    py.run_code(&format!("{COMMON}\n{CALLS}"), job.to_string().as_bytes(), limits)
+}
+
+/// The calls run's list: every call's arguments, and how many leading calls had answers.
+fn listed_calls(stdout: &str) -> Option<(Vec<String>, usize)> {
+    let line = stdout.lines().rev().find_map(|l| l.strip_prefix("CALLS "))?;
+    let v: Value = serde_json::from_str(line).ok()?;
+    let calls = v["calls"].as_array()?.iter().map(|c| c.as_str().map(str::to_string)).collect::<Option<Vec<_>>>()?;
+    Some((calls, v["answered"].as_u64()? as usize))
+}
+
+/// The candidate run's answers, in call order (a record out of order or malformed is ignored: a
+/// line the candidate forged can only claim the answer of the next call, which returning that
+/// value would have claimed as well), and whether its `END` line came.
+fn records(text: &str, tag: &str) -> (Vec<Answer>, bool) {
+    let mut out = Vec::new();
+    for line in text.lines().filter_map(|l| l.strip_prefix(tag)) {
+        if line == " END" {
+            return (out, true);
+        }
+        let Some((i, payload)) = line.strip_prefix(" R ").and_then(|r| r.split_once(' ')) else { continue };
+        if i.parse::<usize>().ok() != Some(out.len()) {
+            continue;
+        }
+        if let Ok((res, exc)) = serde_json::from_str::<(Option<String>, Option<String>)>(payload)
+            && res.is_some() != exc.is_some()
+        {
+            out.push((res, exc));
+        }
+    }
+    (out, false)
 }

@@ -10,9 +10,13 @@
 //!   run: the machine is unchanged.
 //! - **Limits** ([`PyLimits`]): *fuel* — WebAssembly instructions executed, counted by wasmtime, the
 //!   same count on every machine and under any load (an infinite loop ends in `fuel`); *memory*
-//!   — the linear memory's ceiling (`bytearray(10**9)` is a `MemoryError` inside Python); *stack*
-//!   — wasmtime's native stack for the module (a trap, `stack`); *output* — bytes of stdout and
-//!   stderr kept (the rest dropped, `truncated`). A wall-clock backstop (epoch interruption)
+//!   — the linear memory's ceiling (`bytearray(10**9)` is a `MemoryError` inside Python, and the
+//!   run that fails after it is named `memory`); *stack* — wasmtime's native stack for the
+//!   module, or the interpreter's C stack in linear memory (a trap, `stack`); *output* — bytes of
+//!   stdout and stderr kept (the rest dropped uncopied, `truncated`). Host calls are charged to
+//!   fuel by the bytes they copy ([`wasi`]), and the module has no bulk-memory instructions
+//!   (`memory.fill`/`memory.copy`, one instruction for any length): every byte the guest moves
+//!   costs instructions, so fuel bounds a run's time. A wall-clock backstop (epoch interruption)
 //!   guards against a host fault only: hitting it is recorded as an infrastructure failure, never
 //!   as a verdict about the program.
 //! - **Determinism**: `PYTHONHASHSEED=0`, virtual clocks, a fixed random stream: the same program
@@ -29,7 +33,7 @@ pub mod wasi;
 use std::path::Path;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, Module, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Config, Engine, Module, Store, Trap};
 
 use crate::error::{Error, Result};
 
@@ -59,8 +63,12 @@ pub enum Ended {
     Exit(i32),
     /// Out of fuel: the instruction limit (a program that loops forever ends here).
     Fuel,
-    /// wasmtime's stack for the module overflowed (recursion through C code).
+    /// A stack overflowed: wasmtime's native stack for the module, or the interpreter's C stack
+    /// in its linear memory (recursion through C code runs it below address 0: an out-of-bounds
+    /// access, which nothing else in CPython's module makes).
     Stack,
+    /// One write asked for more bytes than the memory limit (the `output` limit).
+    Output,
     /// The wall-clock backstop: an infrastructure failure, not the program's verdict.
     WallClock,
     /// Another trap (out-of-bounds access, unreachable): the interpreter crashed.
@@ -80,6 +88,10 @@ pub struct PyOutcome {
     pub truncated: bool,
     /// Fuel used.
     pub fuel: u64,
+    /// The stdout writes that started with the record tag (the gold check's records), if one was set.
+    pub records: String,
+    /// The guest asked for memory past the ceiling (and was refused).
+    pub memory_refused: bool,
 }
 
 impl PyOutcome {
@@ -88,28 +100,45 @@ impl PyOutcome {
         self.ended == Ended::Exit(0)
     }
 
-    /// The limit that stopped the run, by name (`fuel`, `stack`, `wall-clock`), if one did.
+    /// The limit that stopped the run, by name (`fuel`, `memory`, `stack`, `wall-clock`), if one
+    /// did. `memory`: the run failed after the guest was refused memory past the ceiling (Python
+    /// raised `MemoryError`, or a request wasm32 cannot address at all, see `run.py`).
     pub fn limit(&self) -> Option<&'static str> {
         match self.ended {
             Ended::Fuel => Some("fuel"),
             Ended::Stack => Some("stack"),
+            Ended::Output => Some("output"),
             Ended::WallClock => Some("wall-clock"),
+            Ended::Exit(c) if c != 0 && self.memory_refused => Some("memory"),
             _ => None,
         }
     }
 
-    /// One line on how the run ended (the last line of stderr for an exception).
+    /// How the run ended, in lucid's words only (nothing the program wrote).
+    pub fn ending(&self) -> String {
+        match (&self.ended, self.limit()) {
+            (Ended::Exit(c), Some("memory")) => format!("exit {c} after the memory limit refused it memory"),
+            (Ended::Exit(c), _) => format!("exit {c}"),
+            (Ended::Fuel, _) => "out of fuel (the instruction limit)".into(),
+            (Ended::Stack, _) => "stack overflow (the stack limit)".into(),
+            (Ended::Output, _) => "one write past the memory limit (the output limit)".into(),
+            (Ended::WallClock, _) => "wall-clock backstop (an infrastructure failure)".into(),
+            (Ended::Trap(t), _) => format!("interpreter crashed: {t}"),
+        }
+    }
+
+    /// The last line the program wrote to stderr (200 characters at most), quoted, if any.
+    pub fn stderr_tail(&self) -> Option<String> {
+        let last = self.stderr.trim_end().lines().last()?.chars().take(200).collect::<String>();
+        Some(format!("{last:?}"))
+    }
+
+    /// One line on how the run ended: [`PyOutcome::ending`], then, for a failure, the program's
+    /// last line of stderr, quoted apart (text a program writes never reads as lucid's words).
     pub fn summary(&self) -> String {
-        match &self.ended {
-            Ended::Exit(0) => "exit 0".into(),
-            Ended::Exit(c) => {
-                let last = self.stderr.trim_end().lines().last().unwrap_or("").chars().take(200).collect::<String>();
-                format!("exit {c}: {last}")
-            }
-            Ended::Fuel => "out of fuel (the instruction limit)".into(),
-            Ended::Stack => "stack overflow".into(),
-            Ended::WallClock => "wall-clock backstop (an infrastructure failure)".into(),
-            Ended::Trap(t) => format!("interpreter crashed: {t}"),
+        match (self.success(), self.stderr_tail()) {
+            (false, Some(tail)) => format!("{} — its stderr ended {tail}", self.ending()),
+            _ => self.ending(),
         }
     }
 }
@@ -135,19 +164,67 @@ pub struct Host {
     stdin_pos: usize,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
+    records: Vec<u8>,
     out_cap: usize,
+    records_cap: usize,
+    records_tag: Option<Vec<u8>>,
     truncated: bool,
     clock_ns: u64,
     rng: u64,
-    limits: StoreLimits,
+    limits: Limiter,
+}
+
+/// Where a write goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+    /// The gold check's call records (a stdout write that starts with the run's record tag).
+    Records,
+}
+
+impl From<i32> for Stream {
+    fn from(fd: i32) -> Stream {
+        if fd == 1 { Stream::Stdout } else { Stream::Stderr }
+    }
 }
 
 impl Host {
-    fn write(&mut self, fd: i32, bytes: &[u8]) {
-        let (cap, buf) = (self.out_cap, if fd == 1 { &mut self.stdout } else { &mut self.stderr });
-        let room = cap.saturating_sub(buf.len());
-        buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
-        self.truncated |= bytes.len() > room;
+    /// Keep what `stream`'s buffer has room for; the number of bytes copied.
+    fn write(&mut self, stream: Stream, bytes: &[u8]) -> usize {
+        let (cap, buf) = match stream {
+            Stream::Stdout => (self.out_cap, &mut self.stdout),
+            Stream::Stderr => (self.out_cap, &mut self.stderr),
+            Stream::Records => (self.records_cap, &mut self.records),
+        };
+        let keep = bytes.len().min(cap.saturating_sub(buf.len()));
+        buf.extend_from_slice(&bytes[..keep]);
+        self.truncated |= keep < bytes.len();
+        keep
+    }
+}
+
+/// The memory ceiling, remembering whether the guest asked past it (so a run that fails after a
+/// refused growth is named as stopped by the `memory` limit, not by the exception it raised).
+#[derive(Default)]
+struct Limiter {
+    memory_bytes: usize,
+    refused: bool,
+}
+
+impl wasmtime::ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.memory_bytes;
+        self.refused |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+
+    fn instances(&self) -> usize {
+        1
     }
 }
 
@@ -181,13 +258,27 @@ impl Python {
 
     /// Run the interpreter with `argv` (argv[0] first) and `stdin`.
     pub fn run(&self, argv: &[&str], stdin: &[u8], limits: &PyLimits) -> PyOutcome {
+        self.run_with_records(argv, stdin, limits, None)
+    }
+
+    /// [`Python::run`] where each stdout write that starts with `records.0` (the tag) is kept apart
+    /// as a record, up to `records.1` bytes, so nothing else the program prints can crowd them out.
+    pub fn run_with_records(
+        &self,
+        argv: &[&str],
+        stdin: &[u8],
+        limits: &PyLimits,
+        records: Option<(&str, usize)>,
+    ) -> PyOutcome {
         let state = Host {
             args: argv.iter().map(|a| a.to_string()).collect(),
             env: vec!["PYTHONHASHSEED=0".into(), "PYTHONDONTWRITEBYTECODE=1".into(), "PYTHONIOENCODING=utf-8".into()],
             stdin: stdin.to_vec(),
             out_cap: limits.output_bytes,
+            records_cap: records.map_or(0, |r| r.1),
+            records_tag: records.map(|r| r.0.as_bytes().to_vec()),
             rng: 0x9E37_79B9_7F4A_7C15,
-            limits: StoreLimitsBuilder::new().memory_size(limits.memory_bytes).instances(1).build(),
+            limits: Limiter { memory_bytes: limits.memory_bytes, refused: false },
             ..Host::default()
         };
         let mut store = Store::new(&self.engine, state);
@@ -201,6 +292,8 @@ impl Python {
             stderr: String::from_utf8_lossy(&st.stderr).into_owned(),
             truncated: st.truncated,
             fuel,
+            records: String::from_utf8_lossy(&st.records).into_owned(),
+            memory_refused: st.limits.refused,
         }
     }
 
@@ -220,9 +313,12 @@ impl Python {
                 if let Some(wasi::Exit(code)) = e.downcast_ref::<wasi::Exit>() {
                     return Ended::Exit(*code);
                 }
+                if e.downcast_ref::<wasi::OutputLimit>().is_some() {
+                    return Ended::Output;
+                }
                 match e.downcast_ref::<Trap>() {
                     Some(Trap::OutOfFuel) => Ended::Fuel,
-                    Some(Trap::StackOverflow) => Ended::Stack,
+                    Some(Trap::StackOverflow | Trap::MemoryOutOfBounds) => Ended::Stack,
                     Some(Trap::Interrupt) => Ended::WallClock,
                     Some(t) => Ended::Trap(t.to_string()),
                     None => Ended::Trap(e.to_string()),

@@ -3,7 +3,11 @@
 //!
 //! - args and environment: what the run names, nothing of the host's;
 //! - stdin: the run's bytes; stdout and stderr: kept up to the output cap (writes beyond it are
-//!   acknowledged and dropped, and the run is marked truncated);
+//!   acknowledged and dropped uncopied, and the run is marked truncated); in the gold check's
+//!   candidate run, a write to stdout that starts with the run's record tag goes to a records
+//!   buffer of its own (its own cap), so nothing the candidate prints can crowd the records out;
+//! - host work charged to fuel: every call that moves bytes costs a fixed amount plus one per
+//!   byte copied, so fuel alone bounds a run's time and the host holds no more than the caps;
 //! - no file, directory or socket: no descriptor is preopened (the interpreter's standard
 //!   library lives inside the module, packed by wasi-vfs), every `path_*` call answers
 //!   `ENOTCAPABLE`, every `sock_*` call `ENOTSUP`, every descriptor past stderr `EBADF`;
@@ -20,7 +24,7 @@
 
 use wasmtime::{Caller, Extern, ExternType, Linker, Module, Val};
 
-use super::Host;
+use super::{Host, Stream};
 
 const ESUCCESS: i32 = 0;
 const EBADF: i32 = 8;
@@ -31,6 +35,9 @@ const ENOTCAPABLE: i32 = 76;
 const WASI: &str = "wasi_snapshot_preview1";
 /// The virtual clock's start: 2024-01-01T00:00:00Z in nanoseconds.
 const EPOCH_NS: u64 = 1_704_067_200_000_000_000;
+/// Fuel every host call that moves bytes costs before its bytes (about the instructions of a
+/// small guest function): a loop of empty writes costs fuel, not only time.
+const CALL_FUEL: u64 = 1_000;
 
 /// The status of a `proc_exit` (carried out of the run as its error).
 #[derive(Debug)]
@@ -43,6 +50,19 @@ impl std::fmt::Display for Exit {
 }
 
 impl std::error::Error for Exit {}
+
+/// A host call asked to move more bytes than the run's memory limit allows in one call (the
+/// `output` limit): carried out of the run as its error, so the host never copies it.
+#[derive(Debug)]
+pub struct OutputLimit(pub u64);
+
+impl std::fmt::Display for OutputLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "one write of {} bytes", self.0)
+    }
+}
+
+impl std::error::Error for OutputLimit {}
 
 fn memory(caller: &mut Caller<'_, Host>) -> Option<wasmtime::Memory> {
     caller.get_export("memory").and_then(Extern::into_memory)
@@ -174,6 +194,7 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
         if put(&mut c, out, &now.to_le_bytes()) { ESUCCESS } else { EINVAL }
     })?;
     l.func_wrap(WASI, "random_get", |mut c: Caller<'_, Host>, buf: i32, len: i32| {
+        charge(&mut c, u64::from(len as u32))?;
         let mut bytes = vec![0u8; len as u32 as usize];
         for b in &mut bytes {
             let s = &mut c.data_mut().rng;
@@ -182,30 +203,14 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
             *s ^= *s << 17;
             *b = (*s >> 24) as u8;
         }
-        if put(&mut c, buf, &bytes) { ESUCCESS } else { EINVAL }
+        Ok(if put(&mut c, buf, &bytes) { ESUCCESS } else { EINVAL })
     })?;
-    l.func_wrap(WASI, "fd_write", |mut c: Caller<'_, Host>, fd: i32, iovs: i32, n: i32, written: i32| {
-        if fd != 1 && fd != 2 {
-            return EBADF;
-        }
-        let Some(vecs) = iovecs(&mut c, iovs, n) else { return EINVAL };
-        let Some(m) = memory(&mut c) else { return EINVAL };
-        let mut chunk = Vec::new();
-        for (at, len) in vecs {
-            match m.data(&c).get(at..at + len) {
-                Some(b) => chunk.extend_from_slice(b),
-                None => return EINVAL,
-            }
-        }
-        let total = chunk.len() as u32;
-        c.data_mut().write(fd, &chunk);
-        if put(&mut c, written, &total.to_le_bytes()) { ESUCCESS } else { EINVAL }
-    })?;
+    l.func_wrap(WASI, "fd_write", fd_write)?;
     l.func_wrap(WASI, "fd_read", |mut c: Caller<'_, Host>, fd: i32, iovs: i32, n: i32, read: i32| {
         if fd != 0 {
-            return EBADF;
+            return Ok(EBADF);
         }
-        let Some(vecs) = iovecs(&mut c, iovs, n) else { return EINVAL };
+        let Some(vecs) = iovecs(&mut c, iovs, n) else { return Ok(EINVAL) };
         let mut total = 0u32;
         for (at, len) in vecs {
             let st = c.data_mut();
@@ -213,14 +218,15 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
             let bytes = st.stdin[st.stdin_pos..st.stdin_pos + take].to_vec();
             st.stdin_pos += take;
             if !put(&mut c, at as i32, &bytes) {
-                return EINVAL;
+                return Ok(EINVAL);
             }
             total += take as u32;
             if take < len {
                 break;
             }
         }
-        if put(&mut c, read, &total.to_le_bytes()) { ESUCCESS } else { EINVAL }
+        charge(&mut c, u64::from(total))?;
+        Ok(if put(&mut c, read, &total.to_le_bytes()) { ESUCCESS } else { EINVAL })
     })?;
     l.func_wrap(WASI, "fd_fdstat_get", |mut c: Caller<'_, Host>, fd: i32, out: i32| match fdstat(fd) {
         Some(s) => {
@@ -282,6 +288,49 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
         }
     }
     Ok(l)
+}
+
+/// Fuel a host call costs: [`CALL_FUEL`] plus one per byte it copies. Host work is charged to the
+/// same budget as the guest's instructions, so fuel alone bounds a run's time, host calls
+/// included; a call the budget cannot pay ends the run in `fuel`.
+fn charge(c: &mut Caller<'_, Host>, bytes: u64) -> wasmtime::Result<()> {
+    let cost = CALL_FUEL.saturating_add(bytes);
+    let left = c.get_fuel()?;
+    if left < cost {
+        c.set_fuel(0)?;
+        return Err(wasmtime::Error::new(wasmtime::Trap::OutOfFuel));
+    }
+    c.set_fuel(left - cost)
+}
+
+/// `fd_write` to stdout (1) or stderr (2): each iovec is checked against the module's memory and only the bytes the stream still has room for
+/// are copied, straight into it; the rest are acknowledged and dropped uncopied. So the host never
+/// holds more than the caps, whatever the guest asks. One call asking to write more than the
+/// run's memory limit (a `writev` of fifty 200 MiB vectors, all the same buffer) ends the run in
+/// the `output` limit: no program writes more than it can hold without repeating itself.
+fn fd_write(mut c: Caller<'_, Host>, fd: i32, iovs: i32, n: i32, written: i32) -> wasmtime::Result<i32> {
+    if fd != 1 && fd != 2 {
+        return Ok(EBADF);
+    }
+    let Some(vecs) = iovecs(&mut c, iovs, n) else { return Ok(EINVAL) };
+    let Some(m) = memory(&mut c) else { return Ok(EINVAL) };
+    let mut total: u64 = 0;
+    let mut copied: u64 = 0;
+    let mut stream = Stream::from(fd);
+    for (i, (at, len)) in vecs.into_iter().enumerate() {
+        let (data, host) = m.data_and_store_mut(&mut c);
+        let Some(bytes) = at.checked_add(len).and_then(|end| data.get(at..end)) else { return Ok(EINVAL) };
+        if i == 0 && fd == 1 && host.records_tag.as_ref().is_some_and(|t| bytes.starts_with(t)) {
+            stream = Stream::Records;
+        }
+        total += len as u64;
+        copied += host.write(stream, bytes) as u64;
+    }
+    charge(&mut c, copied.saturating_add(n as u32 as u64))?;
+    if total > c.data().limits.memory_bytes as u64 {
+        return Err(wasmtime::Error::new(OutputLimit(total)));
+    }
+    Ok(if put(&mut c, written, &(total as u32).to_le_bytes()) { ESUCCESS } else { EINVAL })
 }
 
 /// Every subscription is ready at once; a clock subscription advances the virtual clock by its

@@ -155,6 +155,11 @@ impl Probe {
                 "python_sandbox::programs_agree_by_behaviour_and_selftests_run",
                 "code_domain::the_code_loop_runs_with_named_channels_and_never_shows_the_tests",
                 "code_domain::the_shipped_code_pipelines_run_offline_with_the_scripted_model",
+                "code_verdicts::no_expected_value_is_within_the_candidates_reach",
+                "code_verdicts::a_10_gb_writev_ends_in_the_output_limit_within_the_memory_bound",
+                "code_verdicts::a_correct_program_that_keeps_writing_passes_and_the_backstop_is_never_a_verdict",
+                "code_verdicts::exhaustion_is_named_as_the_limit_it_is_and_the_candidates_text_is_quoted_apart",
+                "code_verdicts::the_same_records_on_an_idle_and_a_loaded_machine",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

@@ -19,9 +19,9 @@ pub struct CodeEvalRow {
     pub question_id: i64,
     /// Its suite.
     pub suite: String,
-    /// 1 when the hidden tests pass.
-    pub u: u8,
-    /// pass / fail / no_code.
+    /// 1 when the hidden tests pass, 0 when they fail; None when unscored.
+    pub u: Option<u8>,
+    /// pass / fail / no_code / unscored.
     pub verdict: &'static str,
     /// Why not (the assert that failed, or what the code tried); null when passed.
     pub why: Option<String>,
@@ -52,10 +52,14 @@ pub fn evaluation_table() -> Table<CodeEvalRow> {
             ),
             Column::new(
                 "u",
-                V::U8(|r| r.u),
-                "1 when the hidden tests pass on the code (the README's gold check: the tests' asserts replayed on the code's recorded calls), else 0.",
+                V::OptU8(|r| r.u),
+                "1 when the hidden tests pass on the code (the README's gold check: the tests' asserts replayed on the code's recorded calls), else 0; null when unscored (the machine failed the check: the wall-clock backstop in every try; averages leave it out).",
             ),
-            Column::new("verdict", V::Str(|r| r.verdict), "pass / fail / no_code (nothing was written)."),
+            Column::new(
+                "verdict",
+                V::Str(|r| r.verdict),
+                "pass / fail / no_code (nothing was written) / unscored (an infrastructure failure, not a verdict on the code).",
+            ),
             Column::new(
                 "why",
                 V::OptStr(|r| r.why.as_deref()),
@@ -64,12 +68,12 @@ pub fn evaluation_table() -> Table<CodeEvalRow> {
             Column::new(
                 "limit",
                 V::OptStr(|r| r.limit),
-                "The sandbox limit that stopped a run (fuel, memory, stack, output, wall-clock); null when none did. A wall-clock stop is an infrastructure failure, not a verdict on the code.",
+                "The sandbox limit that stopped a run (fuel, memory, stack, wall-clock); null when none did. A wall-clock stop is an infrastructure failure: the check is retried, then left unscored, never failed.",
             ),
             Column::new(
                 "fuel",
                 V::U64(|r| r.fuel),
-                "WebAssembly instructions the candidate's and the replay's runs used (deterministic).",
+                "WebAssembly instructions the check's runs used (listing the calls, the candidate's, the replay; deterministic).",
             ),
             Column::new("calls", V::U64(|r| r.calls), "Calls of the function the tests made."),
         ],
@@ -107,7 +111,7 @@ pub fn evaluate(
                 step: *step,
                 question_id: task.question_id,
                 suite: task.suite.clone(),
-                u: 0,
+                u: Some(0),
                 verdict: "no_code",
                 why: None,
                 limit: None,
@@ -117,8 +121,12 @@ pub fn evaluate(
             let Some(code) = code else { return base };
             let v = domain.verdict(task, g, code);
             CodeEvalRow {
-                u: v.passed.into(),
-                verdict: if v.passed { "pass" } else { "fail" },
+                u: (!v.unscored).then_some(v.passed.into()),
+                verdict: match (v.unscored, v.passed) {
+                    (true, _) => "unscored",
+                    (false, true) => "pass",
+                    (false, false) => "fail",
+                },
                 why: (!v.passed).then_some(v.why),
                 limit: v.limit,
                 fuel: v.fuel,

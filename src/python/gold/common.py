@@ -1,4 +1,4 @@
-# Shared by record.py and replay.py (prepended to each): results copied into plain built-in values,
+# Shared by calls.py, run.py and replay.py (prepended to each): results copied into plain built-in values,
 # and type-strict equality. Anything with behaviour of its own (a class overriding __eq__, an int
 # subclass, a generator) is refused, so a result cannot compare equal to what it is not.
 import sys, json, ast, random, copy, builtins
