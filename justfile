@@ -68,7 +68,9 @@ bench-report:
 llama-server:
     tests/bench/llama_server.sh
 
-# lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter; tests/bench/results/view.md.
+# lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter, one
+# episode's body served, and --export (wall and CPU); BEFORE=path/to/an/older/lucid adds its export
+# time. tests/bench/results/view.md.
 bench-view:
     tests/bench/bench_view.sh
 

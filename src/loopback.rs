@@ -1,8 +1,14 @@
 //! The few pieces of HTTP/1.1 lucid's own small servers share (the agent programs' model
 //! endpoint and `lucid view`'s page): one request per connection, read
-//! with its headers and a `Content-Length` body, answered with `Connection: close`.
+//! with its headers and a `Content-Length` body, answered with `Connection: close`; a reader that
+//! gives a client a deadline for its whole request ([`Deadline`]), a count of the connections (or
+//! queries) a server answers at once ([`Place`]), and whether a client hung up ([`closed`]).
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::Invalid;
 
@@ -44,17 +50,40 @@ impl Request {
 /// The largest body read (a chat request with a long prompt fits many times over).
 const MAX_BODY: usize = 64 << 20;
 
+/// The longest request line or header line read.
+const MAX_LINE: u64 = 64 << 10;
+
+/// The most header lines read.
+const MAX_HEADERS: usize = 256;
+
 /// Read one request.
 pub fn read_request(r: &mut impl BufRead) -> Result<Request, Invalid> {
+    read_request_within(r, MAX_BODY)
+}
+
+/// One line of the request's head (with its line end), at most [`MAX_LINE`] bytes.
+fn head_line(r: &mut impl BufRead) -> Result<String, Invalid> {
     let mut line = String::new();
-    r.read_line(&mut line).map_err(|e| Invalid(e.to_string()))?;
+    let n = Read::take(&mut *r, MAX_LINE).read_line(&mut line).map_err(|e| Invalid(e.to_string()))?;
+    if n as u64 == MAX_LINE && !line.ends_with('\n') {
+        return Err(Invalid(format!("a request line or header over {MAX_LINE} bytes")));
+    }
+    Ok(line)
+}
+
+/// Read one request whose body is at most `max_body` bytes.
+pub fn read_request_within(r: &mut impl BufRead, max_body: usize) -> Result<Request, Invalid> {
+    let line = head_line(r)?;
     let mut parts = line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
     let (mut headers, mut length) = (Vec::new(), 0usize);
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).map_err(|e| Invalid(e.to_string()))? == 0 || h.trim().is_empty() {
+    for n in 0.. {
+        let h = head_line(r)?;
+        if h.trim().is_empty() {
             break;
+        }
+        if n == MAX_HEADERS {
+            return Err(Invalid(format!("more than {MAX_HEADERS} header lines")));
         }
         if let Some((k, v)) = h.split_once(':') {
             let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
@@ -66,8 +95,8 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, Invalid> {
             headers.push((k, v));
         }
     }
-    if length > MAX_BODY {
-        return Err(Invalid(format!("a body of {length} bytes is over the {MAX_BODY}-byte limit")));
+    if length > max_body {
+        return Err(Invalid(format!("a body of {length} bytes is over the {max_body}-byte limit")));
     }
     let mut body = vec![0; length];
     r.read_exact(&mut body).map_err(|e| Invalid(e.to_string()))?;
@@ -78,10 +107,14 @@ pub fn read_request(r: &mut impl BufRead) -> Result<Request, Invalid> {
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        303 => "See Other",
         400 => "Bad Request",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Bad Gateway",
     }
 }
@@ -96,4 +129,114 @@ pub fn respond(conn: &mut impl Write, status: u16, content_type: &str, extra: &s
     let _ = conn.write_all(head.as_bytes());
     let _ = conn.write_all(body);
     let _ = conn.flush();
+}
+
+/// A connection read against a deadline: each read waits at most what is left of it, so a client
+/// that sends nothing, or a byte now and then, cannot hold its connection past the deadline.
+pub struct Deadline {
+    conn: TcpStream,
+    until: Instant,
+}
+
+impl Deadline {
+    /// Read `conn` until `within` from now.
+    pub fn new(conn: TcpStream, within: Duration) -> Deadline {
+        Deadline { conn, until: Instant::now() + within }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.until
+    }
+}
+
+impl Read for Deadline {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let late = || std::io::Error::new(ErrorKind::TimedOut, "the request did not arrive in time");
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        match self.conn.read(buf) {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => Err(late()),
+            other => other,
+        }
+    }
+}
+
+/// One of at most `cap` places (a connection being answered, a query running), counted in a
+/// shared counter and given back when dropped.
+pub struct Place(Arc<AtomicUsize>);
+
+impl Place {
+    /// A place of `count`'s, or `None` when `cap` are taken.
+    pub fn take(count: &Arc<AtomicUsize>, cap: usize) -> Option<Place> {
+        count.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < cap).then_some(n + 1)).ok()?;
+        Some(Place(count.clone()))
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Whether the client of `conn` has hung up (its side closed or reset), asked without waiting;
+/// a client still connected, with or without more bytes sent, has not.
+pub fn closed(conn: &TcpStream) -> bool {
+    if conn.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let seen = conn.peek(&mut [0u8; 1]);
+    let _ = conn.set_nonblocking(false);
+    match seen {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_are_counted_and_given_back() {
+        let count = Arc::default();
+        let first = Place::take(&count, 2).unwrap();
+        let _second = Place::take(&count, 2).unwrap();
+        assert!(Place::take(&count, 2).is_none());
+        drop(first);
+        assert!(Place::take(&count, 2).is_some());
+    }
+
+    #[test]
+    fn a_request_over_its_limits_is_refused() {
+        let ok = "POST /q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc";
+        let req = read_request_within(&mut ok.as_bytes(), 3).unwrap();
+        assert_eq!((req.method.as_str(), req.body.as_slice()), ("POST", &b"abc"[..]));
+        assert!(read_request_within(&mut ok.as_bytes(), 2).is_err());
+        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_LINE as usize));
+        assert!(read_request(&mut long.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_client_that_sends_nothing_meets_its_deadline_and_one_that_hangs_up_is_seen() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (conn, _) = listener.accept().unwrap();
+        assert!(!closed(&conn));
+        let mut r = std::io::BufReader::new(Deadline::new(conn.try_clone().unwrap(), Duration::from_millis(50)));
+        let Err(why) = read_request(&mut r) else { panic!("a request out of nothing") };
+        assert!(r.get_ref().passed() && why.0.contains("in time"), "{why}");
+        drop(client);
+        // The hang-up reaches this side when the kernel delivers it: wait for it, a minute at most.
+        let until = Instant::now() + Duration::from_secs(60);
+        while !closed(&conn) {
+            assert!(Instant::now() < until, "the hang-up never showed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

@@ -8,11 +8,11 @@
 use lucid::python::PyLimits;
 use lucid::python::gold::{GoldVerdict, check};
 
-use crate::python_sandbox::PY;
 use crate::support::probes::{Probe, require};
+use crate::support::python::{PY, code_dir};
 
 fn problem(id: &str) -> lucid::datasets::code::humaneval::Problem {
-    let file = lucid::datasets::code::humaneval_file(&crate::python_sandbox::code_dir()).unwrap();
+    let file = lucid::datasets::code::humaneval_file(&code_dir()).unwrap();
     lucid::datasets::code::humaneval::read(&file).unwrap().into_iter().find(|p| p.task_id == id).unwrap()
 }
 

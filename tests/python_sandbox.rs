@@ -2,22 +2,10 @@
 //! limit or the refusal that stopped it and the machine unchanged; HumanEval's canonical
 //! solutions passing their own tests in it; the same run repeating its fuel count exactly.
 
-use std::path::PathBuf;
-use std::sync::LazyLock;
-
-use lucid::python::{Ended, PyLimits, Python};
+use lucid::python::{Ended, PyLimits};
 
 use crate::support::probes::{Probe, require};
-
-pub(crate) fn code_dir() -> PathBuf {
-    lucid::model_files::model_path(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()), "code")
-}
-
-/// One interpreter for the whole test binary (compiled once, then from the cache).
-pub(crate) static PY: LazyLock<Python> = LazyLock::new(|| {
-    let wasm = lucid::datasets::code::python_wasm(&code_dir()).unwrap();
-    Python::load(&wasm, lucid::datasets::code::PYTHON_WASM_BLAKE3, &lucid::cache_dir::cache_dir()).unwrap()
-});
+use crate::support::python::{PY, code_dir};
 
 /// A hostile program's name, its code, and what its outcome must be.
 type Case = (&'static str, String, Box<dyn Fn(&lucid::python::PyOutcome) -> bool>);

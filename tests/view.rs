@@ -1,13 +1,21 @@
 //! `lucid view` in a real browser (headless Chromium, the Debian package the report test uses):
 //! over two runs of the scripted study it filters the table, opens an episode, follows a memory,
 //! compares the runs and runs a query, each checked against SQL over the same tables; the server
-//! refuses another site's Host and Origin and any SQL that is not a read; the export opens from
-//! disk with no server and shows the same episode.
+//! refuses another site's Host and Origin, any API request without the page's secret (another
+//! site's page in Chromium reads no row, by script tag or fetch) and any SQL that is not a read;
+//! beyond loopback every request needs the printed token (a cookie after it, never in a page); a
+//! slow query and an idle connection hold up no other request; the export opens from
+//! disk with no server and shows the same episode, and holds the very bodies the server answers;
+//! the table sorted by how often a memory was shown later leads in one click to that memory's
+//! life, with the later episodes' answers and the gold.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -30,11 +38,16 @@ impl Drop for Viewer {
 }
 
 fn serve(d: &Path, runs: &[&str]) -> Viewer {
+    serve_at(d, runs, "127.0.0.1:0")
+}
+
+/// A `lucid view` server listening on `address`; its URL as printed.
+fn serve_at(d: &Path, runs: &[&str], address: &str) -> Viewer {
     let mut child = lucid(&d.join("cache"))
         .current_dir(d)
         .arg("view")
         .args(runs)
-        .args(["--address", "127.0.0.1:0"])
+        .args(["--address", address])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -46,8 +59,21 @@ fn serve(d: &Path, runs: &[&str]) -> Viewer {
 
 /// One raw HTTP request to the viewer: status and body.
 fn http(url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let (status, _, body) = http_full(url, method, path, headers, body);
+    (status, body)
+}
+
+/// The `HOST:PORT` of a viewer's URL.
+fn host_of(url: &str) -> &str {
+    url.trim_start_matches("http://").split('/').next().unwrap()
+}
+
+/// One raw HTTP request to the viewer: status, head and body. A minute at most (an answer that
+/// never comes fails the test rather than hanging it).
+fn http_full(url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let addr = host_of(url);
     let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut req = format!("{method} {path} HTTP/1.1\r\nContent-Length: {}\r\n", body.len());
     if !headers.iter().any(|(k, _)| *k == "Host") {
         req.push_str(&format!("Host: {addr}\r\n"));
@@ -61,7 +87,17 @@ fn http(url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &st
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let status = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((out.as_str(), ""));
+    (status, head.to_string(), body.to_string())
+}
+
+/// The page's secret for the viewer's API (its `<meta name="lucid-view">`), read from the page
+/// as its script reads it; `headers` go with the request (a cookie, beyond loopback).
+fn secret(url: &str, headers: &[(&str, &str)]) -> String {
+    let (status, page) = http(url, "GET", "/", headers, "");
+    assert_eq!(status, 200, "{page}");
+    let tag = "<meta name=\"lucid-view\" content=\"";
+    page.split(tag).nth(1).and_then(|r| r.split('"').next()).expect("the page holds its secret").to_string()
 }
 
 fn chromium(profile: &Path) -> Command {
@@ -276,12 +312,40 @@ fn the_viewer_refuses_other_sites_and_any_sql_that_is_not_a_read() {
     let o = lucid(&d.join("cache")).current_dir(d).args(["run", "study.yaml", "--quiet"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let viewer = serve(d, &["runs/study"]);
-    let (status, body) = http(&viewer.url, "GET", "/data.js", &[], "");
+    // The rows are JSON for the page's own script: no script to load, and no answer without the
+    // page's secret.
+    let pass = secret(&viewer.url, &[]);
+    let key = [("X-Lucid-View", pass.as_str())];
+    assert_eq!(http(&viewer.url, "GET", "/data.js", &[], "").0, 404);
+    assert_eq!(http(&viewer.url, "GET", "/api/data", &[], "").0, 403);
+    assert_eq!(http(&viewer.url, "GET", "/api/data", &[("X-Lucid-View", "guess")], "").0, 403);
+    let (status, head, body) = http_full(&viewer.url, "GET", "/api/data", &key, "");
     assert_eq!(status, 200);
-    assert!(body.starts_with("window.LUCID_DATA = ") && body.contains("\"arm\":\"memento\""));
-    // DNS rebinding and cross-site requests: another Host, another Origin.
-    assert_eq!(http(&viewer.url, "GET", "/data.js", &[("Host", "evil.example:80")], "").0, 403);
-    assert_eq!(http(&viewer.url, "GET", "/data.js", &[("Origin", "http://evil.example")], "").0, 403);
+    assert!(head.contains("Content-Type: application/json") && body.contains("\"arm\":\"memento\""), "{head}");
+    // DNS rebinding and cross-site requests: another Host, another Origin, a CORS preflight.
+    let evil_host = [("X-Lucid-View", pass.as_str()), ("Host", "evil.example:80")];
+    assert_eq!(http(&viewer.url, "GET", "/api/data", &evil_host, "").0, 403);
+    assert_eq!(http(&viewer.url, "GET", "/", &[("Host", "evil.example:80")], "").0, 403);
+    let evil_origin = [("X-Lucid-View", pass.as_str()), ("Origin", "http://evil.example")];
+    assert_eq!(http(&viewer.url, "GET", "/api/data", &evil_origin, "").0, 403);
+    let preflight = [("Origin", "http://evil.example"), ("Access-Control-Request-Headers", "x-lucid-view")];
+    let (status, head, _) = http_full(&viewer.url, "OPTIONS", "/api/data", &preflight, "");
+    assert_eq!(status, 403);
+    assert!(!head.to_ascii_lowercase().contains("access-control-allow"), "{head}");
+    // Every answer: no other origin's loads, no sniffing, no caching, no frames; the page's own
+    // script and style only.
+    let (_, head, page) = http_full(&viewer.url, "GET", "/", &[], "");
+    for h in [
+        "Cross-Origin-Resource-Policy: same-origin",
+        "X-Content-Type-Options: nosniff",
+        "Cache-Control: no-store",
+        "Referrer-Policy: no-referrer",
+        "X-Frame-Options: DENY",
+        "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self';",
+    ] {
+        assert!(head.contains(h), "{h} not in {head}");
+    }
+    assert!(!page.contains("data.js") && !page.contains("token"), "{page}");
     // The SQL box reads; it never writes a file, creates a table or sets an option.
     let target = d.join("leak.csv");
     for sql in [
@@ -291,15 +355,361 @@ fn the_viewer_refuses_other_sites_and_any_sql_that_is_not_a_read() {
         "SET datafusion.execution.batch_size = 1".to_string(),
         "INSERT INTO tasks SELECT * FROM tasks".to_string(),
     ] {
-        let (status, body) = http(&viewer.url, "POST", "/api/query", &[], &sql);
+        let (status, body) = http(&viewer.url, "POST", "/api/query", &key, &sql);
         assert_eq!(status, 400, "{sql}: {body}");
-        assert!(body.contains("error"), "{body}");
+        assert!(body.contains("\"error\"") && body.contains("the SQL box only reads"), "{sql}: {body}");
     }
     assert!(!target.exists(), "COPY wrote a file");
-    let (status, body) = http(&viewer.url, "POST", "/api/query", &[], "SELECT count(*) AS n FROM episodes");
+    assert_eq!(http(&viewer.url, "POST", "/api/query", &[], "SELECT 1").0, 403, "the SQL box needs the secret");
+    let (status, body) = http(&viewer.url, "POST", "/api/query", &key, "SELECT count(*) AS n FROM episodes");
     assert_eq!(status, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     assert!(v["rows"][0]["n"].as_u64().unwrap() > 0);
+    // EXPLAIN shows the plan (it reads); no internal error of the engine reaches the page.
+    let (status, body) = http(&viewer.url, "POST", "/api/query", &key, "EXPLAIN SELECT 1");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("logical_plan") && !body.contains("likely caused by a bug"), "{body}");
+    // At most 5000 rows, said so.
+    let (status, body) = http(&viewer.url, "POST", "/api/query", &key, "SELECT * FROM generate_series(1, 9999)");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((status, v["rows"].as_array().map(Vec::len), &v["more"]), (200, Some(5000), &Value::Bool(true)));
     // A report file outside the run's report folder is not served.
     assert_eq!(http(&viewer.url, "GET", "/report/study/..%2F..%2Fstudy.yaml", &[], "").0, 404);
+}
+
+/// Every body of a `--export DIR` (its `details/*.js` files), by key.
+fn exported_bodies(export: &Path) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for e in std::fs::read_dir(export.join("details")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let json = text.trim_end().strip_prefix("LUCID_DETAIL(").and_then(|t| t.strip_suffix(");")).unwrap();
+        let chunk: Value = serde_json::from_str(json).unwrap();
+        out.extend(chunk.as_object().unwrap().clone());
+    }
+    out
+}
+
+/// Per memory (`seed|arm|step`), the later episodes shown it and how many of them have U = 1,
+/// counted by SQL over the run.
+fn later_lives(d: &Path) -> std::collections::HashMap<String, (u64, u64)> {
+    let sql = "WITH shown AS (SELECT seed, arm, later, m.step AS memory FROM \
+               (SELECT seed, arm, step AS later, unnest(retrieved) AS m FROM episodes)) \
+               SELECT s.seed, s.arm, s.memory AS step, count(*) AS n, sum(CASE WHEN v.u = 1 THEN 1 ELSE 0 END) AS right_n \
+               FROM shown s JOIN evaluation v ON v.seed = s.seed AND v.arm = s.arm AND v.step = s.later \
+               GROUP BY s.seed, s.arm, s.memory";
+    query_run(&d.join("cache"), d, "runs/study", sql)
+        .iter()
+        .map(|r| {
+            let k = format!("{}|{}|{}", r["seed"], r["arm"].as_str().unwrap(), r["step"]);
+            (k, (r["n"].as_u64().unwrap(), r["right_n"].as_u64().unwrap()))
+        })
+        .collect()
+}
+
+/// One code path: the export's body of every episode is the body the server answers for it, and
+/// each holds the episode's gold; every row counts its own memory's later life as SQL does.
+#[test]
+fn the_export_holds_the_very_bodies_the_server_answers_and_rows_count_each_memorys_later_life() {
+    let server = FakeServer::start(vec![], Reply::func(scripted));
+    let dir = project(&server.url);
+    let d = dir.path();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let export = d.join("export");
+    let o =
+        lucid(&d.join("cache")).current_dir(d).args(["view", "runs/study", "--export"]).arg(&export).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exported = exported_bodies(&export);
+    let q = |sql: &str| query_run(&d.join("cache"), d, "runs/study", sql);
+    let episodes = q("SELECT e.seed, e.arm, e.step, g.gold_sql FROM episodes e JOIN gold g USING (question_id)");
+    assert_eq!(exported.len(), episodes.len(), "one body per episode");
+
+    let viewer = serve(d, &["runs/study"]);
+    let pass = secret(&viewer.url, &[]);
+    for e in &episodes {
+        let key = format!("study|{}|{}|{}", e["seed"], e["arm"].as_str().unwrap(), e["step"]);
+        let path =
+            format!("/api/episode?key={}", url::form_urlencoded::byte_serialize(key.as_bytes()).collect::<String>());
+        let (status, body) = http(&viewer.url, "GET", &path, &[("X-Lucid-View", pass.as_str())], "");
+        assert_eq!(status, 200, "{key}: {body}");
+        let served: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(Some(&served), exported.get(&key), "{key}: served and exported bodies differ");
+        assert_eq!(served["gold"]["gold_sql"], e["gold_sql"], "{key}: the gold answer");
+        assert!(served["evaluation"].is_object() && !served["calls"].as_array().unwrap().is_empty(), "{key}");
+    }
+    assert!(
+        exported.values().any(|b| !b["memories"].as_array().unwrap().is_empty()),
+        "some episode was shown memories"
+    );
+
+    // The rows (api/data): each episode's own memory, shown to how many later episodes, and how
+    // many of those went right.
+    let (status, json) = http(&viewer.url, "GET", "/api/data", &[("X-Lucid-View", pass.as_str())], "");
+    assert_eq!(status, 200, "{json}");
+    let data: Value = serde_json::from_str(&json).unwrap();
+    let lives = later_lives(d);
+    assert!(lives.values().any(|&(n, _)| n > 1), "some memory was shown more than once");
+    for r in data["rows"].as_array().unwrap() {
+        let k = format!("{}|{}|{}", r["seed"], r["arm"].as_str().unwrap(), r["step"]);
+        let (n, right) = lives.get(&k).copied().unwrap_or((0, 0));
+        assert_eq!((r["shown_later"].as_u64(), r["later_right"].as_u64()), (Some(n), Some(right)), "{k}");
+    }
+}
+
+/// The researcher's path in Chromium: the table sorted by "shown later" (in the address), its top
+/// row's one-click link to that memory's life, and there every later episode's answer beside the
+/// memory's own answer and gold; the episode page shows the gold, a place for each prompt, and
+/// copies itself as JSON; a query's rows that name an episode open it.
+#[test]
+fn the_most_shown_memory_is_one_click_from_the_sorted_table_to_its_life_with_answers_and_gold() {
+    if !require(Probe::Chromium) {
+        return;
+    }
+    let server = FakeServer::start(vec![], Reply::func(scripted));
+    let dir = project(&server.url);
+    let d = dir.path();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let q = |sql: &str| query_run(&d.join("cache"), d, "runs/study", sql);
+    let viewer = serve(d, &["runs/study"]);
+    let profile = d.join("chromium");
+
+    // The memory shown most often; ties in the table's own order (arm, seed, step).
+    let top = &q("SELECT arm, seed, m.step AS step, count(*) AS n FROM (SELECT arm, seed, unnest(retrieved) AS m \
+                  FROM episodes) GROUP BY arm, seed, m.step ORDER BY n DESC, arm, seed, step LIMIT 1")[0];
+    let (arm, seed, step) = (top["arm"].as_str().unwrap(), &top["seed"], &top["step"]);
+    let mem_key = format!("study|{seed}|{arm}|{step}");
+    let page = dom(&profile, &format!("{}{}", viewer.url, hash(&[("sort", "shown_later"), ("desc", "1")])));
+    let first = page.split("<tr class=\"row").nth(1).and_then(|r| r.split("</tr>").next()).expect("a row");
+    assert!(first.contains(&format!("data-key=\"{mem_key}\"")), "{first}");
+    let life = hash(&[("mem", &mem_key)]);
+    assert!(first.contains(&format!("class=\"life\" href=\"{life}\"")), "{first}");
+
+    // Its life: each later episode's answer, the memory's own answer and its gold.
+    let page = dom(&profile, &format!("{}{life}", viewer.url));
+    assert!(page.contains(&format!("Shown to {} later episodes", top["n"])), "{page}");
+    let later = q(&format!(
+        "SELECT sql FROM (SELECT seed, arm, sql, unnest(retrieved) AS m FROM episodes) \
+         WHERE seed = {seed} AND arm = '{arm}' AND m.step = {step}"
+    ));
+    assert_eq!(page.matches("<div class=\"answer\">").count(), later.len(), "{page}");
+    for l in later.iter().filter_map(|l| l["sql"].as_str()) {
+        assert!(page.contains(&format!("<div class=\"answer\">{}</div>", html_text(l))), "{l} not in {page}");
+    }
+    let own = &q(&format!(
+        "SELECT e.sql, g.gold_sql FROM episodes e JOIN gold g USING (question_id) \
+         WHERE e.seed = {seed} AND e.arm = '{arm}' AND e.step = {step}"
+    ))[0];
+    let gold = html_text(own["gold_sql"].as_str().unwrap());
+    assert!(page.contains(&format!("id=\"gold\" class=\"gold\">{gold}</pre>")), "the gold answer: {page}");
+    if let Some(sql) = own["sql"].as_str() {
+        assert!(page.contains(&format!("id=\"memory-answer\">{}</pre>", html_text(sql))), "{page}");
+    }
+
+    // Its episode: the gold, each call's prompt place and reply, copy as JSON.
+    let page = dom(&profile, &format!("{}{}", viewer.url, hash(&[("ep", &mem_key)])));
+    assert!(page.contains(&format!("id=\"gold\" class=\"gold\">{gold}</pre>")), "{page}");
+    assert!(page.contains("id=\"copy-json\"") && page.contains("Copy as JSON"), "{page}");
+    let calls =
+        &q(&format!("SELECT count(*) AS n FROM calls WHERE seed = {seed} AND arm = '{arm}' AND step = {step}"))[0];
+    let calls = calls["n"].as_u64().unwrap() as usize;
+    assert!(calls > 0 && page.contains(&format!("Model calls ({calls})")), "{page}");
+    assert_eq!(page.matches("<h4>Prompt</h4>").count(), calls, "{page}");
+    assert_eq!(page.matches("<pre class=\"reply\">").count(), calls, "{page}");
+
+    // A query's rows that name an episode open it.
+    let sql = format!("SELECT seed, arm, step FROM episodes WHERE seed = {seed} AND arm = '{arm}' AND step = {step}");
+    let page = dom(&profile, &format!("{}{}", viewer.url, hash(&[("view", "sql"), ("sql", &sql)])));
+    let open = format!("ep={}", url::form_urlencoded::byte_serialize(mem_key.as_bytes()).collect::<String>());
+    assert!(page.contains("class=\"open\"") && page.contains(&open), "{page}");
+}
+
+/// The scripted study run in a fresh project: its model server (kept while the test runs) and
+/// folder.
+fn study_run() -> (FakeServer, tempfile::TempDir) {
+    let server = FakeServer::start(vec![], Reply::func(scripted));
+    let dir = project(&server.url);
+    let d = dir.path();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["run", "study.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (server, dir)
+}
+
+/// Beyond loopback every request needs the launch's token: the printed URL sets its cookie and
+/// sends the browser back to `/` without it in the address; no page, script or data holds the
+/// token; another Host is refused, token or not.
+#[test]
+fn beyond_loopback_every_request_needs_the_token_and_no_page_holds_it() {
+    let (_model, dir) = study_run();
+    let d = dir.path();
+    let viewer = serve_at(d, &["runs/study"], "0.0.0.0:0");
+    let (base, token) = viewer.url.split_once("/?token=").expect("the URL carries the token");
+    assert!(token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()), "{token}");
+    let port = host_of(base).rsplit(':').next().unwrap();
+    // Without the token, nothing: not the page, its script or style, the rows, a report.
+    for path in ["/", "/app.js", "/style.css", "/api/data", "/report/study/report.html"] {
+        assert_eq!(http(base, "GET", path, &[], "").0, 403, "{path}");
+    }
+    assert_eq!(http(base, "GET", "/?token=00000000000000000000000000000000", &[], "").0, 403);
+    // The printed URL: the cookie, and back to `/`.
+    let (status, head, _) = http_full(base, "GET", &format!("/?token={token}"), &[], "");
+    assert_eq!(status, 303, "{head}");
+    assert!(head.contains("\r\nLocation: /\r\n"), "{head}");
+    let cookie = format!("lucid_view_{port}={token}");
+    assert!(head.contains(&format!("Set-Cookie: {cookie}; HttpOnly; SameSite=Strict; Path=/")), "{head}");
+    // With the cookie: the page, its files and the rows, none of them holding the token.
+    let with = [("Cookie", cookie.as_str())];
+    let pass = secret(base, &with);
+    assert_ne!(pass, token);
+    for path in ["/", "/app.js", "/style.css"] {
+        let (status, body) = http(base, "GET", path, &with, "");
+        assert_eq!(status, 200, "{path}: {body}");
+        assert!(!body.contains(token), "{path} holds the token");
+    }
+    let api = [("Cookie", cookie.as_str()), ("X-Lucid-View", pass.as_str())];
+    let (status, body) = http(base, "GET", "/api/data", &api, "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"rows\":[") && !body.contains(token));
+    assert_eq!(http(base, "GET", "/api/data", &[("X-Lucid-View", pass.as_str())], "").0, 403, "the secret alone");
+    // Loopback's names are this server's; another name is not, even with the token (DNS rebinding).
+    let local = format!("localhost:{port}");
+    assert_eq!(http(base, "GET", "/", &[("Cookie", cookie.as_str()), ("Host", local.as_str())], "").0, 200);
+    let evil = format!("evil.example:{port}");
+    let (status, head, _) = http_full(base, "GET", &format!("/?token={token}"), &[("Host", evil.as_str())], "");
+    assert_eq!(status, 403);
+    assert!(!head.contains("Set-Cookie"), "{head}");
+    let evil_api = [("Cookie", cookie.as_str()), ("X-Lucid-View", pass.as_str()), ("Host", evil.as_str())];
+    assert_eq!(http(base, "GET", "/api/data", &evil_api, "").0, 403);
+}
+
+/// A query that runs for a long time and a connection that sends nothing hold up no other
+/// request (ordering, not timing: the others answer while the slow one has not); a query whose
+/// page went away is stopped and answers nothing.
+#[test]
+fn a_slow_query_and_an_idle_connection_hold_up_no_other_request() {
+    let (_model, dir) = study_run();
+    let viewer = serve(dir.path(), &["runs/study"]);
+    let addr = host_of(&viewer.url).to_string();
+    let pass = secret(&viewer.url, &[]);
+    let idle = TcpStream::connect(&addr).unwrap();
+    // 4 * 10^10 rows counted: minutes of work.
+    let sql = "SELECT count(*) AS n FROM generate_series(1, 200000) a CROSS JOIN generate_series(1, 200000) b";
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let req = format!(
+        "POST /api/query HTTP/1.1\r\nHost: {addr}\r\nX-Lucid-View: {pass}\r\nContent-Length: {}\r\n\r\n{sql}",
+        sql.len()
+    );
+    slow.write_all(req.as_bytes()).unwrap();
+    let answered = Arc::new(AtomicBool::new(false));
+    let waiting = {
+        let (mut conn, answered) = (slow.try_clone().unwrap(), Arc::clone(&answered));
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = conn.read_to_string(&mut out);
+            answered.store(true, Ordering::SeqCst);
+            out
+        })
+    };
+    // Meanwhile: the rows, and another query.
+    let key = [("X-Lucid-View", pass.as_str())];
+    let (status, body) = http(&viewer.url, "GET", "/api/data", &key, "");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = http(&viewer.url, "POST", "/api/query", &key, "SELECT count(*) AS n FROM episodes");
+    assert_eq!(status, 200, "{body}");
+    assert!(!answered.load(Ordering::SeqCst), "the slow query answered before the others");
+    // Its page goes away: the query is stopped, nothing answered.
+    slow.shutdown(Shutdown::Both).unwrap();
+    let out = waiting.join().unwrap();
+    assert!(!out.contains("\"rows\""), "{out}");
+    drop(idle);
+}
+
+/// A page of another site: a server on another port of this machine answering `html` to every
+/// request while the test runs. Its URL.
+fn other_site(html: String) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let html = Arc::new(html);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let html = Arc::clone(&html);
+            std::thread::spawn(move || {
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut reader = BufReader::new(conn);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && !line.trim().is_empty() {
+                    line.clear();
+                }
+                let mut conn = reader.into_inner();
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n",
+                    html.len()
+                );
+                let _ = conn.write_all(head.as_bytes());
+                let _ = conn.write_all(html.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+/// Another site's page trying every way a page has to read the viewer at `target` without the
+/// page's secret; when all five have ended it writes what each got into `#out`.
+fn attacker_page(target: &str) -> String {
+    r#"<!doctype html><html><head><meta charset="utf-8"><title>another site</title></head>
+<body><pre id="out">pending</pre><script>
+const target = 'TARGET';
+const seen = [];
+function note(s) {
+  seen.push(s);
+  if (seen.length === 5) document.getElementById('out').textContent = 'done ' + seen.sort().join(' ');
+}
+function tag(name, src) {
+  const s = document.createElement('script');
+  s.src = src;
+  s.onload = () => note(name + ':loaded:' + JSON.stringify(window.LUCID_DATA || null).slice(0, 200));
+  s.onerror = () => note(name + ':failed');
+  document.head.appendChild(s);
+}
+function read(name, url, init) {
+  fetch(url, init).then((r) => r.text()).then((t) => note(name + ':read:' + t.slice(0, 200)), () => note(name + ':failed'));
+}
+tag('datajs', target + 'data.js');
+tag('script', target + 'api/data');
+read('fetch', target + 'api/data', {});
+read('header', target + 'api/data', { headers: { 'X-Lucid-View': 'guess' } });
+read('page', target, { credentials: 'include' });
+</script></body></html>
+"#
+    .replace("TARGET", target)
+}
+
+/// In Chromium: the printed URL of a server beyond loopback opens the page (the cookie set, the
+/// token out of the address, the rows loaded); a page of another site (another port of this
+/// machine) reads no row of a loopback server, by script tag or by fetch, with a header or not.
+#[test]
+fn in_chromium_the_token_url_opens_the_page_and_another_sites_page_reads_no_row() {
+    if !require(Probe::Chromium) {
+        return;
+    }
+    let (_model, dir) = study_run();
+    let d = dir.path();
+    let total =
+        query_run(&d.join("cache"), d, "runs/study", "SELECT count(*) AS n FROM episodes")[0]["n"].as_u64().unwrap();
+    let profile = d.join("chromium");
+    let beyond = serve_at(d, &["runs/study"], "0.0.0.0:0");
+    let token = beyond.url.split("?token=").nth(1).expect("the URL carries the token");
+    let page = dom(&profile, &beyond.url);
+    assert!(page.contains(&format!("{total} episodes")), "{page}");
+    assert!(!page.contains(token), "the page holds the token");
+
+    let viewer = serve(d, &["runs/study"]);
+    let page = dom(&profile, &other_site(attacker_page(&viewer.url)));
+    let out = page.split("<pre id=\"out\">").nth(1).and_then(|r| r.split("</pre>").next()).unwrap_or_default();
+    assert!(out.starts_with("done "), "{page}");
+    for probe in ["datajs", "script", "fetch", "header", "page"] {
+        assert!(out.contains(&format!("{probe}:failed")), "{probe}: {out}");
+    }
+    assert!(!out.contains("memento") && !out.contains(":read:") && !out.contains(":loaded:"), "{out}");
 }

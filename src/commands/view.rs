@@ -1,4 +1,5 @@
-//! `lucid view`: serve the page over runs, or export it as static files.
+//! `lucid view`: serve the page over runs (see `crate::view` for who may read the server), or
+//! export it as static files.
 
 use std::io::Write;
 
@@ -18,8 +19,15 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     }
     let episodes = catalog.rows.len();
     let server = crate::view::Server::bind(&a.address, catalog)?;
+    // Beyond loopback the URL holds the launch's token: printed here once, never in a page.
     println!("lucid view: {episodes} episodes of {} at {}", names.join(", "), server.url());
     let _ = std::io::stdout().flush();
+    if server.addr().ip().is_unspecified() {
+        eprintln!(
+            "lucid view: from another machine, put this machine's IP address in place of 127.0.0.1 \
+             (a host name is refused: the server answers its own addresses only)"
+        );
+    }
     server.serve();
     Ok(())
 }

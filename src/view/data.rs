@@ -1,8 +1,10 @@
 //! What the viewer shows, as JSON, from SQL over the loaded runs: every episode's row for the
-//! table (small: its question, artifact, grades, channels fired, memories shown, votes), one
-//! episode in full (task, memories with their own episodes, model calls, evaluation, verifier
-//! rows), the paired comparison of every two (run, arm) cells (`pipelines/reports/compare_runs.sql`),
-//! a search of the model's text, and a read-only SQL box.
+//! table (small: its question, artifact, grades, channels fired, memories shown and how often its
+//! own memory was shown later, votes), the episodes in full ([`Catalog::bodies`]: task, gold,
+//! memories with their own episodes, model calls, evaluation, verifier rows — one code path for
+//! one episode served and for every episode exported), the paired comparison of every two (run,
+//! arm) cells (`pipelines/reports/compare_runs.sql`), a search of the model's text, and a
+//! read-only SQL box.
 //!
 //! Two sessions: one where every table of every run is stacked with a `run` column (what the
 //! page reads, whatever the number of runs), and one that is `lucid query`'s (what the SQL box
@@ -11,13 +13,15 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use datafusion::execution::context::SQLOptions;
 use datafusion::prelude::SessionContext;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::report::rows_json as rows;
 use crate::session::block_on;
+
+mod bodies;
+mod later;
 
 /// The paired comparison of every two (run, arm) cells, the report file a user reruns.
 pub const COMPARE_SQL: &str = include_str!("../../pipelines/reports/compare_runs.sql");
@@ -48,6 +52,11 @@ pub struct Catalog {
     /// The rows of [`COMPARE_SQL`].
     pub compare: Vec<Value>,
     by_key: HashMap<String, usize>,
+    /// The columns of `calls` (empty without the table).
+    call_columns: Vec<String>,
+    /// Over several runs, each run's own columns of a stacked table, by (run, table): what an
+    /// episode's body keeps (another domain's columns are null in the stack).
+    own_columns: HashMap<(String, String), Vec<String>>,
 }
 
 /// An episode's key in the page: `run|seed|arm|step`.
@@ -66,6 +75,14 @@ impl Catalog {
         block_on(async {
             let ctx = crate::session::new();
             let tables = crate::session::register_stacked(&ctx, runs).await?;
+            // Each file read whole, in order, by one partition: an episode's rows (its calls) keep
+            // the order they were written in, whether every episode's are read or one's.
+            for set in [
+                "SET datafusion.optimizer.repartition_file_scans = false",
+                "SET datafusion.optimizer.enable_round_robin_repartition = false",
+            ] {
+                ctx.sql(set).await.map_err(|e| Error::query_from("the viewer's session", e))?;
+            }
             for needed in ["episodes", "tasks"] {
                 if !tables.iter().any(|t| t == needed) {
                     return Err(Error::usage(format!("the runs have no `{needed}` table: nothing to view")));
@@ -92,8 +109,14 @@ impl Catalog {
                 verifiers,
                 compare: Vec::new(),
                 by_key: HashMap::new(),
+                call_columns: Vec::new(),
+                own_columns: HashMap::new(),
             };
             catalog.episode_columns = catalog.columns("episodes").await?;
+            if catalog.has("calls") {
+                catalog.call_columns = catalog.columns("calls").await?;
+            }
+            catalog.own_columns = catalog.read_own_columns().await;
             catalog.rows = catalog.list().await?;
             catalog.by_key = catalog.rows.iter().enumerate().map(|(i, r)| (row_key(r), i)).collect();
             if catalog.has("evaluation") {
@@ -112,7 +135,8 @@ impl Catalog {
         Ok(df.schema().fields().iter().map(|f| f.name().clone()).collect())
     }
 
-    /// Every episode's table row, in run, arm, seed, step order.
+    /// Every episode's table row, in run, arm, seed, step order: the memories it was shown as
+    /// `[step, label shown, similarity]`, and its own memory's `shown_later` and `later_right`.
     async fn list(&self) -> Result<Vec<Value>> {
         let cols = &self.episode_columns;
         let present = |c: &str| cols.iter().any(|x| x == c);
@@ -158,11 +182,12 @@ impl Catalog {
                 .unwrap_or_default();
             let shown: Vec<Value> = r["retrieved"]
                 .as_array()
-                .map(|ms| ms.iter().map(|m| json!([m["step"], m["shown_label"]])).collect())
+                .map(|ms| ms.iter().map(|m| json!([m["step"], m["shown_label"], m["similarity"]])).collect())
                 .unwrap_or_default();
             r["channels"] = Value::Array(fired);
             r["retrieved"] = Value::Array(shown);
         }
+        later::count(&mut out);
         Ok(out)
     }
 
@@ -171,72 +196,9 @@ impl Catalog {
         self.by_key.get(key).map(|&i| &self.rows[i])
     }
 
-    /// Episode `key` in full.
+    /// Episode `wanted` in full: its body as [`Catalog::bodies`] assembles every episode's.
     pub fn episode(&self, wanted: &str) -> Result<Value> {
-        let row = self.row(wanted).ok_or_else(|| Error::usage(format!("no episode {wanted}")))?;
-        let (run, seed, arm, step) = (
-            row["run"].as_str().unwrap_or_default(),
-            row["seed"].as_u64().unwrap_or_default(),
-            row["arm"].as_str().unwrap_or_default(),
-            row["step"].as_u64().unwrap_or_default(),
-        );
-        let at = format!("run = {} AND seed = {seed} AND arm = {} AND step = {step}", lit(run), lit(arm));
-        block_on(async {
-            let one = |sql: String| async move { rows(&crate::session::collect(&self.ctx, &sql).await?) };
-            let episode = one(format!("SELECT * FROM episodes WHERE {at}")).await?.into_iter().next();
-            let task =
-                one(format!("SELECT * FROM tasks WHERE run = {} AND question_id = {}", lit(run), row["question_id"]))
-                    .await?
-                    .into_iter()
-                    .next();
-            let evaluation = if self.has("evaluation") {
-                one(format!("SELECT * FROM evaluation WHERE {at}")).await?.into_iter().next()
-            } else {
-                None
-            };
-            let calls = if self.has("calls") {
-                one(format!(
-                    "SELECT role, backend, model, key, text, error, tokens_in, tokens_out, latency_ms, attempts, cache_hit \
-                     FROM calls WHERE {at}"
-                ))
-                .await?
-            } else {
-                Vec::new()
-            };
-            let mut votes = serde_json::Map::new();
-            for v in &self.verifiers {
-                if let Some(r) = one(format!("SELECT * FROM \"{v}\" WHERE {at}")).await?.into_iter().next() {
-                    votes.insert(v.clone(), r);
-                }
-            }
-            // Score-ranked policies: each shown memory's probability of being drawn first.
-            let draws = if self.has("draws") {
-                one(format!("SELECT candidate_step, policy, p_first FROM draws WHERE {at} AND drawn")).await?
-            } else {
-                Vec::new()
-            };
-            let retrieved = episode.as_ref().and_then(|e| e["retrieved"].as_array().cloned()).unwrap_or_default();
-            let memories: Vec<Value> = retrieved
-                .iter()
-                .map(|m| {
-                    let own = key(run, seed, arm, m["step"].as_u64().unwrap_or_default());
-                    let mut m = m.clone();
-                    if let Some(d) = draws.iter().find(|d| d["candidate_step"] == m["step"]) {
-                        m["policy"] = d["policy"].clone();
-                        m["p_first"] = d["p_first"].clone();
-                    }
-                    if let Some(r) = self.row(&own) {
-                        m["key"] = own.into();
-                        for k in ["question", "artifact", "grade", "r", "u", "stored_q"] {
-                            m[k] = r[k].clone();
-                        }
-                    }
-                    m
-                })
-                .collect();
-            Ok(json!({"row": row, "episode": episode, "task": task, "evaluation": evaluation,
-                      "calls": calls, "votes": votes, "memories": memories}))
-        })
+        self.bodies(Some(wanted))?.remove(wanted).ok_or_else(|| Error::usage(format!("no episode {wanted}")))
     }
 
     /// The episodes whose model calls or plan hold `text` (case-insensitive), by key.
@@ -257,19 +219,12 @@ impl Catalog {
         Ok(rows(&found)?.iter().map(row_key).collect())
     }
 
-    /// A read-only query (no DDL, no DML, no statements such as `COPY` or `SET`) over the runs,
-    /// as `lucid query` names their tables: its columns and rows.
-    pub fn query(&self, sql: &str) -> Result<Value> {
-        let options = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
-        block_on(async {
-            let df = self.sql_ctx.sql_with_options(sql, options).await.map_err(|e| Error::query_from("query", e))?;
-            let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
-            let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-            let batches = df.limit(0, Some(5000)).map_err(|e| Error::query_from("query", e))?;
-            let batches = batches.collect().await.map_err(|e| Error::query_from("query", e))?;
-            let batch = arrow::compute::concat_batches(&schema, &batches)?;
-            Ok(json!({"columns": columns, "rows": rows(&batch)?, "limit": 5000}))
-        })
+    /// The SQL box: a read-only query (no DDL, no DML, no statements such as `COPY` or `SET`) over
+    /// the runs, as `lucid query` names their tables: its columns and first rows, run on a thread
+    /// of its own with a time limit and stopped when `gone` says its page went away
+    /// ([`super::sql_box`]).
+    pub fn query(&self, sql: &str, gone: &dyn Fn() -> bool) -> std::result::Result<Value, super::sql_box::Unanswered> {
+        super::sql_box::run(&self.sql_ctx, sql, gone)
     }
 }
 

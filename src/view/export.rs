@@ -1,7 +1,9 @@
 //! `lucid view --export DIR`: the page as static files that open from disk with no server — the
 //! rows and the comparison in `data.js`, every episode's body in `details/<chunk>.js` (500
 //! episodes a file, loaded when one of them is opened, so a large run opens as fast as a small
-//! one). The SQL box and the search of model text need the server; the page says so.
+//! one). The bodies are those the server answers with, all assembled at once
+//! ([`Catalog::bodies`]: one query per table, not per episode). The SQL box and the search of
+//! model text need the server; the page says so.
 
 use std::path::Path;
 
@@ -21,15 +23,16 @@ pub fn export(catalog: &Catalog, dir: &Path) -> Result<usize> {
         std::fs::write(&path, text).map_err(|source| Error::Write { path, source })
     };
     std::fs::create_dir_all(dir.join("details")).map_err(|source| Error::Write { path: dir.into(), source })?;
-    write("index.html", assets::INDEX)?;
+    write("index.html", &super::page("<script src=\"data.js\"></script>"))?;
     write("app.js", assets::APP)?;
     write("style.css", assets::STYLE)?;
     write("data.js", &super::data_script(catalog, false))?;
+    let mut all = catalog.bodies(None)?;
     for (i, chunk) in catalog.rows.chunks(CHUNK).enumerate() {
         let mut bodies = serde_json::Map::new();
         for r in chunk {
             let k = row_key(r);
-            let body = catalog.episode(&k)?;
+            let body = all.remove(&k).ok_or_else(|| Error::query(format!("episode {k} has no body")))?;
             bodies.insert(k, body);
         }
         write(&format!("details/{i}.js"), &format!("LUCID_DETAIL({});\n", Value::Object(bodies)))?;

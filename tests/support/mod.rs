@@ -6,6 +6,7 @@
 pub mod fake_server;
 pub mod probes;
 pub mod project;
+pub mod python;
 pub mod schemas;
 pub mod seaweed;
 pub mod study;

@@ -136,6 +136,8 @@ impl Probe {
             Probe::Chromium => &[
                 "reports::the_html_report_renders_its_plots_in_chromium",
                 "view::the_viewer_in_chromium_filters_opens_follows_compares_and_queries",
+                "view::the_most_shown_memory_is_one_click_from_the_sorted_table_to_its_life_with_answers_and_gold",
+                "view::in_chromium_the_token_url_opens_the_page_and_another_sites_page_reads_no_row",
             ],
             Probe::Facts => &[
                 "factual::the_bundled_set_matches_its_packages",

@@ -4,8 +4,18 @@
 // shown as text, never as markup.
 'use strict';
 
-const TOKEN = new URLSearchParams(location.search).get('token');
-const withToken = (p) => (TOKEN ? p + (p.includes('?') ? '&' : '?') + 'token=' + encodeURIComponent(TOKEN) : p);
+// The server's API answers only requests that carry the page's secret (its <meta name="lucid-view">,
+// which another site's page cannot read) in the X-Lucid-View header; beyond loopback the token's
+// cookie goes along by itself. The token is never in the page.
+const SECRET = document.querySelector('meta[name="lucid-view"]')?.content || '';
+// GET or POST `path` of the server's API: its JSON (an error's `error` included), or an Error
+// when the answer is not JSON (refused, say).
+async function api(path, init) {
+  const o = init || {};
+  const res = await fetch(path, { ...o, credentials: 'same-origin', headers: { ...(o.headers || {}), 'X-Lucid-View': SECRET } });
+  const text = await res.text();
+  try { return JSON.parse(text); } catch (e) { throw new Error(`${res.status} ${res.statusText}: ${text}`); }
+}
 const CHUNK = 500;
 const PAGE = 200;
 let D = null;
@@ -41,6 +51,11 @@ function el(tag, attrs, ...kids) {
 const fmt = (v) => (v === null || v === undefined ? '–' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const uCell = (u) => el('td', { class: u === 1 ? 'u1' : u === 0 ? 'u0' : 'muted' }, fmt(u));
 const short = (s, n) => { s = fmt(s); return s.length > n ? s.slice(0, n - 1) + '…' : s; };
+// A long text in a table cell: cut to n characters, the whole text in its title.
+const textCell = (s, n) => el('td', { class: 'text', title: s === null || s === undefined ? '' : String(s) }, short(s, n));
+// The address of a memory's life (the episode whose stored memory it is).
+const lifeHref = (key) => '#' + new URLSearchParams({ mem: key }).toString();
+const simText = (x) => (x === null || x === undefined ? '–' : Number(x).toFixed(3));
 
 function params() { return new URLSearchParams(location.hash.slice(1)); }
 // The address with `updates` applied (null removes a key).
@@ -123,7 +138,11 @@ function listView(h) {
     el('span', { id: 'count' }, `${rows.length} of ${ROWS.length} episodes`));
   const cols = [multi ? ['run', 'run'] : null, ['arm', 'arm'], ['seed', 'seed'], ['step', 'step'], ['question', 'question'],
     ['artifact', 'answer'], ['r', 'r'], ['u', 'U'], ['stored_q', 'stored'], ['channels', 'channels fired'],
-    ['memories', 'memories'], ...D.verifiers.map((v) => [v, v])].filter(Boolean);
+    ['memories', 'memories shown'], ['shown_later', 'shown later'], ['later_right', 'later right'],
+    ...D.verifiers.map((v) => [v, v])].filter(Boolean);
+  // Its own memory's later life, one click to the memory's page (not the row's episode).
+  const life = (r, v) => el('td', { class: 'num' }, el('a', { class: 'life', href: lifeHref(r.key), title: 'this memory’s life',
+    onclick: (e) => e.stopPropagation() }, fmt(v)));
   const sort = h.get('sort');
   const head = el('tr', {}, cols.map(([k, t]) => el('th', {
     onclick: () => go({ sort: k, desc: sort === k && !h.get('desc') ? '1' : null }),
@@ -134,11 +153,10 @@ function listView(h) {
     class: 'row' + (i === cursor ? ' cursor' : ''), 'data-key': r.key, onclick: () => go({ ep: r.key, cursor: i }),
   },
   multi ? el('td', {}, r.run) : null, el('td', {}, r.arm), el('td', {}, r.seed), el('td', {}, r.step),
-  el('td', { class: 'text', title: r.question || '' }, short(r.question, 90)),
-  el('td', { class: 'text', title: r.artifact || '' }, short(r.artifact, 60)),
+  textCell(r.question, 90), textCell(r.artifact, 60),
   el('td', {}, fmt(r.r)), uCell(r.u), el('td', {}, fmt(r.stored_q)),
   el('td', {}, r.channels.map((c) => el('span', { class: 'chip' }, c))),
-  el('td', {}, r.retrieved.length),
+  el('td', { class: 'num' }, r.retrieved.length), life(r, r.shown_later), life(r, r.later_right),
   D.verifiers.map((v) => el('td', { class: voteOf(r, v) === 'accept' ? 'yes' : voteOf(r, v) === 'reject' ? 'no' : 'muted' }, fmt(r[v])))));
   const more = rows.length > shown
     ? el('button', { onclick: () => go({ page: String(Number(h.get('page') || 1) + 1) }) }, `show ${Math.min(PAGE, rows.length - shown)} more`)
@@ -149,8 +167,7 @@ function listView(h) {
 async function body(key) {
   if (BODIES.has(key)) return BODIES.get(key);
   if (D.served) {
-    const res = await fetch(withToken('api/episode?key=' + encodeURIComponent(key)));
-    const out = await res.json();
+    const out = await api('api/episode?key=' + encodeURIComponent(key));
     if (out.error) throw new Error(out.error);
     BODIES.set(key, out);
     return out;
@@ -161,9 +178,54 @@ async function body(key) {
 }
 window.LUCID_DETAIL = (chunk) => { for (const [k, v] of Object.entries(chunk)) BODIES.set(k, v); };
 
+// A row's fields as a list, leaving out `skip` and the empty ones (null: nothing recorded, or a
+// column of another run's domain), which are named in one muted line. Text over several lines
+// keeps its lines.
 function dl(obj, skip) {
-  return el('dl', {}, Object.entries(obj || {}).filter(([k]) => !(skip || []).includes(k))
-    .map(([k, v]) => [el('dt', {}, k), el('dd', {}, fmt(v))]));
+  const fields = Object.entries(obj || {}).filter(([k]) => !(skip || []).includes(k));
+  const none = (v) => v === null || v === undefined;
+  const empty = fields.filter(([, v]) => none(v)).map(([k]) => k);
+  const value = (v) => (typeof v === 'string' && v.includes('\n') ? el('pre', {}, v) : fmt(v));
+  return [
+    el('dl', {}, fields.filter(([, v]) => !none(v)).map(([k, v]) => [el('dt', {}, k), el('dd', {}, value(v))])),
+    empty.length ? el('p', { class: 'muted empty' }, 'empty: ' + empty.join(', ')) : null,
+  ];
+}
+
+// The reference answer's column in each domain's `gold` table (text-to-SQL, factual QA, code),
+// shown first; the table's other columns follow it.
+const GOLD_ANSWER = ['gold_sql', 'answer', 'canonical_solution'];
+function goldView(g) {
+  if (!g) return el('p', { class: 'muted' }, 'No gold table in this run.');
+  const main = GOLD_ANSWER.find((c) => g[c] !== null && g[c] !== undefined);
+  return [main ? el('pre', { id: 'gold', class: 'gold' }, g[main]) : null, dl(g, ['run', 'question_id', main])];
+}
+
+// `text` to the clipboard (the Clipboard API where the page may use it, else a selection copied).
+function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+  const t = el('textarea', { class: 'offscreen', readonly: true });
+  t.value = text;
+  document.body.append(t);
+  t.select();
+  const ok = document.execCommand('copy');
+  t.remove();
+  return ok ? Promise.resolve() : Promise.reject(new Error('the browser refused to copy'));
+}
+
+// One episode as JSON: its body as fetched (in an export, its details file's object), copied or
+// saved as a file.
+function jsonTools(key, b) {
+  const text = JSON.stringify(b, null, 2);
+  const said = el('span', { class: 'muted', id: 'copied' });
+  const save = () => {
+    const a = el('a', { href: URL.createObjectURL(new Blob([text], { type: 'application/json' })), download: key.replace(/\|/g, '_') + '.json' });
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+  };
+  return el('div', { class: 'bar' },
+    el('button', { id: 'copy-json', onclick: () => copyText(text).then(() => { said.textContent = 'copied'; }, (e) => { said.textContent = String(e); }) }, 'Copy as JSON'),
+    el('a', { href: '#', id: 'save-json', onclick: (e) => { e.preventDefault(); save(); } }, 'save as .json'), said);
 }
 
 function episodeView(h) {
@@ -192,26 +254,32 @@ function episodeBody(row, b) {
     el('td', { class: c.fired ? 'no' : 'muted' }, c.fired ? 'fired' : 'silent'), el('td', {}, fmt(c.detail))));
   const memories = (b.memories || []).map((m) => el('tr', {},
     el('td', {}, m.key ? el('a', { href: '#' + new URLSearchParams({ ep: m.key }).toString() }, m.step) : m.step),
-    el('td', { class: 'text', title: m.question || '' }, short(m.question, 70)),
-    el('td', { class: 'text', title: m.artifact || '' }, short(m.artifact, 50)),
+    textCell(m.question, 70), textCell(m.artifact, 50),
     el('td', { class: m.shown_label === 1 ? 'yes' : 'no' }, m.shown_label === 1 ? 'trusted' : 'untrusted'),
-    uCell(m.u), el('td', {}, m.similarity === undefined ? '–' : Number(m.similarity).toFixed(3)),
+    uCell(m.u), el('td', {}, simText(m.similarity)),
     el('td', { title: m.policy || '' }, m.p_first === undefined || m.p_first === null ? '–' : Number(m.p_first).toFixed(3)),
     el('td', {}, fmt(m.same_db)),
-    el('td', {}, m.key ? el('a', { href: '#' + new URLSearchParams({ mem: m.key }).toString() }, 'life') : '')));
-  const calls = (b.calls || []).map((c) => el('div', { class: 'call' },
+    el('td', {}, m.key ? el('a', { href: lifeHref(m.key) }, 'life') : '')));
+  // Each call's prompt has its place; today's calls table keeps the reply only.
+  const calls = (b.calls || []).map((c) => el('div', { class: 'call ' + c.role },
     el('h3', {}, `${c.role} — ${c.backend} ${c.model || ''}`),
     el('div', { class: 'muted' }, `${c.cache_hit ? 'cached' : 'called'} · ${fmt(c.latency_ms && Math.round(c.latency_ms))} ms · ` +
       `${fmt(c.tokens_in)} in / ${fmt(c.tokens_out)} out · attempts ${fmt(c.attempts)} · key ${short(c.key, 18)}`),
     c.error ? el('pre', { class: 'error' }, c.error) : null,
-    el('pre', {}, fmt(c.text))));
+    el('h4', {}, 'Prompt'),
+    c.prompt !== undefined && c.prompt !== null ? el('pre', { class: 'prompt' }, c.prompt)
+      : el('p', { class: 'muted prompt' }, 'Not in the run: the calls table keeps the reply; the messages sent are in the response cache under key ' + short(c.key, 18) + '.'),
+    el('h4', {}, 'Reply'),
+    el('pre', { class: 'reply' }, fmt(c.text))));
   const votes = Object.entries(b.votes || {}).map(([v, r]) => el('div', {}, el('h3', {}, v), dl(r, ['run', 'seed', 'arm', 'step', 'question_id'])));
   return [
+    jsonTools(row.key, b),
     el('h2', {}, row.question || '(no question)'),
     el('section', {}, el('h3', {}, 'Task'), dl(b.task, ['run', 'question'])),
     ep.plan ? el('section', {}, el('h3', {}, 'Plan'), el('pre', {}, ep.plan)) : null,
     el('section', {}, el('h3', {}, `Artifact (${art || 'answer'})`), el('pre', { id: 'artifact' }, fmt(row.artifact)),
       el('h3', {}, 'Observation'), dl(ep, known.concat([art]))),
+    el('section', { id: 'gold-answer' }, el('h3', {}, 'Gold answer (the reference, after the fact)'), goldView(b.gold)),
     el('section', {}, el('h3', {}, 'Grades'), el('dl', {},
       el('dt', {}, 'self-grade'), el('dd', {}, `${fmt(ep.grade)} (r = ${fmt(ep.r)})`),
       el('dt', {}, 'stored label'), el('dd', {}, fmt(ep.stored_q)),
@@ -221,9 +289,11 @@ function episodeBody(row, b) {
     el('section', {}, el('h3', {}, `Memories shown (${memories.length})`), memories.length
       ? el('table', { id: 'memories' }, el('tr', {}, ['step', 'question', 'answer', 'label shown', 'U', 'similarity', 'p(drawn first)', 'same group', ''].map((t) => el('th', {}, t))), memories)
       : el('p', { class: 'muted' }, 'none')),
+    el('section', {}, el('h3', {}, 'Its own memory later'),
+      el('p', {}, el('a', { href: lifeHref(row.key) }, `Shown to ${fmt(row.shown_later)} later episodes; ${fmt(row.later_right)} of them went right.`))),
     votes.length ? el('section', {}, el('h3', {}, 'Verifiers'), votes) : null,
     el('section', { id: 'calls' }, el('h3', {}, `Model calls (${calls.length})`),
-      el('p', { class: 'muted' }, 'The responses are in the run; the messages sent are not (they are in the response cache under the key).'), calls),
+      el('p', { class: 'muted' }, 'Each call\'s reply is in the run; the messages it sent are not (they are in the response cache under the key), so the prompt is shown only where a run records it.'), calls),
   ];
 }
 
@@ -235,16 +305,23 @@ function memoryView(h) {
     .map((r) => [r, r.retrieved.find((m) => m[0] === row.step)]).filter(([, m]) => m);
   const right = later.filter(([r]) => r.u === 1).length;
   const trusted = later.filter(([, m]) => m[1] === 1).length;
+  // The memory's own gold answer is in its episode's body.
+  const gold = el('div', { id: 'memory-gold' }, el('p', { class: 'muted' }, 'Loading…'));
+  body(key).then((b) => gold.replaceChildren(...[goldView(b.gold)].flat(Infinity).filter(Boolean)))
+    .catch((e) => gold.replaceChildren(el('p', { class: 'error' }, String(e))));
   return [
     el('div', { class: 'bar' }, el('a', { href: '#' + new URLSearchParams({ ep: key }).toString() }, '← its episode')),
     el('h2', {}, 'Memory: ' + (row.question || key)),
-    el('dl', {}, el('dt', {}, 'answer'), el('dd', {}, fmt(row.artifact)), el('dt', {}, 'U'), el('dd', {}, fmt(row.u)),
+    el('div', { class: 'pair' },
+      el('div', {}, el('h3', {}, 'Its answer'), el('pre', { id: 'memory-answer' }, fmt(row.artifact))),
+      el('div', {}, el('h3', {}, 'Gold answer'), gold)),
+    el('dl', {}, el('dt', {}, 'U'), el('dd', { class: row.u === 1 ? 'u1' : row.u === 0 ? 'u0' : '' }, fmt(row.u)),
       el('dt', {}, 'self-grade r'), el('dd', {}, fmt(row.r)), el('dt', {}, 'stored label'), el('dd', {}, fmt(row.stored_q))),
     el('p', { class: 'stat', id: 'life' }, `Shown to ${later.length} later episodes (${trusted} as trusted); ${right} of them went right.`),
-    el('table', {}, el('tr', {}, ['step', 'question', 'label shown', 'r', 'U'].map((t) => el('th', {}, t))),
+    el('table', { id: 'later' }, el('tr', {}, ['step', 'question', 'their answer', 'U', 'similarity', 'label shown', 'r'].map((t) => el('th', {}, t))),
       later.map(([r, m]) => el('tr', { class: 'row', onclick: () => go({ ep: r.key, mem: null }) }, el('td', {}, r.step),
-        el('td', { class: 'text' }, short(r.question, 90)), el('td', {}, m[1] === 1 ? 'trusted' : 'untrusted'),
-        el('td', {}, fmt(r.r)), uCell(r.u)))),
+        textCell(r.question, 70), el('td', {}, el('div', { class: 'answer' }, fmt(r.artifact))), uCell(r.u),
+        el('td', {}, simText(m[2])), el('td', {}, m[1] === 1 ? 'trusted' : 'untrusted'), el('td', {}, fmt(r.r))))),
   ];
 }
 
@@ -259,9 +336,15 @@ function compareView(h) {
   const side = (run, arm) => new Map(ROWS.filter((r) => r.run === run && r.arm === arm).map((r) => [r.seed + '|' + r.question_id, r]));
   const A = side(ra, aa);
   const B = side(rb, ab);
+  // Changed: U or the answer's text differs (a rewording with the same U counts); U changed only:
+  // what the paired difference counts.
   const changedOnly = h.get('changed') !== '0';
+  const uOnly = h.get('uonly') === '1';
   const pairs = [...A.entries()].filter(([k]) => B.has(k)).map(([k, x]) => [x, B.get(k)])
-    .filter(([x, y]) => !changedOnly || x.u !== y.u || x.artifact !== y.artifact);
+    .filter(([x, y]) => (uOnly ? x.u !== y.u : !changedOnly || x.u !== y.u || x.artifact !== y.artifact));
+  // U is execution accuracy (EX) in text-to-SQL, the answer's accuracy in the other domains.
+  const domain = (run) => D.runs.find((r) => r.name === run)?.artifact;
+  const metric = domain(ra) === 'sql' && domain(rb) === 'sql' ? 'EX' : 'accuracy';
   const stats = D.compare.map((s) => {
     if (s.run_a === ra && s.arm_a === aa && s.run_b === rb && s.arm_b === ab) return s;
     if (s.run_a === rb && s.arm_a === ab && s.run_b === ra && s.arm_b === aa) return { ...s, diff: -s.diff, lo: -s.hi, hi: -s.lo };
@@ -269,11 +352,13 @@ function compareView(h) {
   }).filter(Boolean);
   return [
     el('div', { class: 'filters' }, pick('a', a), pick('b', b),
-      el('label', {}, el('input', { type: 'checkbox', id: 'changed', checked: changedOnly, onchange: (e) => go({ changed: e.target.checked ? null : '0' }) }), 'changed only')),
-    el('table', { id: 'paired' }, el('tr', {}, ['seed', 'pairs', 'U differs', 'A − B (EX points)', '95 % interval'].map((t) => el('th', {}, t))),
+      el('label', { title: 'U or the answer\'s text differs' }, el('input', { type: 'checkbox', id: 'changed', checked: changedOnly || uOnly, disabled: uOnly, onchange: (e) => go({ changed: e.target.checked ? null : '0' }) }), 'changed only'),
+      el('label', { title: 'only the questions whose U differs, as the paired difference counts them' }, el('input', { type: 'checkbox', id: 'uonly', checked: uOnly, onchange: (e) => go({ uonly: e.target.checked ? '1' : null }) }), 'U changed only')),
+    el('table', { id: 'paired' }, el('tr', {}, ['seed', 'pairs', 'U differs', `A − B (${metric} points)`, '95 % interval'].map((t) => el('th', {}, t))),
       stats.map((s) => el('tr', {}, el('td', {}, s.seed), el('td', {}, s.n), el('td', {}, s.changed), el('td', {}, fmt(s.diff)), el('td', {}, `[${fmt(s.lo)}, ${fmt(s.hi)}]`)))),
-    el('p', { class: 'muted' }, 'Paired on the question within a seed; the interval is a bootstrap over questions (pipelines/reports/compare_runs.sql).'),
-    el('h3', {}, `${pairs.length} question${pairs.length === 1 ? '' : 's'}${changedOnly ? ' that changed' : ''}`),
+    el('p', { class: 'muted' }, 'Paired on the question within a seed; the interval is a bootstrap over questions (pipelines/reports/compare_runs.sql). ' +
+      '“U differs” counts the questions whose U changed; “changed only” below also lists answers reworded with the same U.'),
+    el('h3', { id: 'pairs-count' }, `${pairs.length} question${pairs.length === 1 ? '' : 's'}${uOnly ? ' whose U changed' : changedOnly ? ' that changed' : ''}`),
     el('table', { id: 'pairs' }, el('tr', {}, ['seed', 'question', 'A answer', 'A U', 'B answer', 'B U'].map((t) => el('th', {}, t))),
       pairs.slice(0, 1000).map(([x, y]) => el('tr', { class: 'row', onclick: () => go({ view: null, ep: x.key }) }, el('td', {}, x.seed),
         el('td', { class: 'text' }, short(x.question, 70)), el('td', { class: 'text' }, short(x.artifact, 40)), uCell(x.u),
@@ -282,7 +367,7 @@ function compareView(h) {
 }
 
 function sqlView(h) {
-  const reports = D.runs.filter((r) => r.report).map((r) => el('a', { href: withToken(`report/${encodeURIComponent(r.name)}/report.html`) }, `${r.name} report`));
+  const reports = D.runs.filter((r) => r.report).map((r) => el('a', { href: `report/${encodeURIComponent(r.name)}/report.html` }, `${r.name} report`));
   if (!D.served) {
     return el('p', { class: 'muted' }, 'The SQL box needs the server: run `lucid view RUN`. This export holds the table, the episodes, the memories and the comparison.');
   }
@@ -290,16 +375,35 @@ function sqlView(h) {
   const out = el('div', { id: 'result' });
   const run = async () => {
     out.replaceChildren(el('p', { class: 'muted' }, 'Running…'));
-    const res = await fetch(withToken('api/query'), { method: 'POST', body: box.value });
-    const r = await res.json();
+    let r;
+    try { r = await api('api/query', { method: 'POST', body: box.value }); } catch (e) { r = { error: String(e) }; }
     if (r.error) { out.replaceChildren(el('p', { class: 'error' }, r.error)); return; }
-    out.replaceChildren(el('p', { class: 'muted' }, `${r.rows.length} row${r.rows.length === 1 ? '' : 's'}` + (r.rows.length >= r.limit ? ` (the first ${r.limit})` : '')),
-      el('table', {}, el('tr', {}, r.columns.map((c) => el('th', {}, c))), r.rows.map((row) => el('tr', {}, r.columns.map((c) => el('td', {}, fmt(row[c])))))));
+    out.replaceChildren(...sqlResult(r));
   };
   box.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); go({ sql: box.value }); } });
   if (h.get('sql')) run();
   return [el('p', { class: 'muted' }, 'Read-only SQL over the runs, their tables named as `lucid query` names them (no DDL, DML, COPY or SET). Ctrl+Enter runs.'),
     box, el('div', { class: 'bar' }, el('button', { id: 'run', onclick: () => go({ sql: box.value }) }, 'Run'), reports), out];
+}
+
+// A query's result. A row naming an episode (seed, arm, step, and run unless one run is loaded)
+// opens it.
+function sqlResult(r) {
+  const has = (c) => r.columns.includes(c);
+  const names = has('seed') && has('arm') && has('step') && (has('run') || D.runs.length === 1);
+  const keyOf = (row) => [has('run') ? row.run : D.runs[0].name, row.seed, row.arm, row.step].join('|');
+  return [
+    el('p', { class: 'muted' }, `${r.rows.length} row${r.rows.length === 1 ? '' : 's'}` + (r.rows.length >= r.limit ? ` (the first ${r.limit})` : '') +
+      (names ? ' · a row opens its episode' : '')),
+    el('table', { id: 'sql-result' }, el('tr', {}, names ? el('th', {}, '') : null, r.columns.map((c) => el('th', {}, c))),
+      r.rows.map((row) => {
+        const k = names ? keyOf(row) : null;
+        const open = k !== null && BY_KEY.has(k);
+        return el('tr', { class: open ? 'row' : null, onclick: open ? () => go({ ep: k }) : null },
+          names ? el('td', {}, open ? el('a', { class: 'open', href: hrefWith({ ep: k }), onclick: (e) => e.stopPropagation() }, 'episode') : '') : null,
+          r.columns.map((c) => el('td', {}, fmt(row[c]))));
+      })),
+  ];
 }
 
 async function render() {
@@ -308,8 +412,8 @@ async function render() {
   const view = h.get('ep') ? 'episode' : h.get('mem') ? 'memory' : h.get('view') || 'list';
   for (const n of ['list', 'compare', 'sql']) document.getElementById('nav-' + n).classList.toggle('on', view === n);
   if (h.get('hits') && D.served && hitSet?.query !== h.get('hits')) {
-    const res = await fetch(withToken('api/search?q=' + encodeURIComponent(h.get('hits'))));
-    hitSet = new Set(await res.json());
+    const found = await api('api/search?q=' + encodeURIComponent(h.get('hits'))).catch(() => []);
+    hitSet = new Set(Array.isArray(found) ? found : []);
     hitSet.query = h.get('hits');
   }
   const views = { list: listView, episode: episodeView, memory: memoryView, compare: compareView, sql: sqlView };
@@ -351,7 +455,11 @@ function start() {
   return render();
 }
 
-// data.js is loaded by the page before this script (with the token, where one is required).
-(window.LUCID_DATA ? Promise.resolve() : load(withToken('data.js'))).then(start).catch((e) => {
+// The data: an export's page loads its data.js (window.LUCID_DATA) before this script; the
+// server's page fetches api/data (JSON, never a script another site could load).
+(window.LUCID_DATA ? Promise.resolve() : api('api/data').then((d) => {
+  if (d.error) throw new Error(d.error);
+  window.LUCID_DATA = d;
+})).then(start).catch((e) => {
   document.getElementById('main').replaceChildren(el('p', { class: 'error' }, String(e)));
 });

@@ -1,0 +1,229 @@
+//! The page's SQL box: one read-only query over the runs, their tables named as `lucid query`
+//! names them. It runs on a thread of its own, so a slow query holds up no other request, while
+//! the connection's thread waits for it and watches the page:
+//!
+//! - a statement that would create, change or set anything (DDL, DML, `COPY`, `SET`, ...) is
+//!   refused before it runs, in words ("the SQL box only reads: COPY is refused"), and so is one
+//!   DataFusion cannot run here (its internal error, without the request to file a bug);
+//!   `EXPLAIN` and `EXPLAIN ANALYZE` run (a plan is a read);
+//! - the query is stopped after [`TIMEOUT`] (its error names the limit) or as soon as its page
+//!   goes away (the connection closed): its future is dropped, which ends DataFusion's work at
+//!   the engine's next yield (its operators yield cooperatively, within a batch or so);
+//! - its first [`ROWS`] rows are read from the stream of its results, and the stream dropped
+//!   there, which stops the work (`more` says whether rows were left);
+//! - at most [`AT_ONCE`] queries run at once in the process (a stopped query's place is free when
+//!   its thread has ended).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::DataFusionError;
+use datafusion::execution::context::SQLOptions;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::loopback::Place;
+use crate::report::rows_json;
+use crate::session::block_on;
+
+/// The most rows a query answers with.
+pub const ROWS: usize = 5000;
+
+/// How long a query may run.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most queries running at once.
+pub const AT_ONCE: usize = 4;
+
+/// How often the waiting connection looks at its page and the clock.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The queries running now.
+static RUNNING: LazyLock<Arc<AtomicUsize>> = LazyLock::new(Arc::default);
+
+/// Why the SQL box answered no rows.
+#[derive(Debug)]
+pub enum Unanswered {
+    /// The query was refused or failed: the user's to change (answered 400 with the message).
+    Failed(Error),
+    /// A limit of the box: the time limit passed, or too many queries run (answered 503).
+    Limit(String),
+    /// The page went away: nobody to answer.
+    Gone,
+}
+
+/// Run `sql` on `ctx` (see the module documentation); `gone` says whether the page that asked
+/// has gone away. Its columns, its first [`ROWS`] rows, the limit and whether rows were left.
+pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::result::Result<Value, Unanswered> {
+    let Some(place) = Place::take(&RUNNING, AT_ONCE) else {
+        return Err(Unanswered::Limit(format!(
+            "{AT_ONCE} queries of the SQL box are running: try again when one of them has ended"
+        )));
+    };
+    let (sent, answer) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ctx, sql, halt) = (ctx.clone(), sql.to_string(), Arc::clone(&stop));
+    let spawned = std::thread::Builder::new().name("lucid view sql".into()).spawn(move || {
+        let _place = place;
+        let out = block_on(async {
+            tokio::select! {
+                out = read(&ctx, &sql) => Some(out),
+                () = stopped(&halt) => None,
+            }
+        });
+        let _ = sent.send(out);
+    });
+    if let Err(e) = spawned {
+        return Err(Unanswered::Failed(Error::environment_from("cannot start the query's thread", e)));
+    }
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        match answer.recv_timeout(POLL) {
+            Ok(Some(read)) => return read.map_err(Unanswered::Failed),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                return Err(Unanswered::Failed(Error::query("the query stopped before it answered")));
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if gone() {
+            stop.store(true, Ordering::SeqCst);
+            return Err(Unanswered::Gone);
+        }
+        if Instant::now() >= deadline {
+            stop.store(true, Ordering::SeqCst);
+            return Err(Unanswered::Limit(format!(
+                "the query ran past the SQL box's {} s limit and was stopped (`lucid query` has no limit)",
+                TIMEOUT.as_secs()
+            )));
+        }
+    }
+}
+
+/// Ends when `stop` is set.
+async fn stopped(stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Plan `sql`, refuse it if it writes, and read its first [`ROWS`] rows.
+async fn read(ctx: &SessionContext, sql: &str) -> Result<Value> {
+    let plan = ctx.state().create_logical_plan(sql).await.map_err(plain)?;
+    if let Some(what) = writes(&plan) {
+        return Err(Error::query(format!(
+            "the SQL box only reads: {what} is refused (it would create, change or set something)"
+        )));
+    }
+    // What the box refuses, as DataFusion itself checks it: a second guard.
+    let options = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+    options.verify_plan(&plan).map_err(|e| Error::query(format!("the SQL box only reads: {e}")))?;
+    let df = ctx.execute_logical_plan(plan).await.map_err(plain)?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut stream = df.execute_stream().await.map_err(plain)?;
+    let (mut batches, mut n, mut more) = (Vec::new(), 0usize, false);
+    while let Some(batch) = stream.next().await {
+        let batch = batch.map_err(plain)?;
+        if batch.num_rows() > ROWS - n {
+            batches.push(batch.slice(0, ROWS - n));
+            more = true;
+            break;
+        }
+        n += batch.num_rows();
+        batches.push(batch);
+    }
+    drop(stream);
+    let schema = batches.first().map_or(schema, |b| b.schema());
+    let batch = arrow::compute::concat_batches(&schema, &batches)?;
+    Ok(json!({"columns": columns, "rows": rows_json(&batch)?, "limit": ROWS, "more": more}))
+}
+
+/// What in `plan` would create, change or set something, as SQL words (`COPY`, `CREATE EXTERNAL
+/// TABLE`, `INSERT INTO`, `SET VARIABLE`, ...), in it or in any of its subqueries.
+fn writes(plan: &LogicalPlan) -> Option<String> {
+    let mut what = None;
+    let walked = plan.apply_with_subqueries(|p| {
+        what = match p {
+            LogicalPlan::Ddl(d) => Some(words(d.name()).replace("MEMORY ", "")),
+            LogicalPlan::Dml(d) => Some(words(d.op.name()).replace("CTAS", "CREATE TABLE AS")),
+            LogicalPlan::Copy(_) => Some("COPY".to_string()),
+            LogicalPlan::Statement(s) => Some(words(s.name())),
+            _ => None,
+        };
+        Ok(if what.is_some() { TreeNodeRecursion::Stop } else { TreeNodeRecursion::Continue })
+    });
+    match walked {
+        Ok(_) => what,
+        Err(_) => Some("a statement it cannot check".to_string()),
+    }
+}
+
+/// `CreateExternalTable` or `Insert Into` as SQL words: `CREATE EXTERNAL TABLE`, `INSERT INTO`.
+fn words(name: &str) -> String {
+    let mut out = String::new();
+    let mut lower = false;
+    for c in name.chars() {
+        if c.is_uppercase() && lower {
+            out.push(' ');
+        }
+        lower = c.is_lowercase();
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// DataFusion's error as the box shows it: an internal one (a statement the engine cannot run
+/// here) said so, without its request to file a bug.
+fn plain(e: DataFusionError) -> Error {
+    let text = e.to_string();
+    match text.find("This issue was likely caused by a bug") {
+        Some(at) => Error::query(format!(
+            "the SQL box cannot run this statement: {}",
+            text[..at].trim_end().trim_end_matches('.')
+        )),
+        None => Error::query_from("query", e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_read_as_sql_words() {
+        assert_eq!(words("CreateExternalTable"), "CREATE EXTERNAL TABLE");
+        assert_eq!(words("Insert Into"), "INSERT INTO");
+        assert_eq!(words("SetVariable"), "SET VARIABLE");
+    }
+
+    #[test]
+    fn explain_runs_and_writes_are_refused_in_words() {
+        let ctx = SessionContext::new();
+        let never = || false;
+        let plan = run(&ctx, "EXPLAIN SELECT 1", &never).unwrap();
+        assert!(plan["rows"].to_string().contains("logical_plan"), "{plan}");
+        for (sql, what) in [
+            ("CREATE TABLE y AS SELECT 1", "CREATE TABLE"),
+            ("SET datafusion.execution.batch_size = 1", "SET VARIABLE"),
+            ("COPY (SELECT 1) TO '/nonexistent/x.csv'", "COPY"),
+        ] {
+            let Err(Unanswered::Failed(e)) = run(&ctx, sql, &never) else { panic!("{sql} ran") };
+            assert!(e.to_string().contains(&format!("the SQL box only reads: {what} is refused")), "{e}");
+        }
+        let rows = run(&ctx, "SELECT * FROM generate_series(1, 12345)", &never).unwrap();
+        assert_eq!((rows["rows"].as_array().unwrap().len(), &rows["more"]), (ROWS, &json!(true)));
+    }
+
+    #[test]
+    fn a_query_whose_page_went_away_is_stopped() {
+        let ctx = SessionContext::new();
+        let sql = "SELECT count(*) FROM generate_series(1, 200000) a CROSS JOIN generate_series(1, 200000) b";
+        assert!(matches!(run(&ctx, sql, &|| true), Err(Unanswered::Gone)));
+    }
+}
