@@ -125,7 +125,7 @@ fn every_module_of_lib_rs_has_a_layer() {
 }
 
 /// Files outside a domain's folder that may use it, and why (each is written down in
-/// `src/domains/mod.rs`'s and the README's layout).
+/// `src/domains/mod.rs`'s and docs/architecture.md's layout).
 const REACHES_INTO_A_DOMAIN: &[(&str, &str)] = &[
     // The one place a domain is named.
     ("stages/domains.rs", "*"),

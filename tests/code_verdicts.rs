@@ -70,7 +70,7 @@ fn peak_rss() -> u64 {
 }
 
 /// The bound on lucid's memory for one check, whatever the candidate does: the guest's memory
-/// limit, the kept output and records, and the interpreter (README, "the code sandbox").
+/// limit, the kept output and records, and the interpreter (docs/sandboxes.md, the code sandbox).
 const ONE_CHECK_BOUND: u64 = 1 << 30;
 
 const WRITEV: &str = "    import os\n    os.writev(2, [bytes(200 << 20)] * 50)\n    return x + y\n";

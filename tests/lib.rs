@@ -10,6 +10,7 @@ mod ballista;
 mod code_domain;
 mod code_verdicts;
 mod dag_loop;
+mod docs_honesty;
 mod domain_registry;
 mod eval_cli;
 mod eval_rule;

@@ -1,4 +1,4 @@
-//! The Echo Gap on a bank (PAPER.md, "Echo Gap conditions"): among wrong memories (U = 0) whose
+//! The Echo Gap on a bank (docs/paper.md, "Echo Gap conditions"): among wrong memories (U = 0) whose
 //! self-grade parsed, the mean bias E[b | U=0] (b = r here) and how reuse follows it,
 //! Cov(b, n | U=0) (population covariance, as `echo_gap.sql`) with its correlation. The gap opens
 //! when both are positive: wrong memories the grader passed are retrieved more. Needs the reuse

@@ -5,7 +5,7 @@
 //! table (grader, eia, ensemble, payoff, controls, proposition2, calibration, loso, echo_gap) ->
 //! rendering ([`tables`]).
 //!
-//! Definitions (PAPER.md, "Bank-level audits"): bias b = r - U, verifier error nu = V - U. EIA
+//! Definitions (docs/paper.md, "Bank-level audits"): bias b = r - U, verifier error nu = V - U. EIA
 //! passes when |Corr(nu, b)| < tau_dec and Corr(V, U) > tau_tru. The **demotion-only operator**:
 //! a trusted memory (r >= 0.5) that the verifier flags (V < 0.5) gets Q = 0; every other memory
 //! keeps Q = r; nothing is promoted, nothing rewritten. Its payoff is the change in Corr(Q, U).

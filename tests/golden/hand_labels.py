@@ -4,7 +4,7 @@ tests/hand_labels.rs.
 usage: hand_labels.py BANK.csv LABELS.csv OUT.json  -> exit 0 when every row agrees, else prints
 the differences.
 
-From the paper's definitions and the README's account of the method: strata (label x flag
+From the paper's definitions and docs/audit.md's account of the method: strata (label x flag
 pattern, else label x flag-count bands, so that two labels a stratum fit in a quarter of the
 sheet's rows), the stratified estimator of every quantity (a smooth function of weighted totals),
 its linearized variance with the finite-population correction and the floor (the variance of the

@@ -53,7 +53,7 @@ pub fn evaluation_table() -> Table<CodeEvalRow> {
             Column::new(
                 "u",
                 V::OptU8(|r| r.u),
-                "1 when the hidden tests pass on the code (the README's gold check: the tests' asserts replayed on the code's recorded calls), else 0; null when unscored (the machine failed the check: the wall-clock backstop in every try; averages leave it out).",
+                "1 when the hidden tests pass on the code (docs/sandboxes.md, the gold check: the tests' asserts replayed on the code's recorded calls), else 0; null when unscored (the machine failed the check: the wall-clock backstop in every try; averages leave it out).",
             ),
             Column::new(
                 "verdict",

@@ -2,7 +2,7 @@
 //! layout). The agent sees the prompt (signature and docstring); the artifact is the code the
 //! executor wrote (a body completing the prompt, or whole definitions); observing it runs it in
 //! the sandbox ([`crate::python`]) on the prompt's own docstring examples — never the hidden
-//! tests. Channels (rules in [`crate::python::checks`] and the README): `syntax`, `examples`,
+//! tests. Channels (rules in [`crate::python::checks`] and docs/sandboxes.md): `syntax`, `examples`,
 //! `runtime`, `types`. Gold scoring: the task's hidden `check(candidate)` through
 //! [`crate::python::gold::check`], which a program cannot fool by exiting early, by an object
 //! equal to anything, or by patching the test's names.
@@ -152,7 +152,7 @@ impl Domain for CodeDomain {
     const GROUP: &'static str = "suite";
     const GROUP_DOC: &'static str = "The task's suite: its task_id before the first '/' (HumanEval), else 'tasks'.";
     const ARTIFACT: &'static str = "code";
-    const ARTIFACT_DOC: &'static str = "The code the executor wrote (the README's rule): the first fenced block of its text, else the whole text; whole definitions start with a newline, a body is indented to complete the prompt. The program run is the prompt followed by this. Null when the text holds no code or the executor call failed.";
+    const ARTIFACT_DOC: &'static str = "The code the executor wrote (docs/domains.md's rule): the first fenced block of its text, else the whole text; whole definitions start with a newline, a body is indented to complete the prompt. The program run is the prompt followed by this. Null when the text holds no code or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["syntax", "examples", "runtime", "types"];
     const PLANNER_OPTIONAL: bool = true;
 

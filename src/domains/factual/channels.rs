@@ -1,5 +1,5 @@
 //! The factual domain's answer line and its three answer-free channels (one implementation each,
-//! used live by the loop): `no_answer`, `unsupported`, `format`. The rules are in the README.
+//! used live by the loop): `no_answer`, `unsupported`, `format`. The rules are in docs/domains.md.
 
 use super::FactObs;
 use crate::datasets::factual::FactTask;

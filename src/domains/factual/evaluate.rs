@@ -1,5 +1,5 @@
 //! The factual `evaluation` table: every episode's answer scored against gold by normalised
-//! match (the README's rule), with whether the evidence corpus agrees with the gold on that
+//! match (docs/domains.md's rule), with whether the evidence corpus agrees with the gold on that
 //! question (what caps how well the `unsupported` channel can track truth). Gold-reading code
 //! only (the evaluate stage).
 

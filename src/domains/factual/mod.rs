@@ -224,7 +224,7 @@ impl Domain for FactualDomain {
 
     fn observation_columns() -> Vec<Column<Episode<FactObs>>> {
         vec![
-            Column::new("normalized", E::Str(|e| &e.obs.normalized), "The answer normalised (the README's rule)."),
+            Column::new("normalized", E::Str(|e| &e.obs.normalized), "The answer normalised (docs/domains.md's rule)."),
             Column::new(
                 "evidence_ids",
                 E::OptText(|e| {

@@ -11,14 +11,6 @@ _calls = []
 _state = {"answered": 0, "fresh": False}
 
 
-class _Sink:
-    def write(self, s):
-        return len(s)
-
-    def flush(self):
-        pass
-
-
 def _stand_in(*a, **k):
     args = repr(_san((a, k)))
     i = len(_calls)
@@ -29,11 +21,7 @@ def _stand_in(*a, **k):
         _state["fresh"] = True
         return None
     _state["answered"] = i + 1
-    res, exc = _known[i][1], _known[i][2]
-    if exc is not None:
-        et = getattr(builtins, exc, None)
-        raise (et if isinstance(et, type) and issubclass(et, Exception) else RuntimeError)(exc)
-    return ast.literal_eval(res)
+    return _answer(_known[i][1], _known[i][2])
 
 
 sys.stdout = _Sink()

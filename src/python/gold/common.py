@@ -32,3 +32,21 @@ def _seq(a, b):
     if type(a) is dict:
         return a.keys() == b.keys() and all(_seq(a[k], b[k]) for k in a)
     return a == b
+
+
+def _answer(res, exc):
+    # A recorded call's answer: its exception raised again by name (an unknown name, or one that
+    # is no Exception, as RuntimeError), else its result read back as a literal.
+    if exc is not None:
+        et = getattr(builtins, exc, None)
+        raise (et if isinstance(et, type) and issubclass(et, Exception) else RuntimeError)(exc)
+    return ast.literal_eval(res)
+
+
+class _Sink:
+    # A stdout that keeps nothing.
+    def write(self, s):
+        return len(s)
+
+    def flush(self):
+        pass

@@ -11,14 +11,6 @@ _calls = _job["calls"]
 _tag = _job["tag"]
 
 
-class _Sink:
-    def write(self, s):
-        return len(s)
-
-    def flush(self):
-        pass
-
-
 sys.stdout = _Sink()
 _ns = {"__name__": "__candidate__"}
 exec(compile(_job["prompt"] + _job["completion"], "<candidate>", "exec"), _ns)
