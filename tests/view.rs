@@ -436,6 +436,25 @@ fn the_export_holds_the_very_bodies_the_server_answers_and_rows_count_each_memor
         assert_eq!(Some(&served), exported.get(&key), "{key}: served and exported bodies differ");
         assert_eq!(served["gold"]["gold_sql"], e["gold_sql"], "{key}: the gold answer");
         assert!(served["evaluation"].is_object() && !served["calls"].as_array().unwrap().is_empty(), "{key}");
+        // Each call's prompt, from this machine's response cache under the call's key: the
+        // messages it sent, the task's question among them.
+        let question = q(&format!(
+            "SELECT t.question FROM episodes e JOIN tasks t USING (question_id) WHERE e.seed = {} AND e.arm = '{}' AND e.step = {}",
+            e["seed"],
+            e["arm"].as_str().unwrap(),
+            e["step"]
+        ))[0]["question"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for c in served["calls"].as_array().unwrap() {
+            let prompt = c["prompt"].as_str().unwrap_or_else(|| panic!("{key}: a call without its prompt: {c}"));
+            assert_eq!(c["prompt_from"], "this machine's response cache", "{key}");
+            assert!(prompt.starts_with("system:") || prompt.starts_with("user:"), "{key}: {prompt}");
+            if c["role"] == "grader" {
+                assert!(prompt.contains(&question), "{key}: the grader's prompt lacks the question: {prompt}");
+            }
+        }
     }
     assert!(
         exported.values().any(|b| !b["memories"].as_array().unwrap().is_empty()),
@@ -506,7 +525,7 @@ fn the_most_shown_memory_is_one_click_from_the_sorted_table_to_its_life_with_ans
         assert!(page.contains(&format!("id=\"memory-answer\">{}</pre>", html_text(sql))), "{page}");
     }
 
-    // Its episode: the gold, each call's prompt place and reply, copy as JSON.
+    // Its episode: the gold, each call's prompt (from the response cache) and reply, copy as JSON.
     let page = dom(&profile, &format!("{}{}", viewer.url, hash(&[("ep", &mem_key)])));
     assert!(page.contains(&format!("id=\"gold\" class=\"gold\">{gold}</pre>")), "{page}");
     assert!(page.contains("id=\"copy-json\"") && page.contains("Copy as JSON"), "{page}");
@@ -514,7 +533,8 @@ fn the_most_shown_memory_is_one_click_from_the_sorted_table_to_its_life_with_ans
         &q(&format!("SELECT count(*) AS n FROM calls WHERE seed = {seed} AND arm = '{arm}' AND step = {step}"))[0];
     let calls = calls["n"].as_u64().unwrap() as usize;
     assert!(calls > 0 && page.contains(&format!("Model calls ({calls})")), "{page}");
-    assert_eq!(page.matches("<h4>Prompt</h4>").count(), calls, "{page}");
+    assert_eq!(page.matches("<h4>Prompt (from this machine's response cache)</h4>").count(), calls, "{page}");
+    assert_eq!(page.matches("<pre class=\"prompt\">").count(), calls, "{page}");
     assert_eq!(page.matches("<pre class=\"reply\">").count(), calls, "{page}");
 
     // A query's rows that name an episode open it.

@@ -22,6 +22,7 @@ use crate::session::block_on;
 
 mod bodies;
 mod later;
+mod prompts;
 
 /// The paired comparison of every two (run, arm) cells, the report file a user reruns.
 pub const COMPARE_SQL: &str = include_str!("../../pipelines/reports/compare_runs.sql");
@@ -54,6 +55,8 @@ pub struct Catalog {
     by_key: HashMap<String, usize>,
     /// The columns of `calls` (empty without the table).
     call_columns: Vec<String>,
+    /// Each call's prompt, from this machine's response cache.
+    prompts: prompts::Prompts,
     /// Over several runs, each run's own columns of a stacked table, by (run, table): what an
     /// episode's body keeps (another domain's columns are null in the stack).
     own_columns: HashMap<(String, String), Vec<String>>,
@@ -110,6 +113,9 @@ impl Catalog {
                 compare: Vec::new(),
                 by_key: HashMap::new(),
                 call_columns: Vec::new(),
+                prompts: prompts::Prompts::open(&crate::stages::memory_loop::responses_path(
+                    &crate::cache_dir::cache_dir(),
+                )),
                 own_columns: HashMap::new(),
             };
             catalog.episode_columns = catalog.columns("episodes").await?;

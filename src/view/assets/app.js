@@ -260,15 +260,15 @@ function episodeBody(row, b) {
     el('td', { title: m.policy || '' }, m.p_first === undefined || m.p_first === null ? '–' : Number(m.p_first).toFixed(3)),
     el('td', {}, fmt(m.same_db)),
     el('td', {}, m.key ? el('a', { href: lifeHref(m.key) }, 'life') : '')));
-  // Each call's prompt has its place; today's calls table keeps the reply only.
+  // Each call's prompt: from this machine's response cache (under the call's key) where it holds it.
   const calls = (b.calls || []).map((c) => el('div', { class: 'call ' + c.role },
     el('h3', {}, `${c.role} — ${c.backend} ${c.model || ''}`),
     el('div', { class: 'muted' }, `${c.cache_hit ? 'cached' : 'called'} · ${fmt(c.latency_ms && Math.round(c.latency_ms))} ms · ` +
       `${fmt(c.tokens_in)} in / ${fmt(c.tokens_out)} out · attempts ${fmt(c.attempts)} · key ${short(c.key, 18)}`),
     c.error ? el('pre', { class: 'error' }, c.error) : null,
-    el('h4', {}, 'Prompt'),
+    el('h4', {}, c.prompt_from ? `Prompt (from ${c.prompt_from})` : 'Prompt'),
     c.prompt !== undefined && c.prompt !== null ? el('pre', { class: 'prompt' }, c.prompt)
-      : el('p', { class: 'muted prompt' }, 'Not in the run: the calls table keeps the reply; the messages sent are in the response cache under key ' + short(c.key, 18) + '.'),
+      : el('p', { class: 'muted prompt' }, 'Not on this machine: the run keeps the reply; the messages sent are in the response cache of the machine that ran it, under key ' + short(c.key, 18) + '.'),
     el('h4', {}, 'Reply'),
     el('pre', { class: 'reply' }, fmt(c.text))));
   const votes = Object.entries(b.votes || {}).map(([v, r]) => el('div', {}, el('h3', {}, v), dl(r, ['run', 'seed', 'arm', 'step', 'question_id'])));
@@ -293,7 +293,7 @@ function episodeBody(row, b) {
       el('p', {}, el('a', { href: lifeHref(row.key) }, `Shown to ${fmt(row.shown_later)} later episodes; ${fmt(row.later_right)} of them went right.`))),
     votes.length ? el('section', {}, el('h3', {}, 'Verifiers'), votes) : null,
     el('section', { id: 'calls' }, el('h3', {}, `Model calls (${calls.length})`),
-      el('p', { class: 'muted' }, 'Each call\'s reply is in the run; the messages it sent are not (they are in the response cache under the key), so the prompt is shown only where a run records it.'), calls),
+      el('p', { class: 'muted' }, 'Each call\'s reply is in the run; the messages it sent are read from this machine\'s response cache under the call\'s key (cut at 64 KiB, keys redacted), where it holds them.'), calls),
   ];
 }
 

@@ -16,8 +16,9 @@ use crate::error::{Error, Result};
 use crate::report::rows_json as rows;
 use crate::session::block_on;
 
-/// The columns of `calls` a body shows, when the table has them. `prompt` is the place for what
-/// a call sent: today's `calls` table does not keep it (the response cache does, under `key`).
+/// The columns of `calls` a body shows, when the table has them. `prompt`: what a call sent, where
+/// a run keeps it; today's `calls` table does not, and [`super::prompts`] reads it from the
+/// response cache under `key`.
 const CALL_COLUMNS: [&str; 12] = [
     "role",
     "backend",
@@ -153,6 +154,7 @@ impl Catalog {
                         if let Some(m) = c.as_object_mut() {
                             m.retain(|name, _| !EPISODE_KEY.contains(&name.as_str()));
                         }
+                        self.prompts.fill(&mut c);
                         c
                     })
                     .collect();
