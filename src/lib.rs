@@ -19,8 +19,8 @@
 //!    functions), `session` (DataFusion sessions over run tables, with those functions),
 //!    `remote` (the shared run store on object storage: create-only objects, claims and leases),
 //!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
-//! 2. the domain seam — `domain` (what the loop asks of any domain: [`domain::Domain`],
-//!    [`domain::Judge`], and the episode records every domain shares), `eval` (BIRD-exact
+//! 2. the domain seam — `seam` (what the loop asks of any domain: [`seam::Domain`],
+//!    [`seam::Judge`], and the episode records every domain shares), `eval` (BIRD-exact
 //!    execution accuracy, the SQL engine's scorer)
 //! 3. the agent, the report and audits — `agent` (prompts, verdicts, bank, one episode of any
 //!    domain, the episodes and calls tables), `runs` (a run's tables as SQL: the paper's views,
@@ -29,7 +29,7 @@
 //!    layouts, as lucid's tables)
 //! 4. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
 //!    `Registry` traits
-//! 5. `domains` — one folder per domain (text-to-SQL, factual QA), each a [`domains::DomainKind`]: its
+//! 5. `domains` — one folder per domain (text-to-SQL, factual QA, code), each a [`domains::DomainKind`]: its
 //!    options, sources, evaluation, channels after the fact; nothing outside its folder imports it
 //! 6. `stages` — one file per stage kind, the registry of kinds and the registry of domains
 //!    (`stages::domains`, the one place a domain is named)
@@ -47,7 +47,6 @@ pub mod columns;
 mod commands;
 pub mod datasets;
 mod dispatch;
-pub mod domain;
 pub mod domains;
 pub mod embed;
 pub mod error;
@@ -64,6 +63,7 @@ pub mod remote;
 pub mod report;
 pub mod rng;
 pub mod runs;
+pub mod seam;
 pub mod session;
 pub mod sql;
 pub mod sqlite;

@@ -25,7 +25,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("remote", 1),
     ("ballista", 1),
     // The domain seam and the episode records every domain shares, below the agent and the domains.
-    ("domain", 2),
+    ("seam", 2),
     ("eval", 2),
     ("agent", 3),
     ("runs", 3),
@@ -410,4 +410,66 @@ fn the_readme_layout_names_every_module_of_src() {
     }
     missing.sort();
     assert!(missing.is_empty(), "not in the README's layout section:\n{}", missing.join("\n"));
+}
+
+/// The sibling modules file `text` (in module folder `parent`, as `crate::a::b`) uses: `super::x`
+/// and `crate::<parent>::x` paths, groups included.
+fn sibling_uses(text: &str, parent: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let prefixes = ["super::".to_string(), format!("crate::{parent}::")];
+    for p in prefixes.iter().filter(|p| p.as_str() != "crate::::") {
+        for (i, _) in text.match_indices(p.as_str()) {
+            let rest = &text[i + p.len()..];
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())].split(',').collect(),
+                None => vec![rest],
+            };
+            for n in names {
+                let n = n.trim_start();
+                let end = n.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(n.len());
+                out.push(n[..end].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// No two files of one folder of `src/` use each other (an import circle: neither can be read,
+/// tested or moved alone).
+#[test]
+fn no_two_modules_of_a_folder_use_each_other() {
+    let (src, files) = src_files();
+    let mut uses: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let name = rel.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "mod" || name == "lib" || name == "main" {
+            continue;
+        }
+        let parent = rel.parent().map(|p| p.to_string_lossy().replace('/', "::")).unwrap_or_default();
+        let text = std::fs::read_to_string(f).unwrap();
+        let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let mut used = sibling_uses(&code, &parent);
+        used.retain(|u| u != &name && !u.is_empty());
+        used.sort();
+        used.dedup();
+        uses.insert((parent, name), used);
+    }
+    let mut circles = Vec::new();
+    for ((parent, a), used) in &uses {
+        for b in used {
+            let back = uses.get(&(parent.clone(), b.clone())).is_some_and(|u| u.contains(a));
+            if back && a < b {
+                circles.push(format!(
+                    "src/{}/{a}.rs <-> src/{}/{b}.rs",
+                    parent.replace("::", "/"),
+                    parent.replace("::", "/")
+                ));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+    // The reader sees the shapes the circle this test was written for had.
+    let seen = sibling_uses("use super::episode::recorded_call;\nuse crate::agent::{proxy::Proxy, bank};", "agent");
+    assert_eq!(seen, ["episode", "proxy", "bank"]);
 }

@@ -10,9 +10,9 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt
 
 use super::prompts::ShownMemory;
 use super::tables::episodes_table;
-use crate::domain::Domain;
-use crate::domain::records::{Episode, Retrieved};
 use crate::error::Result;
+use crate::seam::Domain;
+use crate::seam::records::{Episode, Retrieved};
 
 /// The bank.
 #[derive(Debug, Default)]

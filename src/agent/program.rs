@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::sandbox;
-use crate::domain::records::CallRecord;
 use crate::error::Invalid;
+use crate::seam::records::CallRecord;
 
 /// The protocol version lucid speaks.
 pub const PROTOCOL: u32 = 1;

@@ -23,11 +23,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::episode::recorded_call;
-use crate::domain::records::CallRecord;
+use super::recorded::recorded_call;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
 use crate::loopback::{read_request, respond};
+use crate::seam::records::CallRecord;
 
 /// The calls of the episodes with an open ticket, by token.
 type Open = Arc<Mutex<HashMap<String, (u64, i64, Vec<CallRecord>)>>>;

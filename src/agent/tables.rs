@@ -12,9 +12,9 @@ use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, Fields};
 
 use crate::columns::{ARM, Column, Getter, SEED, Table};
-use crate::domain::Domain;
-use crate::domain::records::{CallRecord, Channels, Episode, Fired, Retrieved};
 use crate::error::Result;
+use crate::seam::Domain;
+use crate::seam::records::{CallRecord, Channels, Episode, Fired, Retrieved};
 
 /// The fields of one retrieved memory in `episodes.retrieved`.
 pub fn retrieved_fields() -> Fields {

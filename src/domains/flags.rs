@@ -9,9 +9,9 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 
 use super::{DomainKind, FlagConfig};
 use crate::columns::{ARM, Column, Getter, SEED, Table};
-use crate::domain::{Channels, check_channels};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
+use crate::seam::{Channels, check_channels};
 
 /// One `flags` row.
 pub struct ChannelRow {
@@ -60,7 +60,7 @@ pub fn generic<D: DomainKind>(
 ) -> Result<RecordBatch> {
     D::check(&config.options).map_err(|e| Error::stage(&ctx.stage_id, e))?;
     let domain = D::configure(config.options.clone(), ctx)?;
-    let flag_by = config.channels.clone().unwrap_or_else(|| crate::domain::Domain::flag_channels(&domain));
+    let flag_by = config.channels.clone().unwrap_or_else(|| crate::seam::Domain::flag_channels(&domain));
     check_channels::<D>(&flag_by, "channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
     let tasks = domain.tasks(inputs.get(ctx, "tasks")?, Path::new("tasks"))?;
     let task_of: HashMap<i64, &D::Task> = tasks.iter().map(|t| (D::id(t), t)).collect();

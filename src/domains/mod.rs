@@ -1,6 +1,6 @@
 //! The domains, one folder each: text-to-SQL ([`sql`]), factual QA ([`factual`]) and code ([`code`]). A domain is
-//! a [`DomainKind`]: the memory loop's [`Domain`](crate::domain::Domain) and gold
-//! [`Judge`](crate::domain::Judge), plus everything the pipeline asks of it — its options, its
+//! a [`DomainKind`]: the memory loop's [`Domain`](crate::seam::Domain) and gold
+//! [`Judge`](crate::seam::Judge), plus everything the pipeline asks of it — its options, its
 //! benchmark sources and loaders, its evaluation, the detector after the fact, what two answers
 //! agreeing means (self-consistency), and which of its channels can speak to a task. Stages,
 //! commands and the pipeline reach a domain only through the registry of kinds
@@ -25,9 +25,9 @@ use arrow::array::RecordBatch;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::Judge;
 use crate::error::{Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
+use crate::seam::Judge;
 
 /// A benchmark source of a domain: its `source:` name and the benchmark options it reads.
 #[derive(Clone, Copy, Debug)]

@@ -7,7 +7,7 @@
 
 use super::{ImportedMemory, Truth};
 use crate::columns::{ARM, Column, Getter, SEED, Table};
-use crate::domain::Channels;
+use crate::seam::Channels;
 
 const WRITTEN_BY: &str = "the import stage (lucid import)";
 

@@ -129,7 +129,7 @@ fn options_of<T: serde::de::DeserializeOwned>(o: &Value, ctx: &StageContext) -> 
 static REGISTRY: LazyLock<Mutex<Vec<Entry>>> =
     LazyLock::new(|| Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>(), entry::<CodeDomain>()]));
 
-/// Register domain `D` (under its [`crate::domain::Domain::NAME`]): the one line a new domain
+/// Register domain `D` (under its [`crate::seam::Domain::NAME`]): the one line a new domain
 /// adds besides its own folder. Registering a name again replaces the entry.
 pub fn register<D: DomainKind>() {
     let mut all = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
@@ -174,7 +174,7 @@ pub fn of_tasks(batch: &RecordBatch) -> std::result::Result<Entry, Invalid> {
 
 /// Check a list of channel names against `entry`'s (`what` names the list in errors).
 pub fn check_channels(entry: &Entry, names: &[String], what: &str) -> std::result::Result<(), Invalid> {
-    crate::domain::check_channel_names(entry.name, entry.channels, names, what)
+    crate::seam::check_channel_names(entry.name, entry.channels, names, what)
 }
 
 /// What `lucid domains` prints: every kind with its sources, channels, prompt variables and

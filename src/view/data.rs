@@ -56,7 +56,7 @@ pub struct Catalog {
     /// The columns of `calls` (empty without the table).
     call_columns: Vec<String>,
     /// Each call's prompt, from this machine's response cache.
-    prompts: prompts::Prompts,
+    prompts: prompts::CachedPrompts,
     /// Over several runs, each run's own columns of a stacked table, by (run, table): what an
     /// episode's body keeps (another domain's columns are null in the stack).
     own_columns: HashMap<(String, String), Vec<String>>,
@@ -113,7 +113,7 @@ impl Catalog {
                 compare: Vec::new(),
                 by_key: HashMap::new(),
                 call_columns: Vec::new(),
-                prompts: prompts::Prompts::open(&crate::stages::memory_loop::responses_path(
+                prompts: prompts::CachedPrompts::open(&crate::stages::memory_loop::responses_path(
                     &crate::cache_dir::cache_dir(),
                 )),
                 own_columns: HashMap::new(),

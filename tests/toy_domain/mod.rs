@@ -12,10 +12,10 @@ use std::sync::Arc;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use lucid::columns::{Column, Getter};
-use lucid::domain::records::Episode;
-use lucid::domain::{Channels, Domain, Fired, Judge, Observation};
 use lucid::domains::{BenchmarkConfig, DomainKind, Evaluate, FlagConfig, NoOptions, Source};
 use lucid::pipeline::stage::{Inputs, StageContext};
+use lucid::seam::records::Episode;
+use lucid::seam::{Channels, Domain, Fired, Judge, Observation};
 
 /// The arithmetic domain.
 pub struct Arithmetic;

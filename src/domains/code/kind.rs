@@ -8,10 +8,10 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 
 use super::{CodeConfig, CodeDomain, CodeTask};
-use crate::domain::{Domain, Judge};
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
+use crate::seam::{Domain, Judge};
 
 /// The evaluate stage's `code:` (the sandbox limits), typed.
 fn evaluate_options(e: &serde_json::Map<String, serde_json::Value>) -> Result<CodeConfig> {

@@ -21,11 +21,11 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{Column, Getter};
-use crate::domain::records::Episode;
-use crate::domain::{Channels, Domain, Fired, Judge, Observation};
 use crate::error::{Invalid, Result};
 use crate::python::checks::CodeChannels;
 use crate::python::{PyLimits, Python};
+use crate::seam::records::Episode;
+use crate::seam::{Channels, Domain, Fired, Judge, Observation};
 
 pub use self::tables::{CodeGold, CodeTask};
 
@@ -65,7 +65,7 @@ impl Default for CodeConfig {
 impl CodeConfig {
     /// Its options checked: channel names, limits above the interpreter's start.
     pub fn check(&self) -> std::result::Result<(), Invalid> {
-        crate::domain::check_channels::<CodeDomain>(&self.channels, "domain.channels")?;
+        crate::seam::check_channels::<CodeDomain>(&self.channels, "domain.channels")?;
         if self.fuel < 1_000_000_000 {
             return Err(Invalid::from(
                 "domain.fuel must be at least 1000000000 (starting the interpreter takes 0.25 G)",

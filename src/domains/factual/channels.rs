@@ -4,7 +4,7 @@
 use super::FactObs;
 use crate::datasets::factual::FactTask;
 use crate::datasets::factual::normalize::{hedges, normalize};
-use crate::domain::{Channels, Fired};
+use crate::seam::{Channels, Fired};
 
 /// The answer in an executor's text: its first non-empty line, without Markdown emphasis, a
 /// lead-in label (`A:`, `Answer:`, `The answer to the question is:`, `The answer is`),

@@ -11,8 +11,8 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 use super::FactualDomain;
 use crate::columns::{ARM, Column, Getter, SEED, Table};
 use crate::datasets::factual::{FactGold, FactTask};
-use crate::domain::Judge;
 use crate::error::{Error, Result};
+use crate::seam::Judge;
 
 /// One factual `evaluation` row.
 pub struct FactEvalRow {

@@ -9,10 +9,10 @@ use arrow::array::RecordBatch;
 use super::gold_judge::{GoldJudge, JudgeConfig};
 use super::{FactualConfig, FactualDomain};
 use crate::datasets::factual::FactTask;
-use crate::domain::{Domain, Judge};
 use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Evidence, FlagConfig, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
+use crate::seam::{Domain, Judge};
 
 /// The evaluate stage's `factual:` (the loop's domain options, for `gold_in_evidence`) and
 /// `judge:` (an LLM gold judge), typed.

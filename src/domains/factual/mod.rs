@@ -23,9 +23,9 @@ use crate::columns::{Column, Getter};
 use crate::datasets::factual::evidence::{BUNDLED_TOPICS, Corpus};
 use crate::datasets::factual::normalize::{contains_words, matches, normalize};
 use crate::datasets::factual::{FactGold, FactTask, tables};
-use crate::domain::records::Episode;
-use crate::domain::{Channels, Domain, Judge, Observation};
 use crate::error::{Invalid, Result};
+use crate::seam::records::Episode;
+use crate::seam::{Channels, Domain, Judge, Observation};
 
 /// The factual domain's options (the memory loop's `domain: {kind: factual, ...}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl Default for FactualConfig {
 impl FactualConfig {
     /// Its options checked: channel names, `top_k` at least 1.
     pub fn check(&self) -> std::result::Result<(), Invalid> {
-        crate::domain::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
+        crate::seam::check_channels::<FactualDomain>(&self.channels, "domain.channels")?;
         if self.top_k == 0 { Err(Invalid::from("domain.top_k must be at least 1")) } else { Ok(()) }
     }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Channels, Fired};
+use crate::seam::{Channels, Fired};
 use crate::sql::Execution;
 use crate::sql::checks::{MIN_LITERAL_CHARS, ungrounded_literals_min};
 

@@ -1,5 +1,5 @@
 //! `kind: memory_loop` — the Memento-style agent of one arm and seed (`episodes`, `calls`), in
-//! the domain its config names ([`crate::domain`]). Per task in the seed's order: the top-k
+//! the domain its config names ([`crate::seam`]). Per task in the seed's order: the top-k
 //! earlier episodes of this arm and seed by similarity alone (from the seed's `retrieval` table;
 //! their stored labels are shown, never used to rank) -> planner (when the prompts have one) ->
 //! executor -> the domain observes the artifact (text-to-SQL: the sandbox, twice) -> self-grade
@@ -36,13 +36,13 @@ use crate::agent::program::AgentProgram;
 use crate::agent::prompts::Prompts;
 use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
 use crate::agent::tables::{calls_table, episodes_table};
-use crate::domain::records::{CallRecord, Episode};
-use crate::domain::{Judge, check_channels};
 use crate::domains::DomainKind;
 use crate::error::{Error, Result};
 use crate::llm::{ChatModel, ModelConfig};
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, StageContext};
+use crate::seam::records::{CallRecord, Episode};
+use crate::seam::{Judge, check_channels};
 use crate::table::column;
 
 /// Config of the memory-loop stage.

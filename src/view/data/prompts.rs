@@ -19,21 +19,21 @@ use serde_json::Value;
 pub const MAX_PROMPT: usize = 64 << 10;
 
 /// The response cache, read-only (or nothing, where this machine has none).
-pub struct Prompts {
+pub struct CachedPrompts {
     conn: Option<Mutex<Connection>>,
     secrets: Vec<String>,
 }
 
-impl Prompts {
+impl CachedPrompts {
     /// The response cache at `path`, if it exists and opens.
-    pub fn open(path: &Path) -> Prompts {
+    pub fn open(path: &Path) -> CachedPrompts {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = path.is_file().then(|| Connection::open_with_flags(path, flags).ok()).flatten().map(Mutex::new);
         let secrets = std::env::vars()
             .filter(|(k, v)| ["_API_KEY", "_TOKEN", "_SECRET"].iter().any(|s| k.ends_with(s)) && v.trim().len() >= 4)
             .map(|(_, v)| v.trim().to_string())
             .collect();
-        Prompts { conn, secrets }
+        CachedPrompts { conn, secrets }
     }
 
     /// The prompt the call with cache key `key` sent: each message as `role:` and its text,
@@ -79,14 +79,14 @@ impl Prompts {
 mod tests {
     use super::*;
 
-    fn cache_with(request: &str) -> (tempfile::TempDir, Prompts) {
+    fn cache_with(request: &str) -> (tempfile::TempDir, CachedPrompts) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("responses.sqlite");
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch("CREATE TABLE responses (key TEXT PRIMARY KEY, request TEXT NOT NULL)").unwrap();
         conn.execute("INSERT INTO responses VALUES ('k', ?1)", params![request]).unwrap();
         drop(conn);
-        let mut p = Prompts::open(&path);
+        let mut p = CachedPrompts::open(&path);
         p.secrets = vec!["sk-very-secret".into()];
         (dir, p)
     }
@@ -106,6 +106,6 @@ mod tests {
         let mut call = serde_json::json!({"key": "k", "prompt": null});
         p.fill(&mut call);
         assert_eq!(call["prompt_from"], "this machine's response cache");
-        assert!(Prompts::open(Path::new("/nonexistent/responses.sqlite")).prompt("k").is_none());
+        assert!(CachedPrompts::open(Path::new("/nonexistent/responses.sqlite")).prompt("k").is_none());
     }
 }

@@ -1,5 +1,5 @@
 //! The domain seam: what of the memory loop is specific to one kind of task, and the episode
-//! records every domain shares ([`records`]). The domains themselves (text-to-SQL, factual QA)
+//! records every domain shares ([`records`]). The domains themselves (text-to-SQL, factual QA, code)
 //! live in the `domains` module, each in its folder, and are reached through one registry
 //! (the stages' `domains` registry). The loop, the arms, the
 //! bank, the scheduler and the tables know a domain only through [`Domain`]: the task as the
