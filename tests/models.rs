@@ -90,8 +90,8 @@ fn the_decoder_gives_candles_logits_bit_for_bit() {
     use candle_core::quantized::{GgmlDType, gguf_file};
     use candle_core::{Device, Tensor};
     use candle_transformers::models::{quantized_llama, quantized_qwen2};
-    use lucid::llm::qlinear::Linear;
-    use lucid::llm::transformer::{Cache, Transformer};
+    use lucid::llm::local::qlinear::Linear;
+    use lucid::llm::local::transformer::{Cache, Transformer};
     let dir = tempfile::tempdir().unwrap();
     let prompt: Vec<u32> = (0..40u32).map(|i| (i * 37 + 5) % 256).collect();
     for (arch, dtype) in
@@ -143,7 +143,7 @@ fn the_decoder_gives_candles_logits_bit_for_bit() {
 #[test]
 fn the_sampler_draws_what_candle_transformers_drew() {
     use candle_transformers::generation::{LogitsProcessor, Sampling as Reference};
-    use lucid::llm::sampling::{Sampler, Sampling};
+    use lucid::llm::local::sampling::{Sampler, Sampling};
     // Logits with ties, spikes and flat stretches, over many seeds, temperatures and nuclei.
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     let mut next = move || {
@@ -499,8 +499,12 @@ fn a_model_names_the_cpu_kernel_that_can_change_its_numbers() {
 
 /// Prefill each prompt alone, then step them `together` at a time for `steps` greedy tokens,
 /// checking every sequence's logits against its own one-token `forward` to the bit.
-fn step_together_equals_alone(model: &lucid::llm::transformer::Transformer, prompts: &[Vec<u32>], together: usize) {
-    use lucid::llm::transformer::Cache;
+fn step_together_equals_alone(
+    model: &lucid::llm::local::transformer::Transformer,
+    prompts: &[Vec<u32>],
+    together: usize,
+) {
+    use lucid::llm::local::transformer::Cache;
     let argmax = |t: &candle_core::Tensor| t.argmax(0).unwrap().to_scalar::<u32>().unwrap();
     let mut caches: Vec<Cache> = Vec::new();
     let mut next: Vec<u32> = Vec::new();
@@ -536,8 +540,8 @@ fn sequences_stepped_together_get_their_logits_alone_bit_for_bit() {
     // its own cache) gives each the logits it gets alone, to the last bit, for both
     // architectures and every weight format the tiny models come in, in groups of 2 to 8.
     use candle_core::quantized::{GgmlDType, gguf_file};
-    use lucid::llm::qlinear::Linear;
-    use lucid::llm::transformer::Transformer;
+    use lucid::llm::local::qlinear::Linear;
+    use lucid::llm::local::transformer::Transformer;
     let dir = tempfile::tempdir().unwrap();
     let prompts: Vec<Vec<u32>> =
         (0..12u32).map(|p| (0..3 + p * 23 % 150).map(|i| (i * 37 + p * 11 + 5) % 256).collect()).collect();
@@ -585,8 +589,8 @@ fn real_models_step_sequences_together_bit_for_bit() {
     // The shipped files: SmolLM2 (Q4_1, a Q8_0 output) and Qwen2.5-Coder (Q5_0, Q8_0, Q4_K, Q6_K).
     use crate::support::probes::{Probe, require};
     use candle_core::quantized::gguf_file;
-    use lucid::llm::qlinear::Linear;
-    use lucid::llm::transformer::Transformer;
+    use lucid::llm::local::qlinear::Linear;
+    use lucid::llm::local::transformer::Transformer;
     let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
     for (probe, name) in [(Probe::SmolLm2, "smollm2"), (Probe::Qwen, "qwen2.5-coder")] {
         if !require(probe) {

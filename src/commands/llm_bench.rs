@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::llm::local::LocalModel;
 use crate::llm::local::Requantize;
-use crate::llm::qlinear::Linear;
+use crate::llm::local::qlinear::Linear;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 
 /// The prompt used for generation speed (also used by the Python peer).

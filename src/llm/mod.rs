@@ -3,27 +3,22 @@
 //! scripted stand-in for overhead benchmarks, a response cache, and retries. A call that still
 //! fails after its retries is returned as a [`CallFailure`] for the caller to record — never
 //! dropped, never a panic. API keys are read from environment variables and never written out.
+//!
+//! Two families: the backends and what they share live here; the local engine — the GGUF
+//! decoder, its quantized kernels and tiles (four of the audited `unsafe` modules), batching and
+//! sampling — lives in [`local`].
 
 pub mod anthropic;
-pub mod batch;
 pub mod cache;
 pub mod config;
-pub mod expf;
 pub mod forced_choice;
-pub mod gguf_tokenizer;
 pub mod http;
-pub mod kernels;
 pub mod llama_server;
 pub mod local;
 pub mod openai;
-pub mod q6k;
-pub mod qlinear;
 pub mod replay;
 pub mod retry;
-pub mod sampling;
 pub mod scripted;
-pub mod tiles;
-pub mod transformer;
 
 use std::time::Duration;
 

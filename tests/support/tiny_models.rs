@@ -166,7 +166,7 @@ pub fn write_tiny_decoder(path: &Path, arch: &str, dtype: GgmlDType) -> PathBuf 
             ("tokenizer.ggml.token_type", Value::Array(types)),
             ("tokenizer.ggml.bos_token_id", Value::U32(258)),
             ("tokenizer.ggml.eos_token_id", Value::U32(259)),
-            ("tokenizer.chat_template", Value::String(lucid::llm::gguf_tokenizer::CHATML.into())),
+            ("tokenizer.chat_template", Value::String(lucid::llm::local::gguf_tokenizer::CHATML.into())),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -3,6 +3,20 @@
 //! max-tokens and stop sequences; optionally Q4_1/Q5_0 weights requantized to Q8_0 at load. The
 //! weights are shared read-only by every call and each call has its own KV [`Cache`], so calls
 //! from several threads do not interfere.
+//!
+//! The engine's own modules: [`transformer`] (the decoder), [`qlinear`] with [`kernels`],
+//! [`tiles`] and [`q6k`] (quantized products), [`expf`], [`batch`] (calls decoding together),
+//! [`sampling`] and [`gguf_tokenizer`].
+
+pub mod batch;
+pub mod expf;
+pub mod gguf_tokenizer;
+pub mod kernels;
+pub mod q6k;
+pub mod qlinear;
+pub mod sampling;
+pub mod tiles;
+pub mod transformer;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -12,11 +26,11 @@ use candle_core::quantized::{GgmlDType, QTensor, gguf_file};
 use candle_core::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
-use super::batch::Batcher;
-use super::gguf_tokenizer::GgufChat;
-use super::qlinear::Linear;
-use super::sampling::{Sampler, Sampling};
-use super::transformer::{Cache, Transformer};
+use self::batch::Batcher;
+use self::gguf_tokenizer::GgufChat;
+use self::qlinear::Linear;
+use self::sampling::{Sampler, Sampling};
+use self::transformer::{Cache, Transformer};
 use super::{CallFailure, ChatModel, ChatRequest, Completion, Decoding, ModelIdentity, cut_at_stop};
 use crate::error::{Error, Fault, Result};
 
@@ -33,7 +47,7 @@ pub enum Requantize {
 }
 
 /// Weight formats candle 0.11 has only scalar CPU kernels for (Q4_1: SmolLM2; Q5_0: most of
-/// Qwen2.5-Coder's tensors); lucid runs them with its own kernels ([`super::qlinear`]).
+/// Qwen2.5-Coder's tensors); lucid runs them with its own kernels ([`self::qlinear`]).
 pub const SLOW_FORMATS: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0];
 
 /// The GGUF in `file` (read as `ct`) rewritten in memory with its [`SLOW_FORMATS`] tensors
@@ -325,7 +339,7 @@ impl ChatModel for LocalModel {
 
     fn chat(&self, req: &ChatRequest) -> std::result::Result<Completion, CallFailure> {
         let start = Instant::now();
-        let _counted = super::qlinear::Caller::enter();
+        let _counted = self::qlinear::Caller::enter();
         let (tokens_in, out, text) =
             self.generate(req).map_err(|f| CallFailure { message: f.to_string(), attempts: 1 })?;
         Ok(Completion {

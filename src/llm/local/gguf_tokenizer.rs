@@ -15,8 +15,8 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
 use tokenizers::{AddedToken, Tokenizer};
 
-use super::Message;
 use crate::error::Fault;
+use crate::llm::Message;
 
 /// GGUF token types registered whole: control (`<|im_start|>` ...) and user-defined
 /// (`<tool_call>` ...).

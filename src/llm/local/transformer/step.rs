@@ -10,7 +10,7 @@
 //! Every operation is candle's, to the bit: the same f32 expressions in the same order (rms
 //! norm, rope, bias and residual adds, SiLU, the softmax with candle's own reductions), the same
 //! gemm calls for attention, the same kernels for the projections, and e^x with the C library's
-//! bits eight values at a time ([`crate::llm::expf`]). So a sequence's logits are
+//! bits eight values at a time ([`crate::llm::local::expf`]). So a sequence's logits are
 //! those of [`Transformer::forward`] of its token alone, whichever sequences share its step
 //! (tests/models.rs), and the model's identity and every cached answer stay valid.
 
@@ -20,9 +20,9 @@ use candle_core::{Result, Tensor};
 
 use super::{Cache, Transformer};
 use crate::embed::matmul::{Mat, matmul};
-use crate::llm::expf::exp_in_place;
-use crate::llm::kernels::{reduce_max, reduce_sum};
-use crate::llm::qlinear::{Linear, share};
+use crate::llm::local::expf::exp_in_place;
+use crate::llm::local::kernels::{reduce_max, reduce_sum};
+use crate::llm::local::qlinear::{Linear, share};
 
 /// candle's `rms_norm` of each `alpha.len()`-wide row of `x`, in place.
 fn rms_norm(x: &mut [f32], alpha: &[f32], eps: f32) {

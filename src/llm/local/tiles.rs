@@ -540,7 +540,7 @@ pub fn pay() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::kernels::{block_sums, dot_rows_portable};
+    use crate::llm::local::kernels::{block_sums, dot_rows_portable};
     use crate::rng::SplitMix64;
 
     fn bits(v: &[f32]) -> Vec<u32> {
