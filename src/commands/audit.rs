@@ -1,10 +1,12 @@
 //! `lucid audit`: the paper's bank-level tables for a bank file or an agent run's own bank.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 
 use super::werr;
 use crate::audit::{Columns, Options, audit, read_bank, tables};
-use crate::cli::{AuditArgs, AuditFormat};
 use crate::error::{Error, Result};
 
 /// `lucid audit`.
@@ -117,4 +119,80 @@ fn emit(a: &AuditArgs, stem: &str, md: &str, json: &str) -> Result<()> {
         eprintln!("audit written: {}", dir.join(format!("{stem}.html")).display());
     }
     Ok(())
+}
+
+/// `lucid audit`'s defaults, shared with the `audit` stage.
+const AUDIT: crate::audit::Options = crate::audit::Options::DEFAULT;
+
+/// `lucid audit`.
+#[derive(Args, Debug)]
+pub struct AuditArgs {
+    /// The bank: .parquet, .csv or .jsonl with columns r, u and one per verifier; or an agent run
+    /// folder (its episodes of one arm: r, U from evaluation, detector channels as verifiers).
+    pub bank: PathBuf,
+    /// The arm whose bank to audit, for a run folder (default: lucid, else memento).
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// Verifier columns (default: every column named v_<name>).
+    #[arg(long, value_delimiter = ',')]
+    pub verifiers: Vec<String>,
+    /// The judges the ensembles and the gold-fit combine (default: every verifier of a bank file;
+    /// for a run, its judge stages without the detector's channels, the detector and panels).
+    #[arg(long, value_delimiter = ',')]
+    pub ensemble: Option<Vec<String>>,
+    /// The fold column for leave-one-seed-out (used when the bank has it).
+    #[arg(long, default_value = "seed")]
+    pub seed_col: String,
+    /// The self-consistency column for the self-consistency prune (used when the bank has it).
+    #[arg(long, default_value = "sc")]
+    pub sc_col: String,
+    /// The reuse-count column (used when the bank has it).
+    #[arg(long, default_value = "n")]
+    pub n_col: String,
+    /// Whether each memory's self-grade parsed (boolean or 0/1; used when the bank has it).
+    #[arg(long, default_value = "graded")]
+    pub graded_col: String,
+    /// EIA decorrelation threshold: |Corr(nu, b)| below it.
+    #[arg(long, default_value_t = AUDIT.tau_dec)]
+    pub tau_dec: f64,
+    /// EIA truthfulness threshold: Corr(V, U) above it.
+    #[arg(long, default_value_t = AUDIT.tau_tru)]
+    pub tau_tru: f64,
+    /// Bootstrap resamples of the payoff.
+    #[arg(long, default_value_t = AUDIT.bootstrap)]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap and the random prunes.
+    #[arg(long, default_value_t = AUDIT.rng_seed)]
+    pub rng_seed: u64,
+    /// Random prunes averaged in the budget-matched control.
+    #[arg(long, default_value_t = AUDIT.random_draws)]
+    pub random_draws: usize,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Md)]
+    pub format: AuditFormat,
+    /// Also write audit.md, audit.json and audit.html into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// For a bank without truth: print a labelling sheet of N memories (CSV: memory, question,
+    /// answer, plan, u), stratified by label and verifier flags and seeded by --rng-seed, for a
+    /// person to fill the u column and give back with --labels.
+    #[arg(long, value_name = "N", conflicts_with = "labels")]
+    pub sample: Option<usize>,
+    /// Audit from hand labels: a CSV with columns memory and u (1 right, 0 wrong, empty not
+    /// labelled), the sheet of --sample filled in, and optionally u2 (a second labeller on some
+    /// rows: their disagreement is carried into the intervals): leniency, sensitivity, label
+    /// sanity, each verifier's EIA axes and payoff, with 95 % intervals for the sampling design.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+}
+
+/// How `lucid audit` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditFormat {
+    /// Markdown tables.
+    Md,
+    /// `{"tables": {...}}`.
+    Json,
+    /// One self-contained page.
+    Html,
 }

@@ -1,10 +1,12 @@
 //! `lucid cache ls|gc`: the stage store of a runs folder.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::collections::HashSet;
 use std::io::Write;
 
 use super::werr;
-use crate::cli::{CacheAction, CacheArgs};
 use crate::error::{Error, Result};
 use crate::pipeline::manifest::Manifest;
 use crate::pipeline::store::Store;
@@ -85,4 +87,27 @@ pub fn run(a: &CacheArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `lucid cache`.
+#[derive(Args, Debug)]
+pub struct CacheArgs {
+    /// ls: list stage entries; gc: delete what no run in the runs folder uses.
+    #[arg(value_enum)]
+    pub action: CacheAction,
+    /// The runs folder holding `.store/`.
+    #[arg(long, default_value = "runs", value_name = "DIR")]
+    pub runs_dir: PathBuf,
+    /// The store shared with other workers: gc refuses while any of them holds a live claim.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+/// `lucid cache` actions.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheAction {
+    /// List entries.
+    Ls,
+    /// Delete entries and objects no kept run uses.
+    Gc,
 }

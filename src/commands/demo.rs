@@ -2,6 +2,10 @@
 //! pipeline), then the factual bank study (`pipelines/factual_bank.yaml`, smaller: which verifier
 //! may de-inflate a self-graded bank), ending with both headline tables and where the reports are.
 
+use crate::commands::run::RunArgs;
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 
 use super::werr;
@@ -16,7 +20,7 @@ pub const BANK_TABLE: &str = "SELECT e.verifier, e.kind, round(e.corr_nu_b, 2) A
      LEFT JOIN audit_cost c ON c.verifier = e.verifier";
 
 /// `lucid demo`.
-pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
+pub fn run(a: &DemoArgs) -> Result<bool> {
     let cache = a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir);
     let models = crate::model_files::models_dir(&cache);
     let mut wanted = vec!["smollm2", "minilm"];
@@ -63,4 +67,68 @@ pub fn run(a: &crate::cli::DemoArgs) -> Result<bool> {
     )
     .map_err(werr)?;
     Ok(ok && bank_ok)
+}
+
+/// `lucid demo`.
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// The demo pipeline.
+    #[arg(long, default_value = "pipelines/demo.yaml", value_name = "YAML")]
+    pub pipeline: PathBuf,
+    /// Override a key, as for `lucid run`.
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// The local chat model: smollm2 (default) or qwen2.5-coder (fetched when absent).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The bank study pipeline run after the SQL study.
+    #[arg(long, default_value = "pipelines/factual_bank.yaml", value_name = "YAML")]
+    pub bank: PathBuf,
+    /// Questions per topic of the bank study (11 topics; 3 seeds).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub bank_per_topic: usize,
+    /// Skip the bank study.
+    #[arg(long)]
+    pub no_bank: bool,
+}
+
+impl DemoArgs {
+    /// A `lucid run` of `pipeline` with `set`, as the demo runs it.
+    fn run_of(&self, pipeline: &std::path::Path, set: Vec<String>) -> RunArgs {
+        RunArgs {
+            pipeline: pipeline.to_path_buf(),
+            set,
+            only: Vec::new(),
+            limit: None,
+            dry_run: false,
+            explain: false,
+            quiet: self.quiet,
+            cache_dir: self.cache_dir.clone(),
+            store: None,
+            shard: None,
+            lease: None,
+        }
+    }
+
+    /// The `lucid run` of the bank study.
+    pub fn bank_run_args(&self) -> RunArgs {
+        self.run_of(&self.bank, vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)])
+    }
+
+    /// The `lucid run` it stands for.
+    pub fn run_args(&self) -> RunArgs {
+        let mut set = self.set.clone();
+        if let Some(m) = &self.model {
+            for stage in ["agent", "oracle"] {
+                set.push(format!("stages.{stage}.config.model.model={m}"));
+            }
+        }
+        self.run_of(&self.pipeline, set)
+    }
 }

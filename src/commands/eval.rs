@@ -1,10 +1,13 @@
 //! `lucid eval`: BIRD-exact execution accuracy of a predictions file, or `--check-gold`.
 
+use crate::commands::BenchArgs;
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 use std::path::Path;
 
 use super::{bench_files, cache_root, timeout, werr};
-use crate::cli::EvalArgs;
 use crate::error::{Error, Result};
 use crate::eval::{self, EvalOptions, EvalSet, Pair, inputs};
 use crate::sql::Limits;
@@ -97,4 +100,49 @@ fn write_findings(out: &Path, findings: &[eval::check_gold::Finding]) -> Result<
         })
         .collect();
     std::fs::write(out, lines).map_err(|source| Error::Write { path: out.into(), source })
+}
+
+/// `lucid eval`. Flags mirror BIRD's `evaluation.py` (its underscore spellings are accepted).
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Predictions: BIRD's JSON `{"0": "SQL\t----- bird -----\tdb_id"}`, a JSON list, or a Parquet
+    /// table with a `sql` column (and optionally `question_id`).
+    #[arg(long, alias = "predicted_sql_path", value_name = "FILE")]
+    pub pred: Option<PathBuf>,
+    /// Gold: BIRD's `dev_gold.sql` (`SQL<TAB>db_id` lines) or a question JSON with `SQL`/`query`.
+    #[arg(long, alias = "ground_truth_path", value_name = "FILE")]
+    pub gold: Option<PathBuf>,
+    /// Folder holding `<db_id>/<db_id>.sqlite`.
+    #[arg(long, alias = "db_root_path", value_name = "DIR")]
+    pub db_root: Option<PathBuf>,
+    /// Question JSON whose `difficulty` fields give the per-difficulty table.
+    #[arg(long, alias = "diff_json_path", value_name = "FILE")]
+    pub diff_json: Option<PathBuf>,
+    /// Benchmark shortcut instead of --gold/--db-root/--diff-json.
+    #[command(flatten)]
+    pub source: BenchArgs,
+    /// Timeout for each prediction/gold pair, in seconds.
+    #[arg(long, alias = "meta_time_out", default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Parallel queries (default: all cores).
+    #[arg(long, alias = "num_cpus", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Write one JSON line per prediction, in input order: {"idx", "res", ...}.
+    #[arg(long, value_name = "OUT.jsonl")]
+    pub per_question: Option<PathBuf>,
+    /// Check the gold queries instead of scoring predictions (reads gold only).
+    #[arg(long)]
+    pub check_gold: bool,
+    /// With --check-gold: write the findings table here (.parquet or .jsonl).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Row cap per query; a result past it scores 0 as "truncated".
+    #[arg(long, default_value_t = 10_000_000, value_name = "N")]
+    pub max_rows: u64,
+    /// Do not read or write the gold-result cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }

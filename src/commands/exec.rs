@@ -1,7 +1,9 @@
 //! `lucid exec`: one query through the sandbox, with the detector's channels (its own rules).
 
+use clap::Args;
+use std::path::PathBuf;
+
 use super::timeout;
-use crate::cli::ExecArgs;
 use crate::domains::sql::detector::{DetectorConfig, Observed};
 use crate::error::Result;
 use crate::sql::{Limits, OpenOptions, Sandbox};
@@ -27,4 +29,26 @@ pub fn run(a: &ExecArgs) -> Result<()> {
     println!("literals: {}", flags.literals_json().unwrap_or_else(|| "[]".into()));
     println!("flagged: {}", flags.flagged(&detector.channels));
     Ok(())
+}
+
+/// `lucid exec`.
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// The SQLite database file.
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+    /// The question the query answers (for the literal-grounding check).
+    #[arg(long, default_value = "")]
+    pub question: String,
+    /// The question's evidence / hint.
+    #[arg(long, default_value = "")]
+    pub evidence: String,
+    /// Timeout in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Rows to show.
+    #[arg(long, default_value_t = 20)]
+    pub rows: usize,
+    /// The query.
+    pub sql: String,
 }

@@ -4,11 +4,13 @@
 //! the command's own business: what it would refuse is refused first in the command line's terms,
 //! and its failures name the user's files by flag, never its temporary file or its stage.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 use std::path::Path;
 
 use super::werr;
-use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::import::ImportConfig;
 use crate::import::gold::GoldConfig;
@@ -174,4 +176,60 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
     writeln!(out, "labels: {}", source.meaning()).map_err(werr)?;
     writeln!(out, "next: lucid audit {}", summary.run_dir.display()).map_err(werr)?;
     Ok(true)
+}
+
+/// `lucid import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The bank file.
+    pub bank: PathBuf,
+    /// Its layout: memento, memento-reward, reasoningbank, mem0, langmem, amem, letta or generic.
+    #[arg(long)]
+    pub preset: String,
+    /// The run to write (`<runs-dir>/<name>`).
+    #[arg(long)]
+    pub name: String,
+    /// Memento's results log (answers, the judge's verdicts, ground truth).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// A gold file of questions and answers (JSONL/JSON/CSV/Parquet: id, question, answer, aliases).
+    #[arg(long, value_name = "FILE")]
+    pub gold: Option<PathBuf>,
+    /// The gold file's answer field (default: the preset's: `answer`, Memento's `ground_truth`).
+    #[arg(long)]
+    pub gold_answer: Option<String>,
+    /// Match memories to gold on `question` (exact text; default) or `id`.
+    #[arg(long, default_value = "question")]
+    pub match_on: String,
+    /// What separates aliases written as one string.
+    #[arg(long)]
+    pub alias_separator: Option<String>,
+    /// A per-id truth file `{id, u}` (an agentic benchmark's own evaluator).
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+    /// Where a memory's part is: `question=case`, `plan=think_list`, `answer=...`, `label=...`,
+    /// `id=...`, `order=...` (dotted paths; over the preset's).
+    #[arg(long = "field", value_name = "PART=PATH")]
+    pub fields: Vec<String>,
+    /// A label value and its r: `positive=1`, `fail=0` (over the preset's).
+    #[arg(long = "label", value_name = "VALUE=R")]
+    pub labels: Vec<String>,
+    /// Where the labels came from: self-graded, judge-with-gold, judge, environment-reward, unlabelled.
+    #[arg(long)]
+    pub label_source: Option<String>,
+    /// How U is decided: judge (normalised match against gold; default) or source (the source's verdict).
+    #[arg(long, default_value = "judge")]
+    pub u_from: String,
+    /// The arm the memories are written under (default: the preset's name).
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// Read every label the other way round (ReasoningBank banks written before its fix).
+    #[arg(long)]
+    pub invert_labels: bool,
+    /// Where runs live.
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }

@@ -1,7 +1,10 @@
 //! `lucid load`: a benchmark's `tasks` and `gold` tables as Parquet.
 
+use crate::commands::BenchArgs;
+use clap::Args;
+use std::path::PathBuf;
+
 use super::cache_root;
-use crate::cli::LoadArgs;
 use crate::datasets::{self, bundled};
 use crate::error::{Error, Result};
 
@@ -17,4 +20,21 @@ pub fn run(a: &LoadArgs) -> Result<()> {
     datasets::tables::write_benchmark(&a.out, &bench, &cache)?;
     println!("{}: {} tasks -> {}", bench.name, bench.tasks.len(), a.out.display());
     Ok(())
+}
+
+/// `lucid load`.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Benchmark folder (BIRD layout unless --spider).
+    #[command(flatten)]
+    pub source: BenchArgs,
+    /// Read the folder as Spider layout (`tables.json`, `database/`), with this question file.
+    #[arg(long, value_name = "FILE.json")]
+    pub spider: Option<String>,
+    /// Output folder for `tasks.parquet` and `gold.parquet`.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }

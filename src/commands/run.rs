@@ -1,9 +1,11 @@
 //! `lucid run`: plan and run a pipeline, then print its report tables.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 
 use super::werr;
-use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::pipeline::RunOptions;
 use crate::stages::registry::Stages;
@@ -71,4 +73,42 @@ pub fn run(a: &RunArgs) -> Result<bool> {
         writeln!(out, "report: {} (and report.md, report.json beside it)", report.html.display()).map_err(werr)?;
     }
     Ok(summary.failed.is_empty())
+}
+
+/// `lucid run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The pipeline YAML.
+    pub pipeline: PathBuf,
+    /// Override a key: `--set seeds=[0,1,2]`, `--set stages.evaluate.config.chunk_size=64`.
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Run only these stages (and whatever they read).
+    #[arg(long, value_name = "STAGE")]
+    pub only: Vec<String>,
+    /// Keep only the first N questions (sets `limit` on every benchmark stage).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print the plan without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Say, for every instance that must run, each key component that changed.
+    #[arg(long)]
+    pub explain: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Share the pipeline with other workers through this store: `s3://bucket/prefix` (endpoint
+    /// and keys from AWS_* environment variables) or `file:///shared/folder` (NFS, Lustre).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Compute only instance i, i + n, ... of each stage (and what they read): array jobs.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Seconds a claim holder may stay silent before another worker takes its instance over.
+    #[arg(long, value_name = "SECONDS")]
+    pub lease: Option<f64>,
 }

@@ -1,10 +1,12 @@
 //! `lucid status`: the state of every instance of a run.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 use std::path::Path;
 
 use super::werr;
-use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::pipeline::manifest::{Manifest, State};
 use crate::pipeline::store::Store;
@@ -69,4 +71,14 @@ pub fn run(a: &StatusArgs) -> Result<()> {
 fn live(run: &Path, key: Option<&str>) -> Option<String> {
     let work_dir = Store::in_runs_dir(run.parent()?).work_dir(key?);
     crate::pipeline::episode_scheduler::LoopProgress::read(&work_dir).map(|p| p.to_string())
+}
+
+/// `lucid status`.
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The run folder (`runs/<name>`).
+    pub run: PathBuf,
+    /// Also show the claims of every worker sharing this store (`s3://…`, `file:///…`).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }

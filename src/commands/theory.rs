@@ -1,12 +1,13 @@
 //! `lucid theory`: the paper's closed forms on the command line (the report uses the same code).
 
+use clap::{Args, Subcommand};
+
 use std::io::Write;
 
 use serde_json::json;
 
 use super::werr;
 use crate::analysis::theory::{self, AttractorInputs};
-use crate::cli::{TextOrJson, TheoryArgs, TheoryCommand};
 use crate::error::{Error, Result};
 
 /// `lucid theory`.
@@ -58,4 +59,91 @@ pub fn run(a: &TheoryArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `lucid theory`.
+#[derive(Args, Debug)]
+pub struct TheoryArgs {
+    /// Which closed form.
+    #[command(subcommand)]
+    pub which: TheoryCommand,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text, global = true)]
+    pub format: TextOrJson,
+}
+
+/// Text for people, JSON for scripts.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextOrJson {
+    /// `name = value` lines.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// The closed forms of `lucid theory`.
+#[derive(Subcommand, Debug)]
+pub enum TheoryCommand {
+    /// Theorem 2: the corrupted fixed point p*, the one-shot value p0, q'(p*) and where stability
+    /// is lost, from coupling kappa, leniency l, sensitivity s and clean error e0.
+    Attractor {
+        /// Coupling: error slope on retrieved corruption (>= 0).
+        #[arg(long)]
+        kappa: f64,
+        /// Leniency P(r=1 | U=0), in [0, 1].
+        #[arg(long)]
+        leniency: f64,
+        /// Sensitivity P(r=1 | U=1), in [0, 1].
+        #[arg(long)]
+        sensitivity: f64,
+        /// Error at clean retrieval, in [0, 1].
+        #[arg(long)]
+        e0: f64,
+    },
+    /// Theorem 1: amplification of wrong memories' influence by inflated scores (b) under softmax
+    /// retrieval at temperature T, and through trust tau.
+    Amplification {
+        /// Score a wrong memory is inflated to.
+        #[arg(long)]
+        b: f64,
+        /// Retrieval temperature T (> 0).
+        #[arg(long)]
+        temperature: f64,
+        /// Wrong memories W.
+        #[arg(long)]
+        wrong: f64,
+        /// Correct memories R.
+        #[arg(long)]
+        right: f64,
+        /// Trust at the inflated score, tau(b).
+        #[arg(long, default_value_t = 1.0)]
+        tau_b: f64,
+        /// Trust at score 0, tau(0) (> 0).
+        #[arg(long, default_value_t = 1.0)]
+        tau_0: f64,
+    },
+    /// Proposition 1: a flag helps iff its precision exceeds rho* = h / (g + h).
+    Threshold {
+        /// Gain of demoting a wrong memory.
+        #[arg(long, default_value_t = 1.0)]
+        g: f64,
+        /// Harm of demoting a correct one.
+        #[arg(long, default_value_t = 1.0)]
+        h: f64,
+        /// A detector's precision, to get its per-flag effect.
+        #[arg(long)]
+        rho: Option<f64>,
+    },
+    /// Proposition 2: pulling scores toward a verifier, from Var(b), Cov(nu, b) and Var(nu).
+    Pull {
+        /// Variance of the bias b = r - U.
+        #[arg(long)]
+        var_b: f64,
+        /// Covariance of the verifier error nu = V - U with b.
+        #[arg(long)]
+        cov_nu_b: f64,
+        /// Variance of the verifier error.
+        #[arg(long)]
+        var_nu: f64,
+    },
 }

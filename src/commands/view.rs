@@ -1,9 +1,11 @@
 //! `lucid view`: serve the page over runs (see `crate::view` for who may read the server), or
 //! export it as static files.
 
+use clap::Args;
+use std::path::PathBuf;
+
 use std::io::Write;
 
-use crate::cli::ViewArgs;
 use crate::error::Result;
 use crate::view::data::Catalog;
 
@@ -30,4 +32,18 @@ pub fn run(a: &ViewArgs) -> Result<()> {
     }
     server.serve();
     Ok(())
+}
+
+/// `lucid view`.
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    /// Runs (`runs/<name>`, a store's `s3://…/runs/<name>`) or a runs folder.
+    #[arg(required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// Where to listen: loopback by default; another address requires the printed token.
+    #[arg(long, default_value = "127.0.0.1:8377")]
+    pub address: String,
+    /// Write static files that open from disk with no server, instead of serving.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
 }
