@@ -473,3 +473,16 @@ fn no_two_modules_of_a_folder_use_each_other() {
     let seen = sibling_uses("use super::episode::recorded_call;\nuse crate::agent::{proxy::Proxy, bank};", "agent");
     assert_eq!(seen, ["episode", "proxy", "bank"]);
 }
+
+/// The runner knows no report: the study's report is the `run` command's job (`report_due`).
+#[test]
+fn the_pipeline_names_no_report() {
+    let (src, files) = src_files();
+    let named: Vec<String> = files
+        .iter()
+        .filter(|f| f.strip_prefix(&src).unwrap().starts_with("pipeline"))
+        .filter(|f| used_modules(&std::fs::read_to_string(f).unwrap()).iter().any(|m| m == "report"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(named.is_empty(), "the pipeline uses crate::report: {named:?}");
+}

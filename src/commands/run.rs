@@ -65,7 +65,14 @@ pub fn run(a: &RunArgs) -> Result<bool> {
     for f in &summary.failed {
         eprintln!("failed: {f}");
     }
-    if let Some(report) = &summary.report {
+    // The study's report, from the run's tables, where the pipeline asks for it.
+    let report = if summary.report_due {
+        let dir = &summary.run_dir;
+        Some(crate::report::build_and_write(std::slice::from_ref(dir), &dir.join(crate::report::FOLDER))?)
+    } else {
+        None
+    };
+    if let Some(report) = &report {
         if let Some(h) = &report.headline {
             writeln!(out, "\nheadline (seeds pooled; 95 % intervals):").map_err(werr)?;
             writeln!(out, "{}", arrow::util::pretty::pretty_format_batches(std::slice::from_ref(h))?).map_err(werr)?;

@@ -31,9 +31,10 @@ pub struct RunSummary {
     pub failed: Vec<String>,
     /// The output tables of stages that print them (report stages), by name.
     pub printed: Vec<(String, RecordBatch)>,
-    /// The study's report of the run folder (`report: true` and no instance failed; a partial
-    /// run, `--only` or `--shard`, reports what its folder holds), written into `<run>/report/`.
-    pub report: Option<crate::report::Written>,
+    /// The pipeline asks for the study's report (`report: true`), nothing failed and this was no
+    /// dry run: the command that ran it writes the report of the run folder (a partial run,
+    /// `--only` or `--shard`, reports what its folder holds). The runner knows no report.
+    pub report_due: bool,
 }
 
 /// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
@@ -124,7 +125,7 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
     sched.drive(plan.spec.max_parallel.unwrap_or_else(crate::par::default_jobs).max(1));
     let Scheduler { slots, computed, cached, failed, .. } = sched;
     if opts.dry_run {
-        return Ok(RunSummary { run_dir, computed: 0, cached, failed, printed: Vec::new(), report: None });
+        return Ok(RunSummary { run_dir, computed: 0, cached, failed, printed: Vec::new(), report_due: false });
     }
     let m = {
         let mut m = manifest.lock().expect("manifest lock");
@@ -147,13 +148,8 @@ pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> 
             }
         }
     }
-    // The study's report, from the run's tables as laid out above.
-    let report = if plan.spec.report && failed.is_empty() {
-        Some(crate::report::build_and_write(std::slice::from_ref(&run_dir), &run_dir.join(crate::report::FOLDER))?)
-    } else {
-        None
-    };
-    Ok(RunSummary { run_dir, computed, cached, failed, printed, report })
+    let report_due = plan.spec.report && failed.is_empty();
+    Ok(RunSummary { run_dir, computed, cached, failed, printed, report_due })
 }
 
 /// A complete run through a shared store publishes its tables as the run's newest listing
