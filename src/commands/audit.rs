@@ -1,9 +1,9 @@
 //! `lucid audit`: the paper's bank-level tables for a bank file or an agent run's own bank.
 
-use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 
-use std::io::Write;
+use clap::Args;
 
 use super::werr;
 use crate::audit::{Columns, Options, audit, read_bank, tables};

@@ -1,10 +1,10 @@
 //! `lucid cache ls|gc`: the stage store of a runs folder.
 
-use clap::Args;
-use std::path::PathBuf;
-
 use std::collections::HashSet;
 use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
 
 use super::werr;
 use crate::error::{Error, Result};

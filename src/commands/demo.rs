@@ -2,13 +2,13 @@
 //! pipeline), then the factual bank study (`pipelines/factual_bank.yaml`, smaller: which verifier
 //! may de-inflate a self-graded bank), ending with both headline tables and where the reports are.
 
-use crate::commands::run::RunArgs;
-use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 
-use std::io::Write;
+use clap::Args;
 
 use super::werr;
+use crate::commands::run::RunArgs;
 use crate::error::Result;
 
 /// The bank study's table the demo ends with: each verifier's EIA row, its payoff with the

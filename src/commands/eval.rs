@@ -1,13 +1,13 @@
 //! `lucid eval`: BIRD-exact execution accuracy of a predictions file, or `--check-gold`.
 
-use crate::commands::BenchArgs;
-use clap::Args;
-use std::path::PathBuf;
-
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Args;
 
 use super::{bench_files, cache_root, timeout, werr};
+use crate::commands::BenchArgs;
 use crate::error::{Error, Result};
 use crate::eval::{self, EvalOptions, EvalSet, Pair, inputs};
 use crate::sql::Limits;

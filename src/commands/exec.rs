@@ -1,7 +1,8 @@
 //! `lucid exec`: one query through the sandbox, with the detector's channels (its own rules).
 
-use clap::Args;
 use std::path::PathBuf;
+
+use clap::Args;
 
 use super::timeout;
 use crate::domains::sql::detector::{DetectorConfig, Observed};

@@ -1,14 +1,14 @@
 //! `lucid import`: another agent's bank as a run folder, through a one-stage pipeline (the
 //! `import` stage), so an unchanged bank is served from the stage store and `lucid audit`,
 //! `lucid query` and the reports read the run as they read one of lucid's own. The pipeline is
-//! the command's own business: what it would refuse is refused first in the command line's terms,
-//! and its failures name the user's files by flag, never its temporary file or its stage.
-
-use clap::Args;
-use std::path::PathBuf;
+//! the command's own business, built in memory and run without a file: what it would refuse is
+//! refused first in the command line's terms, and its failures name the user's files by flag,
+//! never the pipeline or its stage.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
 
 use super::werr;
 use crate::error::{Error, Result};
@@ -59,8 +59,8 @@ fn shown(flag: Option<&str>, p: &Path) -> String {
     }
 }
 
-/// Refuse, in the command line's terms, what the pipeline would refuse in its own (its temporary
-/// file, its stage): an unknown preset, a run name that is not a plain folder name, a file that
+/// Refuse, in the command line's terms, what the pipeline would refuse in its own (its
+/// in-memory pipeline, its stage): an unknown preset, a run name that is not a plain folder name, a file that
 /// is not there.
 fn check(a: &ImportArgs) -> Result<()> {
     crate::import::presets::preset(&a.preset).map_err(|e| Error::usage(format!("--preset: {e}")))?;
@@ -147,8 +147,6 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
         "arms": [arm],
         "stages": [{"id": STAGE, "kind": crate::stages::import::ImportStage::KIND, "matrix": ["seed", "arm"], "config": c}],
     });
-    let file = std::env::temp_dir().join(format!("lucid-import-{}-{}.yaml", a.name, std::process::id()));
-    std::fs::write(&file, pipeline.to_string()).map_err(|source| Error::Write { path: file.clone(), source })?;
     let opts = RunOptions {
         overrides: Vec::new(),
         limit: None,
@@ -160,9 +158,8 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
         base_dir: std::env::current_dir().map_err(|source| Error::Read { path: ".".into(), source })?,
         sharing: Default::default(),
     };
-    let summary = crate::pipeline::run::<Stages>(&file, &opts);
-    let _ = std::fs::remove_file(&file);
-    let summary = summary?;
+    // Built in memory and run without a file: its name in errors is the command's.
+    let summary = crate::pipeline::run_text::<Stages>(Path::new("lucid import"), &pipeline.to_string(), &opts)?;
     let mut out = std::io::stdout().lock();
     if !summary.failed.is_empty() {
         for f in &summary.failed {

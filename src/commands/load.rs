@@ -1,10 +1,11 @@
 //! `lucid load`: a benchmark's `tasks` and `gold` tables as Parquet.
 
-use crate::commands::BenchArgs;
-use clap::Args;
 use std::path::PathBuf;
 
+use clap::Args;
+
 use super::cache_root;
+use crate::commands::BenchArgs;
 use crate::datasets::{self, bundled};
 use crate::error::{Error, Result};
 

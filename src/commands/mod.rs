@@ -2,8 +2,6 @@
 //! before any work starts, then does the work; `crate::dispatch` only dispatches and maps errors to
 //! exit codes.
 
-use clap::Args;
-
 pub mod audit;
 pub mod ballista;
 pub mod cache;
@@ -26,6 +24,8 @@ pub mod view;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use clap::Args;
 
 use crate::datasets::bundled;
 use crate::error::{Error, Result};

@@ -1,9 +1,9 @@
 //! `lucid models fetch|list|path|bench|smoke`: the offline models.
 
-use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 
-use std::io::Write;
+use clap::Args;
 
 use super::werr;
 use crate::error::{Error, Result};

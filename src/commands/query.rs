@@ -1,12 +1,11 @@
 //! `lucid query`: SQL (text or a `.sql` report file) over the tables of one or more runs.
 
-use clap::Args;
-use std::path::PathBuf;
-
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 
 use arrow::array::RecordBatch;
+use clap::Args;
 
 use super::werr;
 use crate::error::{Error, Result};

@@ -1,7 +1,8 @@
 //! `lucid report`: the study's tables and plots for one or more runs.
 
-use clap::Args;
 use std::path::PathBuf;
+
+use clap::Args;
 
 use super::werr;
 use crate::error::Result;

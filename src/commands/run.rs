@@ -1,9 +1,9 @@
 //! `lucid run`: plan and run a pipeline, then print its report tables.
 
-use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 
-use std::io::Write;
+use clap::Args;
 
 use super::werr;
 use crate::error::{Error, Result};

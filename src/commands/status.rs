@@ -1,10 +1,10 @@
 //! `lucid status`: the state of every instance of a run.
 
-use clap::Args;
-use std::path::PathBuf;
-
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Args;
 
 use super::werr;
 use crate::error::Result;

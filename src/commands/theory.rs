@@ -1,9 +1,8 @@
 //! `lucid theory`: the paper's closed forms on the command line (the report uses the same code).
 
-use clap::{Args, Subcommand};
-
 use std::io::Write;
 
+use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::werr;

@@ -1,10 +1,10 @@
 //! `lucid view`: serve the page over runs (see `crate::view` for who may read the server), or
 //! export it as static files.
 
-use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 
-use std::io::Write;
+use clap::Args;
 
 use crate::error::Result;
 use crate::view::data::Catalog;

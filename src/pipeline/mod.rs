@@ -18,4 +18,4 @@ pub mod stage;
 pub mod store;
 
 pub use options::RunOptions;
-pub use runner::{RunSummary, run};
+pub use runner::{RunSummary, run, run_text};

@@ -40,6 +40,13 @@ pub struct RunSummary {
 /// Load, validate and run the pipeline at `pipeline`, its stage kinds read with `R`.
 pub fn run<R: super::registry::Registry>(pipeline: &Path, opts: &RunOptions) -> Result<RunSummary> {
     let text = std::fs::read_to_string(pipeline).map_err(|source| Error::Read { path: pipeline.into(), source })?;
+    run_text::<R>(pipeline, &text, opts)
+}
+
+/// Validate and run the pipeline `text` (YAML or JSON), named `pipeline` in errors: a command
+/// that builds its pipeline in memory (`lucid import`) runs it without a file.
+pub fn run_text<R: super::registry::Registry>(pipeline: &Path, text: &str, opts: &RunOptions) -> Result<RunSummary> {
+    let text = text.to_string();
     let mut spec = super::spec::parse::<R>(pipeline, &text, &opts.overrides)?;
     if let Some(n) = opts.limit {
         for s in &mut spec.stages {
