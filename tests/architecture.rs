@@ -59,9 +59,14 @@ fn files_with_ext(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 
 /// The top-level modules named by `crate::` paths in `text` (also inside `use crate::{a, b::c}`).
 fn used_modules(text: &str) -> Vec<String> {
+    names_after(text, "crate::")
+}
+
+/// The first path segment after each `prefix` in `text`, each name of a `{...}` group included.
+fn names_after(text: &str, prefix: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + 7..];
+    for (i, _) in text.match_indices(prefix) {
+        let rest = &text[i + prefix.len()..];
         let names: Vec<&str> = match rest.strip_prefix('{') {
             Some(group) => group[..group.find('}').unwrap_or(group.len())].split(',').collect(),
             None => vec![rest],
@@ -415,21 +420,9 @@ fn the_readme_layout_names_every_module_of_src() {
 /// The sibling modules file `text` (in module folder `parent`, as `crate::a::b`) uses: `super::x`
 /// and `crate::<parent>::x` paths, groups included.
 fn sibling_uses(text: &str, parent: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let prefixes = ["super::".to_string(), format!("crate::{parent}::")];
-    for p in prefixes.iter().filter(|p| p.as_str() != "crate::::") {
-        for (i, _) in text.match_indices(p.as_str()) {
-            let rest = &text[i + p.len()..];
-            let names: Vec<&str> = match rest.strip_prefix('{') {
-                Some(group) => group[..group.find('}').unwrap_or(group.len())].split(',').collect(),
-                None => vec![rest],
-            };
-            for n in names {
-                let n = n.trim_start();
-                let end = n.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(n.len());
-                out.push(n[..end].to_string());
-            }
-        }
+    let mut out = names_after(text, "super::");
+    if !parent.is_empty() {
+        out.extend(names_after(text, &format!("crate::{parent}::")));
     }
     out
 }

@@ -26,12 +26,7 @@ def _stand_in(*a, **k):
 
 sys.stdout = _Sink()
 try:
-    _tns = {"__name__": "__test__"}
-    exec(_job["prompt"], _tns)
-    _tns[_job["entry"]] = _stand_in
-    exec(_job["test"], _tns)
-    random.seed(1234)
-    _tns["check"](_stand_in)
+    _check_with(_job, _stand_in)
 except Exception:
     pass
 finally:

@@ -50,3 +50,14 @@ class _Sink:
 
     def flush(self):
         pass
+
+
+def _check_with(job, stand_in):
+    # The test's check() run against stand_in (the prompt's helpers defined, the entry point
+    # bound to the stand-in, the test's random stream seeded as every run of the check seeds it).
+    tns = {"__name__": "__test__"}
+    exec(job["prompt"], tns)
+    tns[job["entry"]] = stand_in
+    exec(job["test"], tns)
+    random.seed(1234)
+    tns["check"](stand_in)

@@ -16,10 +16,5 @@ def _replay(*a, **k):
     return _answer(res, exc)
 
 
-_tns = {"__name__": "__test__"}
-exec(_job["prompt"], _tns)
-_tns[_job["entry"]] = _replay
-exec(_job["test"], _tns)
-random.seed(1234)
-_tns["check"](_replay)
+_check_with(_job, _replay)
 print("PASS" if _i == len(_recs) else "EXTRA_CALLS %d of %d" % (_i, len(_recs)))
