@@ -106,13 +106,17 @@ fn stripped(
     test: &str,
     entry: &str,
     limits: &PyLimits,
-) -> std::result::Result<Stripped, Invalid> {
+) -> std::result::Result<std::result::Result<Stripped, Invalid>, WallClock> {
     let key = format!("{entry}\n{prompt}\n{test}");
     if let Some(hit) = STRIPPED.lock().ok().and_then(|m| m.get(&key).cloned()) {
-        return hit;
+        return Ok(hit);
     }
     let job = json!({"test": test, "entry": entry}).to_string();
     let o = py.run_code(STRIP, job.as_bytes(), limits);
+    // A fault of the machine is neither kept nor a verdict: the check retries it.
+    if o.ended == super::Ended::WallClock {
+        return Err(WallClock);
+    }
     let parsed = serde_json::from_str::<Value>(o.stdout.trim()).ok().and_then(|v| {
         Some(Stripped { test: v["test"].as_str()?.to_string(), bare: v["bare"].as_bool()?, first: None })
     });
@@ -127,7 +131,7 @@ fn stripped(
     if let Ok(mut m) = STRIPPED.lock() {
         m.insert(key, out.clone());
     }
-    out
+    Ok(out)
 }
 
 /// Score `completion` (the body completing `prompt`) against `test`'s `check(entry_point)`.
@@ -139,11 +143,12 @@ pub fn check(
     entry_point: &str,
     limits: &PyLimits,
 ) -> GoldVerdict {
-    let stripped = match stripped(py, prompt, test, entry_point, limits) {
-        Ok(s) => s,
-        Err(why) => return GoldVerdict::fail(why.0, None, 0, 0),
-    };
     for _ in 0..WALL_CLOCK_TRIES {
+        let stripped = match stripped(py, prompt, test, entry_point, limits) {
+            Ok(Ok(s)) => s,
+            Ok(Err(why)) => return GoldVerdict::fail(why.0, None, 0, 0),
+            Err(WallClock) => continue,
+        };
         if let Ok(v) = attempt(py, prompt, completion, test, &stripped, entry_point, limits) {
             return v;
         }
