@@ -28,11 +28,12 @@
 //!    de-inflation payoff of any memory bank), `import` (other agents' banks in their tools' own
 //!    layouts, as lucid's tables)
 //! 4. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
-//!    `Registry` traits
-//! 5. `domains` — one folder per domain (text-to-SQL, factual QA, code), each a [`domains::DomainKind`]: its
-//!    options, sources, evaluation, channels after the fact; nothing outside its folder imports it
-//! 6. `stages` — one file per stage kind, the registry of kinds and the registry of domains
-//!    (`stages::domains`, the one place a domain is named)
+//!    `Registry` traits; `memory_loop` — the Memento-style loop in any [`seam::Judge`] domain,
+//!    below the registry that runs it in each
+//! 5. `domains` — one folder per domain, each a [`domains::DomainKind`]: its data, options,
+//!    sources, prompts' default, evaluation, channels after the fact; nothing outside its folder
+//!    imports it. `domains::registry` is the one place a domain is named.
+//! 6. `stages` — one file per stage kind and the registry of kinds
 //! 7. the command line — `cli`, `commands` (one file per subcommand), `view` (the browser page
 //!    over runs), `dispatch` (from arguments to a command and an exit code)
 
@@ -55,6 +56,7 @@ pub mod fingerprint;
 pub mod import;
 pub mod llm;
 pub mod loopback;
+pub mod memory_loop;
 pub mod model_files;
 pub mod par;
 pub mod pipeline;

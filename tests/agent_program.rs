@@ -274,7 +274,7 @@ fn the_example_agent_runs_on_every_domain() {
     assert!(sent.contains("CREATE TABLE") && !sent.contains(CANARY), "the schema, never gold");
 
     // A registered domain: the toy's answers are numbers its judge scores.
-    lucid::stages::domains::register::<crate::toy_domain::Arithmetic>();
+    lucid::domains::registry::register::<crate::toy_domain::Arithmetic>();
     let server = FakeServer::start(vec![], Reply::func(crate::toy_domain::scripted));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

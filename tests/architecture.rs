@@ -33,6 +33,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("audit", 3),
     ("import", 3),
     ("pipeline", 4),
+    // The generic memory loop: below the domains registry, which runs it in each domain.
+    ("memory_loop", 4),
     ("domains", 5),
     ("stages", 6),
     ("cli", 7),
@@ -133,7 +135,7 @@ fn every_module_of_lib_rs_has_a_layer() {
 /// `src/domains/mod.rs`'s and docs/architecture.md's layout).
 const REACHES_INTO_A_DOMAIN: &[(&str, &str)] = &[
     // The one place a domain is named.
-    ("stages/domains.rs", "*"),
+    ("domains/registry.rs", "*"),
     // `lucid exec`: the SQL sandbox's own tool shows the text-to-SQL detector on one query.
     ("commands/exec.rs", "sql"),
 ];
@@ -167,7 +169,59 @@ fn only_the_registry_reaches_into_a_domain_folder() {
     }
     assert!(
         found.is_empty(),
-        "files reaching into a domain's folder (use the registry, crate::stages::domains):\n{}",
+        "files reaching into a domain's folder (use the registry, crate::domains::registry):\n{}",
+        found.join("\n")
+    );
+}
+
+/// String literals naming a domain (its kind or its data package) outside its folder, and why each
+/// stays: a name in a YAML key users write, a file extension or a column that happens to spell it.
+const NAMES_A_DOMAIN: &[(&str, &str)] = &[
+    // The registry: the one place a domain is named (its default, for tables written before
+    // domains said their name).
+    ("domains/registry.rs", "sql"),
+    // The question-answer layout is the factual domain's; `lucid import` writes banks in it.
+    ("datasets/qa/tables.rs", "factual"),
+    // An answer type (an ISO or currency code), not the domain.
+    ("datasets/qa/mod.rs", "code"),
+    // The evidence stage's YAML key `factual:` (its corpus options, as before domains).
+    ("stages/evidence.rs", "factual"),
+    // The `sql` column of BIRD-style prediction files, and `.sql` file extensions.
+    ("stages/predictions.rs", "sql"),
+    ("eval/inputs.rs", "sql"),
+    ("datasets/bundled.rs", "sql"),
+    ("commands/query.rs", "sql"),
+];
+
+/// No file outside `src/domains/<kind>/` writes a domain's name or its data package's as a string
+/// (the listed exceptions aside): the commands, stages and model files ask the registry.
+#[test]
+fn no_file_outside_a_domain_names_it() {
+    let (src, files) = src_files();
+    let mut names: Vec<(String, String)> = Vec::new();
+    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join("domains").join(e.name).is_dir()) {
+        names.push((e.name.to_string(), e.name.to_string()));
+        names.extend(e.packages.iter().map(|p| (e.name.to_string(), p.name.to_string())));
+    }
+    assert!(names.iter().any(|(_, n)| n == "facts"), "{names:?}");
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(f).unwrap();
+        for (line, lit) in code_literals(&text) {
+            for (_, name) in &names {
+                let named = lit == *name;
+                let inside = names.iter().any(|(k, _)| rel.starts_with(&format!("domains/{k}/")));
+                let allowed = NAMES_A_DOMAIN.iter().any(|(file, n)| rel == *file && n == name);
+                if named && !inside && !allowed {
+                    found.push(format!("src/{rel}:{line}: \"{lit}\""));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "domain names outside their folders (ask crate::domains::registry):\n{}",
         found.join("\n")
     );
 }

@@ -11,9 +11,9 @@ use lucid::python::gold::{GoldVerdict, check};
 use crate::support::probes::{Probe, require};
 use crate::support::python::{PY, code_dir};
 
-fn problem(id: &str) -> lucid::datasets::code::humaneval::Problem {
-    let file = lucid::datasets::code::humaneval_file(&code_dir()).unwrap();
-    lucid::datasets::code::humaneval::read(&file).unwrap().into_iter().find(|p| p.task_id == id).unwrap()
+fn problem(id: &str) -> lucid::domains::code::data::humaneval::Problem {
+    let file = lucid::domains::code::data::humaneval_file(&code_dir()).unwrap();
+    lucid::domains::code::data::humaneval::read(&file).unwrap().into_iter().find(|p| p.task_id == id).unwrap()
 }
 
 fn verdict(id: &str, completion: &str, limits: &PyLimits) -> GoldVerdict {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use lucid::stages::domains::register;
+use lucid::domains::registry::register;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::{lucid, stderr};
@@ -28,7 +28,7 @@ fn lucid_domains_lists_every_kind_with_its_sources_and_channels() {
     }
     // In a program that registers a domain (this test binary), the registry lists it too.
     register::<Arithmetic>();
-    let described = lucid::stages::domains::describe();
+    let described = lucid::domains::registry::describe();
     assert!(described.contains("arithmetic: sums asked in words"), "{described}");
     assert!(described.contains("source sums [path]") && described.contains("channels: not_a_number, negative"));
 }

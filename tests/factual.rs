@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use lucid::datasets::factual::{FactBench, jsonl, simpleqa};
+use lucid::datasets::qa::FactBench;
+use lucid::domains::factual::data::{jsonl, simpleqa};
 use serde_json::Value;
 
 use crate::support::fake_server::{FakeServer, Reply};
@@ -66,7 +67,7 @@ fn each_layout_loads_and_bad_rows_are_named() {
     assert_eq!(b.tasks[0].question, "Who received the award in 2010, and why?", "quoted commas are kept");
     assert_eq!(b.tasks[0].topic, "science_and_technology");
     assert_eq!(b.gold[1].answer, "N'Djamena");
-    let (tasks, _) = lucid::datasets::factual::tables::batches(&b).unwrap();
+    let (tasks, _) = lucid::datasets::qa::tables::batches(&b).unwrap();
     let shown = arrow::util::pretty::pretty_format_batches(&[tasks]).unwrap().to_string();
     assert!(!shown.contains("example.org"), "SimpleQA's metadata never reaches tasks: {shown}");
     let no_col = err(simpleqa::load(&write(d, "bad.csv", "metadata,question,answer\nx,y,z\n")));
@@ -77,7 +78,7 @@ fn each_layout_loads_and_bad_rows_are_named() {
 
 #[test]
 fn answers_match_by_the_normalisation_rule() {
-    use lucid::datasets::factual::normalize::{matches, normalize};
+    use lucid::datasets::qa::normalize::{matches, normalize};
     assert_eq!(normalize("  São Tomé!  "), "sao tome");
     assert_eq!(normalize("The Hague"), "hague");
     assert_eq!(normalize("A"), "a", "an answer that is only an article keeps it");
@@ -101,7 +102,7 @@ fn the_bundled_set_matches_its_packages() {
     }
     let facts =
         lucid::model_files::model_path(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()), "facts");
-    let b = lucid::datasets::factual::bundled::build(&facts).unwrap();
+    let b = lucid::domains::factual::data::bundled::build(&facts).unwrap();
     let gold = |question: &str| {
         let t = b.tasks.iter().find(|t| t.question == question).unwrap_or_else(|| panic!("no task {question:?}"));
         b.gold[t.question_id as usize].clone()
@@ -131,11 +132,11 @@ fn the_bundled_set_matches_its_packages() {
     for topic in ["element_symbol", "atomic_number", "element_of_number"] {
         assert_eq!(b.tasks.iter().filter(|t| t.topic == topic).count(), 118, "{topic}");
     }
-    for (topic, _) in lucid::datasets::factual::bundled::TOPICS {
+    for (topic, _) in lucid::domains::factual::data::bundled::TOPICS {
         assert!(b.tasks.iter().filter(|t| t.topic == *topic).count() >= 90, "{topic}");
     }
     // The evidence corpus comes from other packages and agrees with most country capitals.
-    let corpus = lucid::datasets::factual::evidence::Corpus::bundled(&facts).unwrap();
+    let corpus = lucid::domains::factual::data::evidence::Corpus::bundled(&facts).unwrap();
     assert!(corpus.passages.len() > 30_000, "countries, cities and elements");
     let capitals: Vec<_> = b.tasks.iter().filter(|t| t.topic == "capital").collect();
     let agree = capitals
@@ -143,8 +144,8 @@ fn the_bundled_set_matches_its_packages() {
         .filter(|t| {
             let g = &b.gold[t.question_id as usize];
             let hits = corpus.retrieve(&t.question, 3);
-            let a = lucid::datasets::factual::normalize::normalize(&g.answer);
-            hits.iter().any(|&d| lucid::datasets::factual::normalize::contains_words(&corpus.normalized[d], &a))
+            let a = lucid::datasets::qa::normalize::normalize(&g.answer);
+            hits.iter().any(|&d| lucid::datasets::qa::normalize::contains_words(&corpus.normalized[d], &a))
         })
         .count();
     let share = agree as f64 / capitals.len() as f64;

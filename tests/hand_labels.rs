@@ -142,7 +142,7 @@ fn a_stratified_sample_recovers_the_planted_labels_blind_and_seeded() {
     let recs = records(&s);
     // (a stratum sampled in full, or nearly, has fewer spares than samples)
     assert!((1 + 120 + 100..=1 + 240).contains(&recs.len()), "{}", recs.len());
-    let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
+    let m = lucid::audit::sheet::memories(&bank, &Default::default(), None, &[]).unwrap();
     let strata = lucid::audit::design::strata(&m.bank, 120);
     let of = |id: &str| strata.of[m.ids.iter().position(|x| x == id).unwrap()];
     for r in &recs[121..] {
@@ -242,7 +242,7 @@ fn a_blank_label_widens_the_intervals_and_names_its_stratum() {
     let (bank, truth) = unlabelled_bank(dir.path(), &spec);
     let s = sheet(dir.path(), &bank, 40, 3);
     // The sheet's memories by stratum (the design `--labels` recomputes from the bank and N).
-    let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
+    let m = lucid::audit::sheet::memories(&bank, &Default::default(), None, &[]).unwrap();
     let strata = lucid::audit::design::strata(&m.bank, 40);
     let main = main_rows(&s);
     let ids: Vec<&str> = main.iter().map(String::as_str).collect();
@@ -363,7 +363,7 @@ fn the_hand_label_estimates_agree_with_numpy() {
         let a: Value = serde_json::from_str(&stdout(&o)).unwrap();
         if case == 1 {
             // Some stratum sampled in part has labels that all agree.
-            let m = lucid::audit::sheet::memories(&bank, &Default::default(), None).unwrap();
+            let m = lucid::audit::sheet::memories(&bank, &Default::default(), None, &[]).unwrap();
             let s = lucid::audit::design::strata(&m.bank, n);
             let ids: Vec<&str> = main.iter().map(String::as_str).collect();
             let unanimous = (0..s.sizes.len()).any(|h| {

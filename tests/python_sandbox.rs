@@ -73,7 +73,8 @@ fn every_humaneval_canonical_solution_passes_and_runs_repeat_exactly() {
         return;
     }
     let problems =
-        lucid::datasets::code::humaneval::read(&lucid::datasets::code::humaneval_file(&code_dir()).unwrap()).unwrap();
+        lucid::domains::code::data::humaneval::read(&lucid::domains::code::data::humaneval_file(&code_dir()).unwrap())
+            .unwrap();
     assert_eq!(problems.len(), 164);
     // HumanEval/75 takes 8 G instructions (a triple loop over primes); the default allows 20 G.
     let gold = PyLimits { fuel: PyLimits::default().fuel, ..limits() };
@@ -98,8 +99,9 @@ fn every_humaneval_canonical_solution_passes_and_runs_repeat_exactly() {
     assert_eq!(PY.run_code(&wrong, b"", &limits()).ended, Ended::Exit(1));
 }
 
-fn humaneval() -> Vec<lucid::datasets::code::humaneval::Problem> {
-    lucid::datasets::code::humaneval::read(&lucid::datasets::code::humaneval_file(&code_dir()).unwrap()).unwrap()
+fn humaneval() -> Vec<lucid::domains::code::data::humaneval::Problem> {
+    lucid::domains::code::data::humaneval::read(&lucid::domains::code::data::humaneval_file(&code_dir()).unwrap())
+        .unwrap()
 }
 
 #[test]
@@ -198,7 +200,7 @@ fn the_answer_free_channels_fire_on_what_the_agent_can_see() {
     }
     let problems = humaneval();
     let limits = PyLimits::default();
-    let ch = |p: &lucid::datasets::code::humaneval::Problem, completion: &str| {
+    let ch = |p: &lucid::domains::code::data::humaneval::Problem, completion: &str| {
         lucid::python::checks::channels(&PY, &p.prompt, completion, &p.entry_point, &limits)
     };
     // The reference solutions: never a syntax signal, always loads; the docstring examples hold

@@ -26,39 +26,28 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
     assert!(tasks.iter().all(|t| t.db_path.is_file()));
 }
 
-/// `schemas/<table>.json` (text-to-SQL and the domain-free tables), `schemas/factual/<table>.json`
-/// and `schemas/code/<table>.json` (those domains' own tables) are the tables' column definitions in the code (name, Arrow
+/// `schemas/<table>.json` (the default domain's and the domain-free tables) and
+/// `schemas/<folder>/<table>.json` (each other domain's own tables, as it lists them) are the tables' column definitions in the code (name, Arrow
 /// type, nullability, deterministic or what it varies with, description), nothing else.
 /// `LUCID_WRITE_SCHEMAS=1 cargo test schemas` rewrites the files from the definitions.
 #[test]
 fn schemas_are_the_column_definitions() {
-    use lucid::domains::{factual::FactualDomain, sql::SqlDomain};
-    let defined = [
-        ("", lucid::agent::tables::episodes_table::<SqlDomain>().doc_json()),
+    let mut defined = vec![
         ("", lucid::agent::tables::calls_table().doc_json()),
-        ("", lucid::datasets::tables::tasks_table().doc_json()),
-        ("", lucid::datasets::tables::gold_table().doc_json()),
-        ("", lucid::domains::sql::evaluate::evaluation_table().doc_json()),
-        ("", lucid::domains::sql::flags::flags_table().doc_json()),
         ("", lucid::stages::retrieve::retrieval_table().doc_json()),
         ("", lucid::agent::retrieval::draws_table().doc_json()),
         ("", lucid::stages::verifiers::verifier_table().doc_json()),
-        ("", lucid::stages::permutation::order_table().doc_json()),
-        ("factual", lucid::agent::tables::episodes_table::<FactualDomain>().doc_json()),
-        ("factual", lucid::datasets::factual::tables::tasks_table().doc_json()),
-        ("factual", lucid::datasets::factual::tables::gold_table().doc_json()),
-        ("factual", lucid::domains::factual::evaluate::evaluation_table().doc_json()),
-        ("code", lucid::agent::tables::episodes_table::<lucid::domains::code::CodeDomain>().doc_json()),
-        ("code", lucid::domains::code::tables::tasks_table().doc_json()),
-        ("code", lucid::domains::code::tables::gold_table().doc_json()),
-        ("code", lucid::domains::code::evaluate::evaluation_table().doc_json()),
-        ("code", lucid::domains::flags::table().doc_json()),
-        // The flag stage's table in every domain without its own (factual QA's).
-        ("factual", lucid::domains::flags::table().doc_json()),
+        ("", lucid::agent::order::order_table().doc_json()),
         // An imported bank's own tables (its tasks and gold are the factual layout's).
         ("import", lucid::import::tables::episodes_table().doc_json()),
         ("import", lucid::import::tables::evaluation_table().doc_json()),
     ];
+    // Each shipped domain's own tables, as its folder lists them (`DomainKind::tables`).
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/domains");
+    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join(e.name).is_dir()) {
+        let (folder, tables) = e.schemas;
+        defined.extend(tables().into_iter().map(|doc| (folder, doc)));
+    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for (sub, doc) in defined {
         let path = root.join(sub).join(format!("{}.json", doc["table"].as_str().unwrap()));

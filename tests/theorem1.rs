@@ -13,8 +13,8 @@ use arrow::array::{Array, AsArray, RecordBatch, StringArray, UInt8Array, UInt64A
 use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Schema, UInt8Type, UInt64Type};
 use lucid::agent::retrieval::{Policy, Retrieval};
 use lucid::analysis::theory::a_ret;
+use lucid::domains::registry::register;
 use lucid::rng::SplitMix64;
-use lucid::stages::domains::register;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::tiny_models::BERT_WORDS;

@@ -7,6 +7,7 @@
 pub mod arms;
 pub mod bank;
 pub mod episode;
+pub mod order;
 pub mod parse;
 pub mod program;
 pub mod prompts;

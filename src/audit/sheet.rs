@@ -43,30 +43,31 @@ fn first_text(b: &RecordBatch, names: &[&str]) -> Vec<String> {
     names.iter().find_map(|n| text_column(b, n)).unwrap_or_else(|| vec![String::new(); b.num_rows()])
 }
 
-/// The memories of the bank at `path` (a file, or a run folder's `arm`), U not read.
-pub fn memories(path: &Path, cols: &Columns, arm: Option<&str>) -> Result<Memories> {
+/// The memories of the bank at `path` (a file, or a run folder's `arm`), U not read. A memory's
+/// answer is the first of `artifacts` the bank has (the registered domains' artifact columns).
+pub fn memories(path: &Path, cols: &Columns, arm: Option<&str>, artifacts: &[&str]) -> Result<Memories> {
     let cols = Columns { truth: false, ..cols.clone() };
     let (bank, rows) = super::run_bank::read_rows(path, &cols, arm)?;
     let n = rows.num_rows();
     if let Some(arm) = &bank.arm {
         let (seeds, steps) = (first_text(&rows, &["seed"]), first_text(&rows, &["id"]));
         let ids: Vec<String> = (0..n).map(|i| format!("{}/{}", seeds[i], steps[i])).collect();
-        let text = run_text(path, arm, &rows)?;
+        let text = run_text(path, arm, &rows, artifacts)?;
         return Ok(Memories { bank, ids, text });
     }
     let ids = text_column(&rows, "id").unwrap_or_else(|| (0..n).map(|i| i.to_string()).collect());
     let (q, a, p) = (
         first_text(&rows, &["question", "query"]),
-        first_text(&rows, &["answer", "artifact", "sql"]),
+        first_text(&rows, &[&["answer", "artifact"], artifacts].concat()),
         first_text(&rows, &["plan"]),
     );
     let text = (0..n).map(|i| [q[i].clone(), a[i].clone(), p[i].clone()]).collect();
     Ok(Memories { bank, ids, text })
 }
 
-/// Question (from `tasks`), answer (`answer`, else `sql`) and plan of each bank row of `rows`
-/// (seed, id, question_id) of `arm` in the run at `dir`.
-fn run_text(dir: &Path, arm: &str, rows: &RecordBatch) -> Result<Vec<[String; 3]>> {
+/// Question (from `tasks`), answer (the first of `artifacts` the episodes have) and plan of each
+/// bank row of `rows` (seed, id, question_id) of `arm` in the run at `dir`.
+fn run_text(dir: &Path, arm: &str, rows: &RecordBatch, artifacts: &[&str]) -> Result<Vec<[String; 3]>> {
     let run = (dir.display().to_string(), dir.to_path_buf());
     let (episodes, tasks) = crate::session::block_on(async {
         let (ctx, names) = crate::runs::session_for(std::slice::from_ref(&run)).await?;
@@ -90,7 +91,7 @@ fn run_text(dir: &Path, arm: &str, rows: &RecordBatch) -> Result<Vec<[String; 3]
         let (s, t) = (first_text(b, &["seed"]), first_text(b, &[step]));
         s.into_iter().zip(t).map(|(s, t)| format!("{s}/{t}")).collect()
     };
-    let (answer, plan) = (first_text(&episodes, &["answer", "sql"]), first_text(&episodes, &["plan"]));
+    let (answer, plan) = (first_text(&episodes, artifacts), first_text(&episodes, &["plan"]));
     let by_key: HashMap<String, usize> = key(&episodes, "step").into_iter().enumerate().map(|(i, k)| (k, i)).collect();
     let qids = first_text(rows, &["question_id"]);
     Ok(key(rows, "id")

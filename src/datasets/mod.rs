@@ -1,11 +1,13 @@
-//! Benchmark loaders: BIRD layout, Spider layout and the bundled mini benchmark. Loading splits
+//! Benchmark loaders shared beyond one domain: BIRD layout, Spider layout and the bundled mini
+//! benchmark (read by `lucid load`, `lucid eval` and the text-to-SQL domain), the question-answer
+//! layout ([`qa`]: the factual domain's tables, which `lucid import` also writes) and pinned data
+//! wheels ([`wheels`]). A domain's own sources live in its folder. Loading splits
 //! every benchmark into `tasks` (what the agent may see) and `gold` (reference SQL, read only by
 //! evaluation): two types, so gold cannot reach an agent stage by accident.
 
 pub mod bird;
 pub mod bundled;
-pub mod code;
-pub mod factual;
+pub mod qa;
 pub mod spider;
 pub mod tables;
 pub mod wheels;

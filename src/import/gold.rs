@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::records::{self, as_text, at};
-use crate::datasets::factual::normalize::normalize;
+use crate::datasets::qa::normalize::normalize;
 use crate::error::{Error, Result};
 
 /// The `gold:` block of an import.

@@ -22,8 +22,8 @@ use serde_json::Value;
 use self::gold::{Gold, GoldConfig};
 use self::presets::{Fields, LabelSource, Preset};
 use self::records::{Record, as_text, at};
-use crate::datasets::factual::normalize::matches;
-use crate::datasets::factual::{FactGold, FactTask};
+use crate::datasets::qa::normalize::matches;
+use crate::datasets::qa::{FactGold, FactTask};
 use crate::error::{Error, Result};
 
 /// What to import (the `import` stage's config; `lucid import`'s flags).

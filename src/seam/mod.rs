@@ -1,7 +1,7 @@
 //! The domain seam: what of the memory loop is specific to one kind of task, and the episode
 //! records every domain shares ([`records`]). The domains themselves (text-to-SQL, factual QA, code)
 //! live in the `domains` module, each in its folder, and are reached through one registry
-//! (the stages' `domains` registry). The loop, the arms, the
+//! (the domains' registry). The loop, the arms, the
 //! bank, the scheduler and the tables know a domain only through [`Domain`]: the task as the
 //! agent sees it and its prompt variables, the artifact read out of the executor's text, how the
 //! artifact is observed without any reference (the SQL run in the sandbox; the answer looked up
@@ -57,6 +57,8 @@ pub trait Domain: Sync {
     const ARTIFACT: &'static str;
     /// What the artifact column holds (its documentation).
     const ARTIFACT_DOC: &'static str;
+    /// The prompt folder a loop in this domain uses when its config names none.
+    const PROMPTS: &'static str;
     /// Every channel's name, in order.
     const CHANNELS: &'static [&'static str];
     /// Whether its prompts may leave out `planner.txt` (then episodes make no planner call).
@@ -86,6 +88,11 @@ pub trait Domain: Sync {
     fn flag_channels(&self) -> Vec<String>;
     /// The domain's `episodes` columns after the artifact (what observing recorded).
     fn observation_columns() -> Vec<Column<Episode<Self::Obs>>>;
+    /// Which of its channels can speak to `task` at all (a channel that can speak to none of a
+    /// loop's tasks is warned about before its episodes run). Default: every channel, every task.
+    fn speaks(&self, _task: &Self::Task) -> Vec<(&'static str, bool)> {
+        Self::CHANNELS.iter().map(|c| (*c, true)).collect()
+    }
     /// Columns after `channels` (SQL keeps `flag_exec`, ... for saved queries); default none.
     fn channel_columns() -> Vec<Column<Episode<Self::Obs>>> {
         Vec::new()

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use super::domains;
 use crate::domains::BenchmarkConfig;
+use crate::domains::registry as domains;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
@@ -71,6 +71,10 @@ impl Stage for BenchmarkStage {
 
     fn check(&self, _: &Planned<'_>) -> std::result::Result<(), Misplanned> {
         self.domain().map(|_| ())
+    }
+
+    fn data(&self) -> Vec<crate::datasets::wheels::DataPackage> {
+        self.domain().map(|e| e.packages.to_vec()).unwrap_or_default()
     }
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {

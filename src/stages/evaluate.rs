@@ -9,8 +9,8 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::domains;
 use crate::domains::Evaluate;
+use crate::domains::registry as domains;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 

@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use super::domains;
 use super::judge::default_answer;
 use super::verifiers::{self, Scored, Template};
+use crate::domains::registry as domains;
 use crate::error::Result;
 use crate::error::{Error, Invalid};
 use crate::llm::{Decoding, ModelConfig};
@@ -101,7 +101,7 @@ impl Stage for EvidenceStage {
         let (entry, options) = self.options().map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let mut fp = (entry.fingerprint)(&options, ctx)?;
         if let Some(r) = &self.reader {
-            fp.extend(super::model_fingerprint(&r.model, ctx)?);
+            fp.extend(crate::pipeline::models::model_fingerprint(&r.model, ctx)?);
             fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&r.prompt))?);
         }
         Ok(fp)
@@ -120,13 +120,15 @@ impl Stage for EvidenceStage {
         let domain = (entry.evidence)(&options, ctx)?
             .ok_or_else(|| Error::stage(&ctx.stage_id, format!("the {} domain has no evidence corpus", entry.name)))?;
         let reader = match &self.reader {
-            Some(r) => {
-                Some((r, Template::load(&ctx.resolve(&r.prompt))?, super::chat_model(&r.model, ctx, r.response_cache)?))
-            }
+            Some(r) => Some((
+                r,
+                Template::load(&ctx.resolve(&r.prompt))?,
+                crate::pipeline::models::chat_model(&r.model, ctx, r.response_cache)?,
+            )),
             None => None,
         };
         if let Some((r, _, model)) = &reader {
-            super::check_choices(ctx, model.as_ref(), &r.decoding, "reader.decoding.choices")?;
+            crate::pipeline::models::check_choices(ctx, model.as_ref(), &r.decoding, "reader.decoding.choices")?;
         }
         let jobs = reader.as_ref().map_or(crate::par::default_jobs(), |r| r.0.concurrency);
         let rows = verifiers::score_all(ctx, &memories, jobs, |m| {

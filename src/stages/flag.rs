@@ -10,7 +10,7 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::domains;
+use crate::domains::registry as domains;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 

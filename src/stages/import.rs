@@ -127,11 +127,11 @@ impl Stage for ImportStage {
             ctx.progress.note("unscored_by_ambiguous_gold", got.ambiguous.into());
         }
         let mut out = vec![
-            ("tasks".to_string(), crate::datasets::factual::tables::tasks_table().batch(&got.tasks)?),
+            ("tasks".to_string(), crate::datasets::qa::tables::tasks_table().batch(&got.tasks)?),
             ("episodes".to_string(), tables::episodes_table().batch(&got.memories)?),
         ];
         if self.has_truth() {
-            out.push(("gold".into(), crate::datasets::factual::tables::gold_table().batch(&got.gold)?));
+            out.push(("gold".into(), crate::datasets::qa::tables::gold_table().batch(&got.gold)?));
             out.push(("evaluation".into(), tables::evaluation_table().batch(&got.truth)?));
         }
         Ok(out)

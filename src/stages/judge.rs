@@ -47,7 +47,7 @@ pub type JudgeStage = ModelVerifier<16>;
 impl<const TOKENS: u32> ModelVerifier<TOKENS> {
     /// The model's and the prompt's files, for the key.
     pub fn files(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = super::model_fingerprint(&self.model, ctx)?;
+        let mut fp = crate::pipeline::models::model_fingerprint(&self.model, ctx)?;
         fp.insert("prompt".into(), crate::fingerprint::file_fingerprint(&ctx.resolve(&self.prompt))?);
         Ok(fp)
     }
@@ -81,8 +81,8 @@ impl Stage for JudgeStage {
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
         let template = Template::load(&ctx.resolve(&self.prompt))?;
-        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
-        super::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
+        let model = crate::pipeline::models::chat_model(&self.model, ctx, self.response_cache)?;
+        crate::pipeline::models::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let (v, detail) = verifiers::verdict(model.as_ref(), template.render(m, &[])?, &self.decoding, &mut s);

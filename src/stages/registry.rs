@@ -7,10 +7,11 @@ use serde::Deserialize;
 
 use super::{
     audit::AuditStage, benchmark::BenchmarkStage, embed::EmbedStage, evaluate::EvaluateStage, evidence::EvidenceStage,
-    flag::FlagStage, import::ImportStage, judge::JudgeStage, memory_loop::MemoryLoopStage, panel::PanelStage,
-    permutation::PermutationStage, predictions::PredictionsStage, report::ReportStage, resample::ResampleStage,
-    retrieve::RetrieveStage, selftest::SelftestStage,
+    flag::FlagStage, import::ImportStage, judge::JudgeStage, panel::PanelStage, permutation::PermutationStage,
+    predictions::PredictionsStage, report::ReportStage, resample::ResampleStage, retrieve::RetrieveStage,
+    selftest::SelftestStage,
 };
+use crate::memory_loop::MemoryLoopStage;
 use crate::pipeline::registry::Registry;
 use crate::pipeline::stage::Stage;
 

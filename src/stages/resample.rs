@@ -62,7 +62,7 @@ impl Stage for ResampleStage {
     verifiers::bank_stage!();
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        let mut fp = super::model_fingerprint(&self.model, ctx)?;
+        let mut fp = crate::pipeline::models::model_fingerprint(&self.model, ctx)?;
         fp.extend(crate::agent::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
         Ok(fp)
     }
@@ -72,13 +72,14 @@ impl Stage for ResampleStage {
             return Err(Error::stage(&ctx.stage_id, "samples must be at least 1"));
         }
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
-        let domain = super::domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let domain = crate::domains::registry::of_tasks(inputs.get(ctx, "tasks")?)
+            .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let answer_of = (domain.agreement)(ctx)?;
         let dir = ctx.resolve(&self.prompts);
         let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;
-        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
-        super::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
+        let model = crate::pipeline::models::chat_model(&self.model, ctx, self.response_cache)?;
+        crate::pipeline::models::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;
         // An imported bank keeps no request of the agent that answered: its questions are re-asked.
         if inputs.get(ctx, "episodes")?.column_by_name("label_source").is_some() {
             let id = model.identity();

@@ -33,13 +33,14 @@ impl Stage for SelftestStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let domain = super::domains::of_tasks(inputs.get(ctx, "tasks")?).map_err(|e| Error::stage(&ctx.stage_id, e))?;
+        let domain = crate::domains::registry::of_tasks(inputs.get(ctx, "tasks")?)
+            .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let runner = (domain.test_runner)(ctx)?.ok_or_else(|| {
             Error::stage(&ctx.stage_id, format!("the {} domain cannot run tests a model writes", domain.name))
         })?;
         let memories = verifiers::memories(ctx, inputs, &self.answer_column)?;
         let template = Template::load(&ctx.resolve(&self.prompt))?;
-        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
+        let model = crate::pipeline::models::chat_model(&self.model, ctx, self.response_cache)?;
         let rows = verifiers::score_all(ctx, &memories, self.concurrency, |m| {
             let mut s = Scored::of(m);
             let Some(artifact) = m.answer.as_deref() else {

@@ -97,8 +97,10 @@ impl Catalog {
                 let one =
                     crate::session::collect(&ctx, &format!("SELECT * FROM tasks WHERE run = {} LIMIT 1", lit(name)))
                         .await?;
-                let artifact =
-                    crate::stages::domains::of_tasks(&one).map_or_else(|_| "sql".into(), |e| e.artifact.into());
+                // A run whose tasks name no registered domain shows the default domain's column.
+                let artifact = crate::domains::registry::of_tasks(&one)
+                    .or_else(|_| crate::domains::registry::kind(crate::domains::registry::DEFAULT))
+                    .map_or_else(|_| String::new(), |e| e.artifact.into());
                 infos.push(RunInfo { name: name.clone(), path: path.clone(), artifact });
             }
             let verifiers: Vec<String> = tables.iter().filter(|t| t.starts_with("v_")).cloned().collect();
@@ -113,7 +115,7 @@ impl Catalog {
                 compare: Vec::new(),
                 by_key: HashMap::new(),
                 call_columns: Vec::new(),
-                prompts: prompts::CachedPrompts::open(&crate::stages::memory_loop::responses_path(
+                prompts: prompts::CachedPrompts::open(&crate::pipeline::models::responses_path(
                     &crate::cache_dir::cache_dir(),
                 )),
                 own_columns: HashMap::new(),

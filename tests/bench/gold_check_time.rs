@@ -14,10 +14,10 @@ fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(164);
     let cache = lucid::cache_dir::cache_dir();
     let code = lucid::model_files::model_path(&lucid::model_files::models_dir(&cache), "code");
-    let wasm = lucid::datasets::code::python_wasm(&code).expect("run `lucid models fetch code` first");
-    let py = Python::load(&wasm, lucid::datasets::code::PYTHON_WASM_BLAKE3, &cache).expect("the interpreter");
-    let file = lucid::datasets::code::humaneval_file(&code).expect("HumanEval");
-    let problems = lucid::datasets::code::humaneval::read(&file).expect("HumanEval");
+    let wasm = lucid::domains::code::data::python_wasm(&code).expect("run `lucid models fetch code` first");
+    let py = Python::load(&wasm, lucid::domains::code::data::PYTHON_WASM_BLAKE3, &cache).expect("the interpreter");
+    let file = lucid::domains::code::data::humaneval_file(&code).expect("HumanEval");
+    let problems = lucid::domains::code::data::humaneval::read(&file).expect("HumanEval");
     let limits = PyLimits::default();
     let (mut check_s, mut wrong_s, mut peer_s) = (Vec::new(), Vec::new(), Vec::new());
     let (mut fuel, mut passed, mut caught) = (0u64, 0, 0);

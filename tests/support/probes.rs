@@ -75,14 +75,10 @@ impl Probe {
                 "qwen2.5-coder",
             )
             .is_ok(),
-            Probe::Facts => lucid::datasets::factual::wheels::present(&lucid::model_files::model_path(
-                &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
-                "facts",
-            )),
-            Probe::Code => lucid::datasets::code::present(&lucid::model_files::model_path(
-                &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
-                "code",
-            )),
+            Probe::Facts => lucid::domains::factual::data::wheels::PACKAGE
+                .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
+            Probe::Code => lucid::domains::code::data::PACKAGE
+                .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {

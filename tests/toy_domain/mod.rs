@@ -1,5 +1,5 @@
 //! A toy domain added from outside lucid's source, as a third domain would be: this folder plus
-//! one registration line (`lucid::stages::domains::register::<Arithmetic>()`). Its tasks are sums
+//! one registration line (`lucid::domains::registry::register::<Arithmetic>()`). Its tasks are sums
 //! asked in words, read from its own benchmark source (`source: sums`, a JSON Lines file of
 //! `{id, question, answer, topic}`); its artifact is the executor's answer and its observation
 //! the first integer in it (no database, no text answer); its answer-free channels are
@@ -64,6 +64,7 @@ impl Domain for Arithmetic {
     const GROUP: &'static str = "topic";
     const GROUP_DOC: &'static str = "The kind of sum.";
     const ARTIFACT: &'static str = "number";
+    const PROMPTS: &'static str = "tests/toy_domain/prompts";
     const ARTIFACT_DOC: &'static str = "The executor's answer, as written.";
     const CHANNELS: &'static [&'static str] = &["not_a_number", "negative"];
     const PLANNER_OPTIONAL: bool = true;
@@ -125,6 +126,14 @@ impl Judge for Arithmetic {
 }
 
 impl DomainKind for Arithmetic {
+    // Its tables would be documented under `schemas/arithmetic/` (a shipped domain's are checked
+    // by `tables::schemas_are_the_column_definitions`).
+    const SCHEMAS: &'static str = "arithmetic";
+
+    fn tables() -> Vec<serde_json::Value> {
+        vec![lucid::agent::tables::episodes_table::<Self>().doc_json()]
+    }
+
     type Options = NoOptions;
     type FlagOptions = FlagConfig<NoOptions>;
     const DOC: &'static str = "sums asked in words (a test's toy domain)";

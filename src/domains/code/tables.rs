@@ -8,7 +8,7 @@ use std::path::Path;
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 
 use crate::columns::{Column, Getter, Table};
-use crate::datasets::code::humaneval::Problem;
+use crate::domains::code::data::humaneval::Problem;
 use crate::error::Result;
 
 /// The value of `tasks.domain` for code tasks.

@@ -2,8 +2,8 @@
 //! used live by the loop): `no_answer`, `unsupported`, `format`. The rules are in docs/domains.md.
 
 use super::FactObs;
-use crate::datasets::factual::FactTask;
-use crate::datasets::factual::normalize::{hedges, normalize};
+use crate::datasets::qa::FactTask;
+use crate::datasets::qa::normalize::{hedges, normalize};
 use crate::seam::{Channels, Fired};
 
 /// The answer in an executor's text: its first non-empty line, without Markdown emphasis, a

@@ -10,7 +10,7 @@ use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt64Array};
 
 use super::FactualDomain;
 use crate::columns::{ARM, Column, Getter, SEED, Table};
-use crate::datasets::factual::{FactGold, FactTask};
+use crate::datasets::qa::{FactGold, FactTask};
 use crate::error::{Error, Result};
 use crate::seam::Judge;
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::datasets::factual::FactGold;
+use crate::datasets::qa::FactGold;
 use crate::error::{Error, Result};
 use crate::llm::cache::CachedModel;
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, ModelConfig};

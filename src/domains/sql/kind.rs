@@ -15,6 +15,7 @@ impl DomainKind for SqlDomain {
     type Options = SqlConfig;
     type FlagOptions = DetectorConfig;
     const DOC: &'static str = "text-to-SQL: the query run in a read-only sandbox, BIRD's execution accuracy";
+    const SCHEMAS: &'static str = "";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
     const VARIABLES: &'static [&'static str] = &["evidence", "schema"];
 
@@ -41,5 +42,15 @@ impl DomainKind for SqlDomain {
 
     fn flags(detector: &DetectorConfig, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
         super::flags::flags(detector, ctx, inputs)
+    }
+
+    fn tables() -> Vec<serde_json::Value> {
+        vec![
+            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            crate::datasets::tables::tasks_table().doc_json(),
+            crate::datasets::tables::gold_table().doc_json(),
+            super::evaluate::evaluation_table().doc_json(),
+            super::flags::flags_table().doc_json(),
+        ]
     }
 }

@@ -132,6 +132,7 @@ impl Domain for SqlDomain {
     const GROUP: &'static str = "db_id";
     const GROUP_DOC: &'static str = "Its database.";
     const ARTIFACT: &'static str = "sql";
+    const PROMPTS: &'static str = "pipelines/prompts";
     const ARTIFACT_DOC: &'static str = "The query the executor wrote, exactly: from the first SELECT/WITH of the first fenced block holding one (else of the text) to the first ';' or closing fence outside quotes, strings and comments (unfenced: also a blank line); quoted identifiers (`x`, \"x\", [x]), literals and inner comments kept, trailing whitespace and comments dropped. Null when the answer holds no query or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["execution", "degeneracy", "literal"];
 

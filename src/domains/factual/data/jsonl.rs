@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{FactBench, SourceRow};
+use crate::datasets::qa::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]

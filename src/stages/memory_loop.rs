@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use super::MemoryLoopStage;
 use crate::agent::arms::arm_spec;
 use crate::agent::prompts::Prompts;
+use crate::domains::registry::{self as domains, Entry};
 use crate::error::{Error, Result};
+use crate::memory_loop::MemoryLoopStage;
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
-use crate::stages::domains::{self, Entry};
 
 /// The text-to-SQL options a memory_loop config may also hold at its top level, as before domains.
 const TOP_LEVEL_SQL: [&str; 6] =
@@ -106,6 +106,7 @@ impl Stage for MemoryLoopStage {
     fn config_json(&self) -> serde_json::Value {
         let mut json = serde_json::to_value(self).expect("config serializes");
         if let Ok((entry, serde_json::Value::Object(mut full))) = self.domain() {
+            json = with_prompts(json, self.prompts_dir(entry.prompts));
             let mut domain = serde_json::Map::new();
             domain.insert("kind".into(), entry.name.into());
             domain.append(&mut full);
@@ -133,14 +134,18 @@ impl Stage for MemoryLoopStage {
             domains::check_channels(&entry, &names, "the arm's channels")
                 .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         }
-        let mut fp = Prompts::fingerprint(&ctx.resolve(&self.prompts))?;
+        let mut fp = Prompts::fingerprint(&ctx.resolve(self.prompts_dir(entry.prompts)))?;
         // The agent program's identity: the content of the files it names.
         for f in self.agent.iter().flat_map(|a| &a.files) {
             fp.insert(format!("agent/{f}"), crate::fingerprint::file_fingerprint(&ctx.resolve(f))?);
         }
         fp.extend((entry.fingerprint)(&options, ctx)?);
-        fp.extend(crate::stages::model_fingerprint(&self.model, ctx)?);
+        fp.extend(crate::pipeline::models::model_fingerprint(&self.model, ctx)?);
         Ok(fp)
+    }
+
+    fn data(&self) -> Vec<crate::datasets::wheels::DataPackage> {
+        self.domain().map(|(e, _)| e.packages.to_vec()).unwrap_or_default()
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
@@ -173,11 +178,12 @@ impl Stage for MemoryLoopStage {
             }
         }
         // A prompts folder that depends on the instance (`{seed}`, `{arm}`) is checked when it runs.
-        if self.prompts.contains('{') {
+        let folder = self.prompts_dir(entry.prompts);
+        if folder.contains('{') {
             return Ok(());
         }
-        let dir = planned.resolve(&self.prompts);
-        let prompts = Prompts::load(&dir).map_err(|e| Misplanned::new(self.prompts.as_str(), e.to_string()))?;
+        let dir = planned.resolve(folder);
+        let prompts = Prompts::load(&dir).map_err(|e| Misplanned::new(folder, e.to_string()))?;
         if let Some(a) = &self.agent {
             if a.command.is_empty() {
                 return Err(Misplanned::new("command", "agent.command is empty: name the program and its arguments"));
@@ -191,7 +197,7 @@ impl Stage for MemoryLoopStage {
         }
         if !entry.planner_optional && !prompts.has_planner() && self.agent.is_none() {
             return Err(Misplanned::new(
-                self.prompts.as_str(),
+                folder,
                 format!(
                     "the {} domain's prompts need a planner template ({} has no planner.txt)",
                     entry.name,
@@ -204,7 +210,7 @@ impl Stage for MemoryLoopStage {
         given.extend(entry.variables);
         if let Some((file, var)) = prompts.unknown_variables(&given).into_iter().next() {
             return Err(Misplanned::new(
-                self.prompts.as_str(),
+                folder,
                 format!(
                     "{}: the template uses `{var}`, which the {} domain does not give (variables: {})",
                     dir.join(file).display(),
@@ -215,4 +221,19 @@ impl Stage for MemoryLoopStage {
         }
         Ok(())
     }
+}
+
+/// `json` with `prompts` (the folder the loop reads) back in its place, after `model`: the key of
+/// a config that leaves the folder to its domain is the key of one that names it.
+fn with_prompts(json: serde_json::Value, folder: &str) -> serde_json::Value {
+    let serde_json::Value::Object(map) = json else { return json };
+    let mut out = serde_json::Map::new();
+    for (k, v) in map {
+        let after_model = k == "model";
+        out.insert(k, v);
+        if after_model {
+            out.insert("prompts".into(), folder.into());
+        }
+    }
+    out.into()
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
-use super::{FactBench, SourceRow};
+use crate::datasets::qa::{FactBench, SourceRow};
 use crate::error::{Error, Result};
 
 /// The topics, in order, with the answer type each asks for.

@@ -14,7 +14,7 @@ use std::path::Path;
 use arrow::array::{Array, AsArray};
 use serde_json::Value;
 
-use super::normalize::normalize;
+use crate::datasets::qa::normalize::normalize;
 use crate::error::{Error, Result};
 
 /// The topics of the bundled set that the bundled corpus speaks to.

@@ -1,17 +1,13 @@
 //! Factual question answering (the paper's factual banks): tasks with a question, a topic and the
 //! type of answer asked for; gold answers with their aliases, in their own table. Layouts:
 //! SimpleQA's CSV (`metadata,problem,answer`), JSON Lines (`{id, question, answer, aliases?,
-//! topic?, answer_type?}`), and the bundled offline set built from PyPI data packages
-//! ([`bundled`]). Ids: `question_id` is the 0-based position in the source (Int64, the key every
+//! topic?, answer_type?}`), and the bundled offline set built from PyPI data packages (the
+//! factual domain's sources, in its folder). Other agents' imported banks are written in this
+//! layout too. Ids: `question_id` is the 0-based position in the source (Int64, the key every
 //! table joins on), `task_id` the source's own id as a string.
 
-pub mod bundled;
-pub mod evidence;
-pub mod jsonl;
 pub mod normalize;
-pub mod simpleqa;
 pub mod tables;
-pub mod wheels;
 
 use std::collections::HashSet;
 use std::path::Path;
