@@ -500,7 +500,8 @@ fn ungraded_memories_count_once_as_stored_and_never_as_graded() {
 /// interval around the same Delta); question ids that never repeat change no table.
 #[test]
 fn repeated_questions_cluster_the_intervals_and_the_bootstrap() {
-    use lucid::analysis::stats::{Z95, cluster_wilson, wilson};
+    use lucid::analysis::clusters::cluster_wilson;
+    use lucid::analysis::stats::{Z95, wilson};
     let dir = tempfile::tempdir().unwrap();
     // (r, u, v_a) of question q under seed s: u and v_a by question, r by question where u = 0.
     let memory = |q: usize, s: usize| {

@@ -22,6 +22,7 @@ mod import;
 mod literal_grounding;
 mod llama_server;
 mod llm_http;
+mod math_domain;
 mod models;
 mod pipeline;
 mod python_sandbox;

@@ -131,44 +131,9 @@ impl<D: Domain> Agent<'_, D> {
         };
         let shown_value = minijinja::Value::from_serialize(&shown);
 
-        let mut agent_r: Option<u8> = None;
-        let artifact = match self.program {
-            Some(p) => {
-                let mut task_json = serde_json::Map::new();
-                task_json.insert("question".into(), D::question(task).into());
-                for (k, v) in self.domain.context(w, task)? {
-                    task_json.insert(k.into(), v.into());
-                }
-                let ticket = p.proxy.open(step, ep.question_id);
-                let request = serde_json::json!({
-                    "protocol": PROTOCOL,
-                    "episode": {"seed": p.seed, "arm": p.arm, "step": step, "question_id": ep.question_id},
-                    "task": task_json,
-                    "artifact": D::ARTIFACT,
-                    "memories": shown,
-                    "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
-                });
-                let (reply, rec) =
-                    super::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
-                let inner = p.proxy.close(ticket);
-                // The program's row keeps its own time: its model calls' time is in their rows,
-                // so the episode's latency counts each second once.
-                let mut rec = rec;
-                rec.latency_ms = (rec.latency_ms - inner.iter().map(|c| c.latency_ms).sum::<f64>()).max(0.0);
-                for c in inner.into_iter().chain([rec]) {
-                    tally(&mut ep, &c);
-                    calls.push(c);
-                }
-                match reply {
-                    Some(reply) => {
-                        ep.plan = reply.plan.clone();
-                        agent_r = reply.r();
-                        self.domain.extract(&reply.artifact)
-                    }
-                    None => Err(Invalid::from("the agent program failed")),
-                }
-            }
-            None => self.planned_artifact(step, &with, shown_value, &mut ep, &mut calls)?,
+        let (artifact, agent_r) = match self.program {
+            Some(p) => self.program_artifact(p, w, task, &shown, &mut ep, &mut calls)?,
+            None => (self.planned_artifact(step, &with, shown_value, &mut ep, &mut calls)?, None),
         };
         match artifact {
             Err(why) => ep.obs = self.domain.unobserved(&why.0),
@@ -181,26 +146,7 @@ impl<D: Domain> Agent<'_, D> {
                     ("result", seen.result.into()),
                 ]);
                 ep.artifact = Some(artifact);
-                if self.program.is_some_and(|p| p.program.grade == GradeBy::Agent) {
-                    // The program's own grade; none readable is a failed grade, as a failed grader call.
-                    ep.r = agent_r;
-                    ep.grade = match agent_r {
-                        Some(1) => "correct",
-                        Some(_) => "incorrect",
-                        None => "failed",
-                    }
-                    .into();
-                } else {
-                    let grader = self.prompts.render("grader.txt", &vars)?;
-                    match self.call("grader", grader, &self.roles.grader, step, &mut ep, &mut calls)? {
-                        Some(text) => {
-                            let v = parse_verdict(&text);
-                            ep.grade = v.as_str().into();
-                            ep.r = Verdict::r(v);
-                        }
-                        None => ep.grade = "failed".into(),
-                    }
-                }
+                self.self_grade(&vars, agent_r, step, &mut ep, &mut calls)?;
             }
         }
 
@@ -212,6 +158,85 @@ impl<D: Domain> Agent<'_, D> {
         };
         ep.stored_q = stored_q(self.arm.mode, ep.r, ep.flagged, u);
         Ok((ep, calls))
+    }
+
+    /// The agent program run on `task` through its loopback endpoint (its model calls and its own
+    /// row recorded in `calls`, its plan in `ep`): the artifact the domain extracts from its
+    /// reply, or why there is none, and the program's own grade r when it gave one.
+    fn program_artifact(
+        &self,
+        p: &ProgramRun,
+        w: &mut D::Worker,
+        task: &D::Task,
+        shown: &[ShownMemory],
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<(std::result::Result<String, Invalid>, Option<u8>)> {
+        let step = ep.step;
+        let mut task_json = serde_json::Map::new();
+        task_json.insert("question".into(), D::question(task).into());
+        for (k, v) in self.domain.context(w, task)? {
+            task_json.insert(k.into(), v.into());
+        }
+        let ticket = p.proxy.open(step, ep.question_id);
+        let request = serde_json::json!({
+            "protocol": PROTOCOL,
+            "episode": {"seed": p.seed, "arm": p.arm, "step": step, "question_id": ep.question_id},
+            "task": task_json,
+            "artifact": D::ARTIFACT,
+            "memories": shown,
+            "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
+        });
+        let (reply, rec) = super::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
+        let inner = p.proxy.close(ticket);
+        // The program's row keeps its own time: its model calls' time is in their rows,
+        // so the episode's latency counts each second once.
+        let mut rec = rec;
+        rec.latency_ms = (rec.latency_ms - inner.iter().map(|c| c.latency_ms).sum::<f64>()).max(0.0);
+        for c in inner.into_iter().chain([rec]) {
+            tally(ep, &c);
+            calls.push(c);
+        }
+        Ok(match reply {
+            Some(reply) => {
+                ep.plan = reply.plan.clone();
+                (self.domain.extract(&reply.artifact), reply.r())
+            }
+            None => (Err(Invalid::from("the agent program failed")), None),
+        })
+    }
+
+    /// Grade the observed artifact into `ep` (grade and r): the agent program's own grade `agent_r`
+    /// when it grades, else the self-grader's verdict on the template variables `vars`.
+    fn self_grade(
+        &self,
+        vars: &Vars,
+        agent_r: Option<u8>,
+        step: u64,
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<()> {
+        if self.program.is_some_and(|p| p.program.grade == GradeBy::Agent) {
+            // The program's own grade; none readable is a failed grade, as a failed grader call.
+            ep.r = agent_r;
+            ep.grade = match agent_r {
+                Some(1) => "correct",
+                Some(_) => "incorrect",
+                None => "failed",
+            }
+            .into();
+        } else {
+            let grader = self.prompts.render("grader.txt", vars)?;
+            match self.call("grader", grader, &self.roles.grader, step, ep, calls)? {
+                Some(text) => {
+                    let v = parse_verdict(&text);
+                    ep.grade = v.as_str().into();
+                    ep.r = Verdict::r(v);
+                }
+                None => ep.grade = "failed".into(),
+            }
+        }
+        Ok(())
     }
 
     /// The planner (when the prompts have one) and the executor: the artifact the domain

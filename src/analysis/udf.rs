@@ -34,6 +34,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 use datafusion::scalar::ScalarValue;
 
+use super::clusters::{cluster_bootstrap, cluster_wilson};
 use super::stats::{self, BOOT_SEED, Histogram, RESAMPLES, Statistic, Z95};
 
 /// Register every function of this module in `ctx`.
@@ -318,7 +319,7 @@ fn cluster_wilson_udaf(name: &'static str, hi: bool) -> AggregateUDF {
 }
 
 /// Per cluster key, (observations, their sum), and the sum of squares: what the clustered Wilson
-/// interval needs ([`stats::cluster_wilson`]), one entry per cluster whatever its size.
+/// interval needs ([`cluster_wilson`]), one entry per cluster whatever its size.
 #[derive(Debug)]
 struct ClusterWilson {
     clusters: HashMap<i64, (f64, f64), BuildHasherDefault<KeyHasher>>,
@@ -373,7 +374,7 @@ impl Accumulator for ClusterWilson {
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
         let clusters: Vec<(f64, f64)> = self.clusters.values().copied().collect();
-        let w = stats::cluster_wilson(&clusters, self.sum_sq, Z95);
+        let w = cluster_wilson(&clusters, self.sum_sq, Z95);
         Ok(ScalarValue::Float64(w.map(|w| if self.hi { w.1 } else { w.0 })))
     }
 
@@ -421,7 +422,7 @@ fn cluster_boot_udaf(name: &'static str, stat: Statistic, q: f64) -> AggregateUD
     AggregateUDF::from(SimpleAggregateUDF::new_with_signature(name, sig, DataType::Float64, acc, state))
 }
 
-/// A bootstrap that resamples clusters ([`stats::cluster_bootstrap`]): every row (key, y, x) is
+/// A bootstrap that resamples clusters ([`cluster_bootstrap`]): every row (key, y, x) is
 /// kept until the end, where the rows are sorted and grouped (24 bytes a row).
 #[derive(Debug)]
 struct ClusterBoot {
@@ -442,7 +443,7 @@ impl Accumulator for ClusterBoot {
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        let reps = stats::cluster_bootstrap(&mut self.rows, self.stat, RESAMPLES, BOOT_SEED);
+        let reps = cluster_bootstrap(&mut self.rows, self.stat, RESAMPLES, BOOT_SEED);
         Ok(ScalarValue::Float64(stats::quantile(&reps, self.q)))
     }
 
@@ -474,30 +475,5 @@ impl Accumulator for ClusterBoot {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(sql: &str) -> arrow::array::RecordBatch {
-        crate::session::block_on(crate::session::collect(&crate::session::new(), sql)).unwrap()
-    }
-
-    #[test]
-    fn sql_functions_compute_what_the_statistics_module_does() {
-        let b = run(
-            "SELECT wilson_lo(8, 10) AS lo, wilson_hi(8, 10) AS hi, attractor_p_star(0.38, 0.76, 0.90, 0.32) AS p, \
-                     attractor_p0(0.38, 0.76, 0.90, 0.32) AS p0, attractor_p_star(0.38, 1.5, 0.9, 0.3) AS bad",
-        );
-        let (lo, hi) = stats::wilson(8.0, 10.0, Z95).unwrap();
-        assert_eq!(f64s(b.column(0)).unwrap().value(0), lo);
-        assert_eq!(f64s(b.column(1)).unwrap().value(0), hi);
-        assert!((f64s(b.column(2)).unwrap().value(0) - 0.448).abs() < 5e-4);
-        assert!((f64s(b.column(3)).unwrap().value(0) - 0.284).abs() < 5e-4);
-        assert!(b.column(4).is_null(0), "leniency 1.5 is outside the theorem");
-        let b = run("SELECT ols2_e0(y, a, b) AS e0, ols2_b1(y, a, b) AS b1, ols2_b2(y, a, b) AS b2, \
-             boot_lo(y) AS lo, boot_hi(y) AS hi, boot_p_gt_0(y) AS p, boot_slope_lo(y, a) AS slo \
-             FROM (VALUES (0.3, 0.0, 0.0), (0.7, 1.0, 0.0), (0.15, 0.0, 1.0), (0.55, 1.0, 1.0), (0.5, 0.5, 0.0)) t(y, a, b)");
-        let v = |c: usize| f64s(b.column(c)).unwrap().value(0);
-        assert!((v(0) - 0.3).abs() < 1e-12 && (v(1) - 0.4).abs() < 1e-12 && (v(2) + 0.15).abs() < 1e-12);
-        assert!(v(3) < v(4) && v(5) == 1.0 && v(6) > 0.0, "{b:?}");
-    }
-}
+#[path = "udf_tests.rs"]
+mod tests;

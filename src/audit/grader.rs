@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::AuditBank;
-use crate::analysis::stats::{Z95, cluster_wilson, pearson};
+use crate::analysis::clusters::cluster_wilson;
+use crate::analysis::stats::{Z95, pearson};
 
 /// Over graded episodes only.
 pub const GRADED: &str = "self-grade (graded episodes)";

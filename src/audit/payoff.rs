@@ -21,7 +21,8 @@ use serde::Serialize;
 use super::AuditBank;
 use super::bank::{demote, demotes, unscored};
 use super::eia::{Candidate, delta, kind};
-use crate::analysis::stats::{corr_from_sums, multinomial, pearson, quantile, z_scores};
+use crate::analysis::stats::{corr_from_sums, pearson, quantile, z_scores};
+use crate::analysis::variates::multinomial;
 use crate::rng::SplitMix64;
 
 /// One row of the payoff table.
@@ -109,6 +110,30 @@ impl Swept {
             patterns,
         }
     }
+
+    /// One resample into the sums `s` and `d` ([`take`]): the memories drawn by rank and counted
+    /// in `w`, then one sequential sweep that adds each memory's terms to the bucket of its
+    /// demotion pattern.
+    fn resample(&self, rng: &mut SplitMix64, w: &mut [u64], s: &mut [f64; 6], d: &mut [[f64; 3]]) {
+        let n = self.r.len();
+        w.iter_mut().for_each(|c| *c = 0);
+        for _ in 0..n {
+            w[((u128::from(rng.next_u64()) * n as u128) >> 64) as usize] += 1;
+        }
+        let mut buckets = vec![[0.0f64; 5]; self.patterns.len()];
+        for k in 0..n {
+            let (c, r, u) = (w[k] as f64, self.r[k], self.u[k]);
+            let bk = &mut buckets[self.pattern[k] as usize];
+            bk[0] += c;
+            bk[1] += c * r;
+            bk[2] += c * r * r;
+            bk[3] += c * u;
+            bk[4] += c * r * u;
+        }
+        for (bk, mask) in buckets.iter().zip(&self.patterns) {
+            take(s, d, bk, mask);
+        }
+    }
 }
 
 /// The clusters (questions) of a bank, for a bootstrap that resamples whole clusters: a
@@ -171,24 +196,40 @@ impl Clustered {
         }
         Clustered { patterns, sums, probs, of_rank }
     }
+
+    /// One resample into the sums `s` and `d` ([`take`]): counts over the cells of clusters in
+    /// `w`, by rank when most clusters are distinct (as [`Swept`] draws memories), else
+    /// multinomial; each memory weighs its cluster's count.
+    fn resample(&self, rng: &mut SplitMix64, w: &mut [u64], s: &mut [f64; 6], d: &mut [[f64; 3]]) {
+        let m = self.of_rank.len();
+        if self.probs.len() * 8 > m {
+            w.iter_mut().for_each(|c| *c = 0);
+            for _ in 0..m {
+                w[self.of_rank[((u128::from(rng.next_u64()) * m as u128) >> 64) as usize] as usize] += 1;
+            }
+        } else {
+            multinomial(rng, m as u64, &self.probs, w);
+        }
+        let mut buckets = vec![[0.0f64; 5]; self.patterns.len()];
+        for (cell, &k) in self.sums.iter().zip(w.iter()) {
+            if k > 0 {
+                let k = k as f64;
+                for (p, t) in cell {
+                    buckets[*p].iter_mut().zip(t).for_each(|(b, t)| *b += k * t);
+                }
+            }
+        }
+        for (bk, mask) in buckets.iter().zip(&self.patterns) {
+            take(s, d, bk, mask);
+        }
+    }
 }
 
 /// Bootstrap replicates of Delta for every demotion row and for the z-score of r (last), each
 /// sorted ascending; over memories, or over questions when the bank's questions repeat.
 fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64) -> Vec<Vec<f64>> {
     let (n, rows) = (bank.r.len(), flags.len());
-    let words = rows.div_ceil(64).max(1);
-    let masks: Vec<Vec<u64>> = (0..n)
-        .map(|i| {
-            let mut m = vec![0u64; words];
-            for (j, f) in flags.iter().enumerate() {
-                if f[i] {
-                    m[j / 64] |= 1 << (j % 64);
-                }
-            }
-            m
-        })
-        .collect();
+    let masks = demotion_masks(flags, n);
     let cells = cells(&bank.r, &bank.u, &masks);
     // Questions that repeat: resample them whole. Otherwise the memories, as follows.
     let clustered: Option<Clustered> = bank.clusters().map(|groups| Clustered::new(bank, &groups, &masks));
@@ -214,90 +255,20 @@ fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64)
             // Base sums (N, Sr, Srr, Su, Suu, Sru) and, per row, what its demotions take away.
             let mut s = [0.0f64; 6];
             let mut d = vec![[0.0f64; 3]; rows];
-            // Add weighted terms [k, k r, k r^2, k u, k r u] (u is 0 or 1, so u^2 = u).
-            let mut take = |s: &mut [f64; 6], t: &[f64; 5], mask: &[u64]| {
-                s[0] += t[0];
-                s[1] += t[1];
-                s[2] += t[2];
-                s[3] += t[3];
-                s[4] += t[3];
-                s[5] += t[4];
-                for (wi, &word) in mask.iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        let j = wi * 64 + bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        d[j][0] += t[1];
-                        d[j][1] += t[2];
-                        d[j][2] += t[4];
-                    }
-                }
-            };
             if let Some(cl) = &clustered {
-                // Counts over the cells of clusters: by rank when most clusters are distinct (as
-                // for memories below), else multinomial; each memory weighs its cluster's count.
-                let m = cl.of_rank.len();
-                if cl.probs.len() * 8 > m {
-                    w.iter_mut().for_each(|c| *c = 0);
-                    for _ in 0..m {
-                        w[cl.of_rank[((u128::from(rng.next_u64()) * m as u128) >> 64) as usize] as usize] += 1;
-                    }
-                } else {
-                    multinomial(&mut rng, m as u64, &cl.probs, w);
-                }
-                let mut buckets = vec![[0.0f64; 5]; cl.patterns.len()];
-                for (cell, &k) in cl.sums.iter().zip(w.iter()) {
-                    if k > 0 {
-                        let k = k as f64;
-                        for (p, t) in cell {
-                            buckets[*p].iter_mut().zip(t).for_each(|(b, t)| *b += k * t);
-                        }
-                    }
-                }
-                for (bk, mask) in buckets.iter().zip(&cl.patterns) {
-                    take(&mut s, bk, mask);
-                }
+                cl.resample(&mut rng, w, &mut s, &mut d);
             } else if let Some(sw) = &swept {
-                w.iter_mut().for_each(|c| *c = 0);
-                for _ in 0..n {
-                    w[((u128::from(rng.next_u64()) * n as u128) >> 64) as usize] += 1;
-                }
-                let mut buckets = vec![[0.0f64; 5]; sw.patterns.len()];
-                for k in 0..n {
-                    let (c, r, u) = (w[k] as f64, sw.r[k], sw.u[k]);
-                    let bk = &mut buckets[sw.pattern[k] as usize];
-                    bk[0] += c;
-                    bk[1] += c * r;
-                    bk[2] += c * r * r;
-                    bk[3] += c * u;
-                    bk[4] += c * r * u;
-                }
-                for (bk, mask) in buckets.iter().zip(&sw.patterns) {
-                    take(&mut s, bk, mask);
-                }
+                sw.resample(&mut rng, w, &mut s, &mut d);
             } else {
                 multinomial(&mut rng, n as u64, &probs, w);
                 for (c, &k) in cells.iter().zip(w.iter()) {
                     if k > 0 {
                         let k = k as f64;
-                        take(&mut s, &[k, k * c.0, k * c.0 * c.0, k * c.1, k * c.0 * c.1], &c.2);
+                        take(&mut s, &mut d, &[k, k * c.0, k * c.0 * c.0, k * c.1, k * c.0 * c.1], &c.2);
                     }
                 }
             }
-            let before = corr_from_sums(s[0], s[1], s[2], s[3], s[4], s[5]);
-            let mut out: Vec<Option<f64>> = d
-                .iter()
-                .map(|d| Some(corr_from_sums(s[0], s[1] - d[0], s[2] - d[1], s[3], s[4], s[5] - d[2])? - before?))
-                .collect();
-            // z = (r - mean) / sd, an affine map: its sums follow from r's.
-            let sd = sd.max(1e-12);
-            let (sz, szz, szu) = (
-                (s[1] - s[0] * mean) / sd,
-                (s[2] - 2.0 * mean * s[1] + s[0] * mean * mean) / (sd * sd),
-                (s[5] - mean * s[3]) / sd,
-            );
-            out.push(corr_from_sums(s[0], sz, szz, s[3], s[4], szu).zip(before).map(|(a, b)| a - b));
-            out
+            deltas(&s, &d, mean, sd)
         },
     );
     (0..=rows)
@@ -307,6 +278,62 @@ fn bootstrap(bank: &AuditBank, flags: &[Vec<bool>], resamples: usize, seed: u64)
             reps
         })
         .collect()
+}
+
+/// Each of the `n` memories' demotion pattern: bit j set where row j of `flags` demotes it.
+fn demotion_masks(flags: &[Vec<bool>], n: usize) -> Vec<Vec<u64>> {
+    let words = flags.len().div_ceil(64).max(1);
+    (0..n)
+        .map(|i| {
+            let mut m = vec![0u64; words];
+            for (j, f) in flags.iter().enumerate() {
+                if f[i] {
+                    m[j / 64] |= 1 << (j % 64);
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// Add weighted terms `t` = [k, k r, k r^2, k u, k r u] (u is 0 or 1, so u^2 = u) to the base sums
+/// `s` (N, Sr, Srr, Su, Suu, Sru), and to what each row whose bit `mask` sets takes away (`d`).
+fn take(s: &mut [f64; 6], d: &mut [[f64; 3]], t: &[f64; 5], mask: &[u64]) {
+    s[0] += t[0];
+    s[1] += t[1];
+    s[2] += t[2];
+    s[3] += t[3];
+    s[4] += t[3];
+    s[5] += t[4];
+    for (wi, &word) in mask.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let j = wi * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            d[j][0] += t[1];
+            d[j][1] += t[2];
+            d[j][2] += t[4];
+        }
+    }
+}
+
+/// One resample's Delta of every demotion row, from its base sums `s` and what each row's
+/// demotions take away (`d`), then the z-score of r's (r's mean `mean`, standard deviation `sd`).
+fn deltas(s: &[f64; 6], d: &[[f64; 3]], mean: f64, sd: f64) -> Vec<Option<f64>> {
+    let before = corr_from_sums(s[0], s[1], s[2], s[3], s[4], s[5]);
+    let mut out: Vec<Option<f64>> = d
+        .iter()
+        .map(|d| Some(corr_from_sums(s[0], s[1] - d[0], s[2] - d[1], s[3], s[4], s[5] - d[2])? - before?))
+        .collect();
+    // z = (r - mean) / sd, an affine map: its sums follow from r's.
+    let sd = sd.max(1e-12);
+    let (sz, szz, szu) = (
+        (s[1] - s[0] * mean) / sd,
+        (s[2] - 2.0 * mean * s[1] + s[0] * mean * mean) / (sd * sd),
+        (s[5] - mean * s[3]) / sd,
+    );
+    out.push(corr_from_sums(s[0], sz, szz, s[3], s[4], szu).zip(before).map(|(a, b)| a - b));
+    out
 }
 
 /// The payoff of demoting with each of `rows` (name, kind, V), then the oracle and label-blind

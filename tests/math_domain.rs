@@ -1,0 +1,199 @@
+//! The math domain: gold comparison on every generated answer (the answer equals itself, a
+//! perturbed one does not); each answer-free channel on every gold answer it can speak to (lint
+//! never fires on one; units and substitute accept it and refuse it perturbed); the loop through
+//! every arm with a planted model, its channels and U as the rules say, and no gold in any request.
+
+use std::path::Path;
+
+use lucid::domains::math::answer::{self, MathValue};
+use lucid::domains::math::{lint, substitute, tables, units};
+use serde_json::Value as Json;
+
+use crate::support::fake_server::{FakeServer, Reply};
+use crate::support::probes::{Probe, require};
+use crate::support::{lucid, stderr, stdout};
+
+/// The generated problems (`lucid models fetch math`).
+fn generated() -> (Vec<tables::MathTask>, Vec<tables::MathGold>) {
+    tables::read(&lucid::domains::math::data::problems(&lucid::cache_dir::cache_dir()).unwrap()).unwrap()
+}
+
+/// A wrong answer of the gold's form: True/False flipped, a time a minute later, the next letter,
+/// a list's first item plus one, the last digit of a base-n number changed, else the value plus one.
+fn perturbed(module: &str, gold: &str) -> String {
+    if module == "numbers__base_conversion" {
+        let (head, last) = gold.split_at(gold.len() - 1);
+        return format!("{head}{}", if last == "1" { "0" } else { "1" });
+    }
+    match answer::parse(gold) {
+        Some(MathValue::Bool(b)) => if b { "False" } else { "True" }.into(),
+        Some(MathValue::Time(m)) => answer::canonical(&MathValue::Time((m + 1) % 1440)),
+        Some(MathValue::Choice(c)) => char::from(c as u8 + 1).to_string(),
+        Some(MathValue::List(items)) => {
+            let mut parts: Vec<String> = items.iter().map(answer::canonical).collect();
+            parts[0] = format!("{} + 1", parts[0]);
+            parts.join(", ")
+        }
+        _ if gold.len() == 1 && gold.chars().all(|c| c.is_ascii_lowercase()) => {
+            char::from(gold.as_bytes()[0] + 1).to_string()
+        }
+        _ => format!("({gold}) + 1"),
+    }
+}
+
+#[test]
+fn every_generated_answer_equals_itself_and_not_a_perturbed_one() {
+    if !require(Probe::Math) {
+        return;
+    }
+    let (tasks, gold) = generated();
+    assert_eq!(tasks.len(), 3150);
+    let mut by_value = 0;
+    for (t, g) in tasks.iter().zip(&gold) {
+        assert!(answer::same(&t.module, &g.answer, &g.answer), "{} does not equal itself ({})", g.answer, t.module);
+        let wrong = perturbed(&t.module, &g.answer);
+        assert!(!answer::same(&t.module, &g.answer, &wrong), "{} equals {wrong} ({})", g.answer, t.module);
+        // The canonical spelling of a value is that value.
+        if let Some(v) = answer::parse(&g.answer).filter(|_| t.module != "numbers__base_conversion") {
+            assert!(answer::same(&t.module, &g.answer, &answer::canonical(&v)), "{} ({})", g.answer, t.module);
+            by_value += 1;
+        }
+    }
+    assert!(by_value > 3000, "{by_value} answers read as values");
+}
+
+#[test]
+fn the_channels_accept_every_gold_answer_and_refuse_perturbed_ones() {
+    if !require(Probe::Math) {
+        return;
+    }
+    let (tasks, gold) = generated();
+    let (mut linted, mut converted, mut substituted) = (0, 0, 0);
+    let mut wrong_calls = Vec::new();
+    for (t, g) in tasks.iter().zip(&gold) {
+        let (m, q, a) = (t.module.as_str(), t.question.as_str(), g.answer.as_str());
+        if let Some(form) = lint::expected(m, q) {
+            if !lint::fits(&form, a) {
+                wrong_calls.push(format!("lint fires on the gold {a:?} of {q:?} ({m}, {form:?})"));
+            }
+            linted += 1;
+        }
+        let wrong = perturbed(m, a);
+        if m == "measurement__conversion" && units::speaks(q) {
+            if units::check(q, a) != Some(true) || units::check(q, &wrong) != Some(false) {
+                wrong_calls.push(format!("units on {q:?}: gold {a:?} or {wrong:?} misjudged"));
+            }
+            converted += 1;
+        }
+        if let Some(ok) = substitute::check(m, q, a) {
+            if !ok || substitute::check(m, q, &wrong) != Some(false) {
+                wrong_calls.push(format!("substitute on {q:?} ({m}): gold {a:?} or {wrong:?} misjudged"));
+            }
+            substituted += 1;
+        }
+    }
+    assert!(wrong_calls.is_empty(), "{} wrong calls:\n{}", wrong_calls.len(), wrong_calls[..wrong_calls.len().min(30)].join("\n"));
+    eprintln!("lint spoke to {linted}, units to {converted}, substitute to {substituted} of {} problems", tasks.len());
+    assert!(linted >= 3000, "lint speaks to {linted}");
+    assert!(converted >= 80, "units speaks to {converted} of 90 conversions");
+    assert!(substituted >= 600, "substitute speaks to {substituted}");
+}
+
+/// Per question: the planted answer, and (u, lint, units, substitute) as the rules say.
+const PLANTED: &[(&str, &str, u8, bool, bool, bool)] = &[
+    ("Solve 2679 = 127*r + 14*r for r.", "19", 1, false, false, false),
+    ("What is the highest common divisor of 141552 and 144?", "72", 0, false, false, true),
+    ("Divide 19 by 117750.", "38/235500", 1, true, false, false),
+    ("How many micrograms are there in 3/8 of a milligram?", "3750", 0, false, true, false),
+    ("What is -9876542 - 1?", "Answer: 5.", 0, false, false, false),
+    ("Is 33924721 a prime number?", "I think so", 0, true, false, false),
+];
+
+/// The gold of the question asked `What is -9876542 - 1?`: it must reach no request.
+const CANARY: &str = "9876543";
+
+const PROBLEMS: &str = r#"{"id": "p0", "module": "algebra__linear_1d", "difficulty": "train-easy", "question": "Solve 2679 = 127*r + 14*r for r.", "answer": "19"}
+{"id": "p1", "module": "numbers__gcd", "difficulty": "train-easy", "question": "What is the highest common divisor of 141552 and 144?", "answer": "144"}
+{"id": "p2", "module": "arithmetic__div", "difficulty": "train-easy", "question": "Divide 19 by 117750.", "answer": "19/117750"}
+{"id": "p3", "module": "measurement__conversion", "difficulty": "train-easy", "question": "How many micrograms are there in 3/8 of a milligram?", "answer": "375"}
+{"id": "p4", "module": "arithmetic__add_or_sub", "difficulty": "train-easy", "question": "What is -9876542 - 1?", "answer": "-9876543"}
+{"id": "p5", "module": "numbers__is_prime", "difficulty": "train-easy", "question": "Is 33924721 a prime number?", "answer": "False"}
+"#;
+
+/// The planted model: an answer per question (the prompt's last line, `Q: ...`), every
+/// self-grade CORRECT.
+fn planted(prompt: &str) -> String {
+    if prompt.contains("VERDICT") {
+        return "VERDICT: CORRECT".into();
+    }
+    let last = prompt.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let q = last.trim().trim_start_matches("Q:").trim();
+    PLANTED.iter().find(|p| p.0 == q).map_or("?", |p| p.1).into()
+}
+
+#[test]
+fn the_math_loop_runs_every_arm_with_its_channels_and_never_shows_gold() {
+    let server = FakeServer::start(vec![], Reply::func(planted));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("problems.jsonl"), PROBLEMS).unwrap();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let model = format!("{{backend: openai, model: planted, base_url: '{}/v1'}}", server.url);
+    // No `prompts:`: the domain's own folder (pipelines/prompts-math) is found from the project root.
+    let agent = format!("{{domain: {{kind: math}}, model: {model}, k: 2");
+    let yaml = format!(
+        "name: math
+seeds: [0, 1]
+arms: [no-memory, memento, lucid, oracle]
+report: true
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: math-jsonl, path: problems.jsonl}}
+{front}{arms}",
+        front = crate::support::order_embed_retrieve(&bert),
+        arms = crate::support::study::arm_stages(&agent, "")
+    );
+    std::fs::write(d.join("math.yaml"), yaml).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(root.join("pipelines"), d.join("pipelines")).unwrap();
+    let cache = d.join("cache");
+    let o = lucid(&cache).current_dir(d).args(["run", "math.yaml", "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+
+    let rows = crate::support::study::query_run(
+        &cache,
+        d,
+        "runs/math",
+        "SELECT e.arm, t.question, e.answer, e.form, e.channels, e.flagged, e.stored_q, v.u \
+         FROM episodes e JOIN tasks t USING (question_id) \
+         JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step",
+    );
+    assert_eq!(rows.len(), PLANTED.len() * 4 * 2);
+    for r in &rows {
+        let &(_, _, u, lint, units, substitute) =
+            PLANTED.iter().find(|p| p.0 == r["question"]).unwrap_or_else(|| panic!("{r}"));
+        let fired =
+            |name: &str| r["channels"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()["fired"].clone();
+        assert_eq!(
+            (fired("lint"), fired("units"), fired("substitute")),
+            (lint.into(), units.into(), substitute.into()),
+            "{r}"
+        );
+        assert_eq!(r["u"], u, "{r}");
+        let flagged = lint || units || substitute;
+        assert_eq!(r["flagged"], flagged, "{r}");
+        let want_q = match r["arm"].as_str().unwrap() {
+            "lucid" => u8::from(!flagged),
+            "oracle" => u,
+            _ => 1,
+        };
+        assert_eq!(r["stored_q"], want_q, "{r}");
+    }
+    let five = rows.iter().find(|r| r["question"] == "What is -9876542 - 1?").unwrap();
+    assert_eq!((five["answer"].as_str(), five["form"].as_str()), (Some("5"), Some("integer")), "{five}");
+    for r in server.requests() {
+        let body: Json = r.body;
+        assert!(!body.to_string().contains(CANARY), "gold reached a prompt: {body}");
+    }
+}
