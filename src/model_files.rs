@@ -132,13 +132,6 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
     }
     let wanted_name =
         |name: &str, default: bool| if names.is_empty() { default } else { names.iter().any(|n| n == name) };
-    for d in data.iter().filter(|d| wanted_name(d.name, d.default)) {
-        if d.present(models_dir) {
-            eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
-        } else {
-            d.fetch(models_dir, python())?;
-        }
-    }
     let wanted = |k: &Known| wanted_name(k.name, k.default);
     for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
@@ -169,6 +162,13 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
         }
         install(&unpacked, models_dir, k.name)?;
         eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
+    }
+    for d in data.iter().filter(|d| wanted_name(d.name, d.default)) {
+        if d.present(models_dir) {
+            eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
+        } else {
+            d.fetch(models_dir, python())?;
+        }
     }
     Ok(())
 }

@@ -92,7 +92,12 @@ fn the_channels_accept_every_gold_answer_and_refuse_perturbed_ones() {
             substituted += 1;
         }
     }
-    assert!(wrong_calls.is_empty(), "{} wrong calls:\n{}", wrong_calls.len(), wrong_calls[..wrong_calls.len().min(30)].join("\n"));
+    assert!(
+        wrong_calls.is_empty(),
+        "{} wrong calls:\n{}",
+        wrong_calls.len(),
+        wrong_calls[..wrong_calls.len().min(30)].join("\n")
+    );
     eprintln!("lint spoke to {linted}, units to {converted}, substitute to {substituted} of {} problems", tasks.len());
     assert!(linted >= 3000, "lint speaks to {linted}");
     assert!(converted >= 80, "units speaks to {converted} of 90 conversions");
@@ -120,14 +125,14 @@ const PROBLEMS: &str = r#"{"id": "p0", "module": "algebra__linear_1d", "difficul
 {"id": "p5", "module": "numbers__is_prime", "difficulty": "train-easy", "question": "Is 33924721 a prime number?", "answer": "False"}
 "#;
 
-/// The planted model: an answer per question (the prompt's last line, `Q: ...`), every
+/// The planted model: an answer per question (the prompt's last `Problem: ...` line), every
 /// self-grade CORRECT.
 fn planted(prompt: &str) -> String {
     if prompt.contains("VERDICT") {
         return "VERDICT: CORRECT".into();
     }
-    let last = prompt.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let q = last.trim().trim_start_matches("Q:").trim();
+    let last = prompt.lines().rev().find(|l| l.trim_start().starts_with("Problem:")).unwrap_or("");
+    let q = last.trim().trim_start_matches("Problem:").trim();
     PLANTED.iter().find(|p| p.0 == q).map_or("?", |p| p.1).into()
 }
 
@@ -173,8 +178,19 @@ stages:
     for r in &rows {
         let &(_, _, u, lint, units, substitute) =
             PLANTED.iter().find(|p| p.0 == r["question"]).unwrap_or_else(|| panic!("{r}"));
-        let fired =
-            |name: &str| r["channels"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()["fired"].clone();
+        // A channel that cannot speak to the task is absent (silent).
+        let fired = |name: &str| {
+            let c = r["channels"].as_array().unwrap().iter().find(|c| c["name"] == name).cloned();
+            c.map_or(Json::Bool(false), |c| c["fired"].clone())
+        };
+        let present: Vec<&str> =
+            r["channels"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let speaks = match r["question"].as_str().unwrap() {
+            q if q.starts_with("How many micrograms") => vec!["lint", "units"],
+            q if q.starts_with("Solve") || q.contains("common divisor") => vec!["lint", "substitute"],
+            _ => vec!["lint"],
+        };
+        assert_eq!(present, speaks, "{r}");
         assert_eq!(
             (fired("lint"), fired("units"), fired("substitute")),
             (lint.into(), units.into(), substitute.into()),

@@ -9,7 +9,8 @@
 --   A flag helps (Proposition 1) iff rho > rho* = h / (g + h); the paper takes g = h,
 --   rho* = 0.5 (edit rho_star here for another cost ratio).
 -- Paper (BIRD, pooled): rho = 0.90 [0.875, 0.920] over 649 flags, base rate about 0.46.
--- Reads the view episode_outcomes (views/episode_outcomes.sql).
+-- A channel that cannot speak to a task is absent from its episode's `channels` (math): its n
+-- counts the episodes it spoke to. Reads the view episode_outcomes (views/episode_outcomes.sql).
 WITH ch AS (
   SELECT arm, question_id, get_field(c, 'name') AS channel, ord, u, get_field(c, 'fired') AS f
   FROM (SELECT arm, question_id, u, unnest(channels) AS c, unnest(range(CAST(array_length(channels) AS BIGINT))) AS ord
@@ -36,5 +37,5 @@ SELECT arm, channel, count(*) AS n,
        round(avg(1.0 - u), 4) AS base_rate,
        0.5 AS rho_star
 FROM obs
-GROUP BY arm, channel, ord
-ORDER BY arm_order(arm), arm, ord
+GROUP BY arm, channel
+ORDER BY arm_order(arm), arm, min(ord), channel

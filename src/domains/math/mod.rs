@@ -5,7 +5,8 @@
 //! reading gold: `lint` (the answer has the form the question asks for, [`lint`]), `units` (a
 //! conversion's answer converted back is the question's quantity, [`units`]) and `substitute`
 //! (the answer checked exactly where the problem allows it: a root substituted back, a
-//! factorisation multiplied out, a gcd dividing both numbers, [`substitute`]). Gold scoring:
+//! factorisation multiplied out, a gcd dividing both numbers, [`substitute`]); a channel that
+//! cannot speak to a task is left out of its `channels` (silent, unscored by the audit). Gold scoring:
 //! the answer's value equals the gold's ([`answer::same`]).
 
 pub mod answer;
@@ -126,16 +127,21 @@ impl Domain for MathDomain {
         let lint = lint::expected(&task.module, &task.question).map(|f| !lint::fits(&f, a));
         let units = (task.module == "measurement__conversion").then(|| units::check(&task.question, a)).flatten();
         let substitute = substitute::check(&task.module, &task.question, a);
-        let fired = |name, verdict: Option<bool>, detail: &str| Fired {
-            name,
-            fired: verdict.unwrap_or(false),
-            detail: verdict.is_some_and(|f| f).then(|| detail.to_string()),
+        // A channel that cannot speak to the task is left out (silent): the audit then leaves
+        // the memory unscored by it rather than counting it as passed.
+        let fired = |name, verdict: Option<bool>, detail: &str| {
+            verdict.map(|f| Fired { name, fired: f, detail: f.then(|| detail.to_string()) })
         };
-        Channels(vec![
-            fired("lint", lint, "not the form the question asks for"),
-            fired("units", units.map(|ok| !ok), "converted back, not the question's quantity"),
-            fired("substitute", substitute.map(|ok| !ok), "does not check as a solution"),
-        ])
+        Channels(
+            [
+                fired("lint", lint, "not the form the question asks for"),
+                fired("units", units.map(|ok| !ok), "converted back, not the question's quantity"),
+                fired("substitute", substitute.map(|ok| !ok), "does not check as a solution"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        )
     }
 
     fn flag_channels(&self) -> Vec<String> {
