@@ -120,6 +120,23 @@ fn bare_letter(s: &str) -> Option<char> {
     (t.len() == 1).then(|| t.chars().next()).flatten().filter(|c| c.is_ascii_lowercase())
 }
 
+/// The number a value holds, if it is one.
+pub fn number(v: &Option<MathValue>) -> Option<Rat> {
+    match v {
+        Some(MathValue::Poly(p)) => p.as_constant(),
+        _ => None,
+    }
+}
+
+/// The numbers of a list (or of one number), in order.
+pub fn numbers(v: &Option<MathValue>) -> Option<Vec<Rat>> {
+    match v {
+        Some(MathValue::List(items)) => items.iter().map(|i| number(&Some(i.clone()))).collect(),
+        Some(MathValue::Poly(p)) => p.as_constant().map(|c| vec![c]),
+        _ => None,
+    }
+}
+
 /// The integer a value holds, if it is one.
 pub fn integer(v: &MathValue) -> Option<i128> {
     match v {

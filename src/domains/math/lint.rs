@@ -134,13 +134,13 @@ pub fn fits(form: &Form, text: &str) -> bool {
         }
         Form::Boolean => matches!(value, Some(MathValue::Bool(_))),
         Form::Sorted { descending, len } => {
-            let numbers = numbers(&value);
+            let numbers = answer::numbers(&value);
             numbers.as_ref().is_some_and(|n| {
                 let ordered = n.windows(2).all(|w| if *descending { w[0] >= w[1] } else { w[0] <= w[1] });
                 ordered && len.is_none_or(|l| l == n.len())
             })
         }
-        Form::Roots => numbers(&value).is_some_and(|n| n.windows(2).all(|w| w[0] < w[1])),
+        Form::Roots => answer::numbers(&value).is_some_and(|n| n.windows(2).all(|w| w[0] < w[1])),
         Form::Choice(letters) => {
             let inner = t.trim_start_matches('(').trim_end_matches(')');
             inner.len() == 1 && inner.chars().next().is_some_and(|c| letters.contains(&c))
@@ -153,21 +153,6 @@ pub fn fits(form: &Form, text: &str) -> bool {
                 && (digits == "0" || !digits.starts_with('0'))
         }
         Form::Digit => t.len() == 1 && t.chars().all(|c| c.is_ascii_digit()),
-    }
-}
-
-/// The numbers of a list (or of one number), in order.
-fn numbers(v: &Option<MathValue>) -> Option<Vec<super::exact::Rat>> {
-    match v {
-        Some(MathValue::List(items)) => items
-            .iter()
-            .map(|i| match i {
-                MathValue::Poly(p) => p.as_constant(),
-                _ => None,
-            })
-            .collect(),
-        Some(MathValue::Poly(p)) => p.as_constant().map(|c| vec![c]),
-        _ => None,
     }
 }
 

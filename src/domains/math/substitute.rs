@@ -17,7 +17,7 @@ pub fn check(module: &str, question: &str, answer: &str) -> Option<bool> {
     match module {
         "algebra__linear_1d" | "algebra__linear_2d" => {
             let (eqs, v) = solve_question(q)?;
-            Some(number(&value).is_some_and(|x| consistent(&eqs, v, x)))
+            Some(answer::number(&value).is_some_and(|x| consistent(&eqs, v, x)))
         }
         "algebra__polynomial_roots" => match q.strip_prefix("Factor ") {
             Some(e) => {
@@ -28,7 +28,7 @@ pub fn check(module: &str, question: &str, answer: &str) -> Option<bool> {
                 let (eqs, v) = solve_question(q)?;
                 let [(l, r)] = eqs.as_slice() else { return None };
                 let roots = distinct_rational_roots(&l.minus(r)?, v)?;
-                Some(list(&value).is_some_and(|a| a == roots))
+                Some(answer::numbers(&value).is_some_and(|a| a == roots))
             }
         },
         "algebra__sequence_nth_term" => {
@@ -61,7 +61,8 @@ pub fn check(module: &str, question: &str, answer: &str) -> Option<bool> {
         "numbers__list_prime_factors" => {
             let [n] = integers(q)[..] else { return None };
             (n > 1 && n < 10_000_000_000_000).then_some(())?;
-            let factors = list(&value).and_then(|l| l.iter().map(|r| r.is_int().then_some(r.numer())).collect());
+            let factors =
+                answer::numbers(&value).and_then(|l| l.iter().map(|r| r.is_int().then_some(r.numer())).collect());
             Some(factors.is_some_and(|f: Vec<i128>| prime_factors_of(&f, n)))
         }
         _ => None,
@@ -280,29 +281,8 @@ fn denominators(q: &str) -> Option<[i128; 2]> {
     ds.try_into().ok()
 }
 
-fn number(v: &Option<MathValue>) -> Option<Rat> {
-    match v {
-        Some(MathValue::Poly(p)) => p.as_constant(),
-        _ => None,
-    }
-}
-
 fn int(v: &Option<MathValue>) -> Option<i128> {
     v.as_ref().and_then(answer::integer)
-}
-
-fn list(v: &Option<MathValue>) -> Option<Vec<Rat>> {
-    match v {
-        Some(MathValue::List(items)) => items
-            .iter()
-            .map(|i| match i {
-                MathValue::Poly(p) => p.as_constant(),
-                _ => None,
-            })
-            .collect(),
-        Some(MathValue::Poly(p)) => p.as_constant().map(|c| vec![c]),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
