@@ -20,7 +20,8 @@ pub struct Rat {
     d: i128,
 }
 
-fn gcd(mut a: i128, mut b: i128) -> i128 {
+/// The greatest common divisor of `a` and `b`, non-negative.
+pub fn gcd(mut a: i128, mut b: i128) -> i128 {
     while b != 0 {
         (a, b) = (b, a % b);
     }

@@ -123,9 +123,7 @@ pub fn fits(form: &Form, text: &str) -> bool {
     let value = answer::parse(t);
     let constant = |v: &Option<MathValue>| matches!(v, Some(MathValue::Poly(p)) if p.as_constant().is_some());
     match form {
-        Form::Integer => {
-            constant(&value) && value.as_ref().and_then(answer::integer).is_some() && !t.contains(['.', '/'])
-        }
+        Form::Integer => value.as_ref().and_then(answer::integer).is_some() && !t.contains(['.', '/']),
         Form::Decimal => constant(&value) && !t.contains('/'),
         Form::Fraction => constant(&value) && !t.contains('.') && lowest_terms(t),
         Form::Number => constant(&value),

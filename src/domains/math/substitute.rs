@@ -8,7 +8,7 @@
 //! [`check`] is None where the question matches none of these templates (the channel is silent).
 
 use super::answer::{self, MathValue};
-use super::exact::{self, Poly, Rat};
+use super::exact::{self, Poly, Rat, gcd};
 
 /// Whether `answer` is a checked solution of `question` (None: no check applies).
 pub fn check(module: &str, question: &str, answer: &str) -> Option<bool> {
@@ -235,14 +235,6 @@ pub fn is_prime(n: i128) -> bool {
         i += 1;
     }
     true
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// The integers written in `q` (a `-` right before a digit is a sign; parts of decimals and
