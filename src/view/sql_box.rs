@@ -8,21 +8,25 @@
 //!   `EXPLAIN` and `EXPLAIN ANALYZE` run (a plan is a read);
 //! - the query is stopped after [`TIMEOUT`] (its error names the limit) or as soon as its page
 //!   goes away (the connection closed): its future is dropped, which ends DataFusion's work at
-//!   the engine's next yield (its operators yield cooperatively, within a batch or so);
+//!   the engine's next yield; every operator of the plan is made to yield (each batch it passes
+//!   up spends the task's budget), so a stop is heard within a few batches however the query
+//!   loops;
 //! - its first [`ROWS`] rows are read from the stream of its results, and the stream dropped
 //!   there, which stops the work (`more` says whether rows were left);
-//! - at most [`AT_ONCE`] queries run at once in the process (a stopped query's place is free when
-//!   its thread has ended).
+//! - at most [`AT_ONCE`] queries run at once in the process (a query's place is free when its
+//!   work has ended, before its answer is sent).
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::error::DataFusionError;
 use datafusion::execution::context::SQLOptions;
 use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::coop::CooperativeExec;
+use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -67,16 +71,21 @@ pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::res
         )));
     };
     let (sent, answer) = mpsc::channel();
-    let stop = Arc::new(AtomicBool::new(false));
-    let (ctx, sql, halt) = (ctx.clone(), sql.to_string(), Arc::clone(&stop));
+    // Dropping `stop` (when this function returns without the answer) wakes the query's task at
+    // once: no timer has to fire on a runtime that the query keeps busy.
+    let (stop, halt) = tokio::sync::oneshot::channel::<()>();
+    let (ctx, sql) = (ctx.clone(), sql.to_string());
     let spawned = std::thread::Builder::new().name("lucid view sql".into()).spawn(move || {
-        let _place = place;
         let out = block_on(async {
             tokio::select! {
                 out = read(&ctx, &sql) => Some(out),
-                () = stopped(&halt) => None,
+                _ = halt => None,
             }
         });
+        // The place is free before the answer is sent: whoever reads the answer and asks again
+        // finds it free (a place held past the answer made back-to-back queries see "4 queries
+        // are running" on a loaded machine).
+        drop(place);
         let _ = sent.send(out);
     });
     if let Err(e) = spawned {
@@ -92,23 +101,16 @@ pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::res
             Err(RecvTimeoutError::Timeout) => {}
         }
         if gone() {
-            stop.store(true, Ordering::SeqCst);
+            drop(stop);
             return Err(Unanswered::Gone);
         }
         if Instant::now() >= deadline {
-            stop.store(true, Ordering::SeqCst);
+            drop(stop);
             return Err(Unanswered::Limit(format!(
                 "the query ran past the SQL box's {} s limit and was stopped (`lucid query` has no limit)",
                 TIMEOUT.as_secs()
             )));
         }
-    }
-}
-
-/// Ends when `stop` is set.
-async fn stopped(stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
-        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -126,7 +128,8 @@ async fn read(ctx: &SessionContext, sql: &str) -> Result<Value> {
     let df = ctx.execute_logical_plan(plan).await.map_err(plain)?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let mut stream = df.execute_stream().await.map_err(plain)?;
+    let physical = yielding(df.create_physical_plan().await.map_err(plain)?)?;
+    let mut stream = execute_stream(physical, ctx.task_ctx()).map_err(plain)?;
     let (mut batches, mut n, mut more) = (Vec::new(), 0usize, false);
     while let Some(batch) = stream.next().await {
         let batch = batch.map_err(plain)?;
@@ -142,6 +145,21 @@ async fn read(ctx: &SessionContext, sql: &str) -> Result<Value> {
     let schema = batches.first().map_or(schema, |b| b.schema());
     let batch = arrow::compute::concat_batches(&schema, &batches)?;
     Ok(json!({"columns": columns, "rows": rows_json(&batch)?, "limit": ROWS, "more": more}))
+}
+
+/// `plan` with every operator's output made cooperative: each batch it passes up spends the
+/// task's budget, so the query's future yields every so often however its operators loop. Without
+/// it an operator that makes many batches from one input batch (a cross join: one probe batch
+/// times every build row) held the thread for tens of seconds after its page had gone, its place
+/// and a core with it; DataFusion wraps only the leaves.
+fn yielding(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+    let wrapped = plan.transform_up(|node| {
+        if node.name() == CooperativeExec::static_name() {
+            return Ok(Transformed::no(node));
+        }
+        Ok(Transformed::yes(Arc::new(CooperativeExec::new(node)) as Arc<dyn ExecutionPlan>))
+    });
+    Ok(wrapped.map_err(plain)?.data)
 }
 
 /// What in `plan` would create, change or set something, as SQL words (`COPY`, `CREATE EXTERNAL
@@ -213,11 +231,42 @@ mod tests {
             ("SET datafusion.execution.batch_size = 1", "SET VARIABLE"),
             ("COPY (SELECT 1) TO '/nonexistent/x.csv'", "COPY"),
         ] {
-            let Err(Unanswered::Failed(e)) = run(&ctx, sql, &never) else { panic!("{sql} ran") };
+            let outcome = run(&ctx, sql, &never);
+            let Err(Unanswered::Failed(e)) = outcome else { panic!("{sql} was not refused: {outcome:?}") };
             assert!(e.to_string().contains(&format!("the SQL box only reads: {what} is refused")), "{e}");
         }
         let rows = run(&ctx, "SELECT * FROM generate_series(1, 12345)", &never).unwrap();
         assert_eq!((rows["rows"].as_array().unwrap().len(), &rows["more"]), (ROWS, &json!(true)));
+    }
+
+    #[test]
+    fn back_to_back_queries_never_meet_the_limit_of_their_own_places() {
+        // Each answered query has given its place back by the time its answer arrives, so more
+        // than AT_ONCE queries one after another never read "queries are running". This test
+        // takes no place of its own for long, so other tests running beside it cannot starve it
+        // unless they hold all AT_ONCE places (none does).
+        let ctx = SessionContext::new();
+        for i in 0..(4 * AT_ONCE) {
+            let outcome = run(&ctx, &format!("SELECT {i} AS n"), &|| false);
+            assert!(outcome.is_ok(), "query {i}: {outcome:?}");
+        }
+    }
+
+    #[test]
+    fn a_stop_is_heard_however_the_query_loops() {
+        // A cross join counted: one probe batch makes a batch per build row without asking its
+        // input again. Unwrapped, the query held its thread to the end (tens of seconds at the
+        // SQL box's sizes), and a stop beside it waited; wrapped, the stop is heard first.
+        let ctx = SessionContext::new();
+        let sql = "SELECT count(*) FROM generate_series(1, 3000) a CROSS JOIN generate_series(1, 3000) b";
+        let answered = block_on(async {
+            tokio::select! {
+                biased;
+                out = read(&ctx, sql) => Some(out),
+                () = async { for _ in 0..3 { tokio::task::yield_now().await } } => None,
+            }
+        });
+        assert!(answered.is_none(), "the query ran to its end before a stop was heard: {answered:?}");
     }
 
     #[test]
