@@ -35,6 +35,7 @@ mod study;
 mod support;
 mod tables;
 mod theorem1;
+mod tools_domain;
 mod toy_domain;
 mod unchanged;
 mod verifiers;

@@ -20,6 +20,7 @@ pub mod flags;
 pub mod math;
 pub mod registry;
 pub mod sql;
+pub mod tools;
 
 use std::collections::BTreeMap;
 
@@ -39,7 +40,8 @@ pub struct Source {
     /// What it reads.
     pub doc: &'static str,
     /// The benchmark options it reads besides `source` and `limit` (`path`, `split`,
-    /// `questions`, `per_db`, `per_topic`): any other set is an error when the pipeline is planned.
+    /// `questions`, `per_db`, `per_topic`, `categories`): any other set is an error when the
+    /// pipeline is planned.
     pub options: &'static [&'static str],
     /// Whether it needs `path`.
     pub needs_path: bool,
@@ -70,6 +72,11 @@ pub struct BenchmarkConfig {
     /// Factual sources: keep only the first N questions of each topic.
     #[serde(default)]
     pub per_topic: Option<usize>,
+    /// Sources with categories (BFCL's): the categories to read, in this order (default: the
+    /// source's own list). Left out of a config's serialized form when unset, so the cache keys
+    /// of configs written before it stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<String>>,
 }
 
 fn default_source() -> String {
@@ -91,6 +98,7 @@ impl BenchmarkConfig {
             ("questions", self.questions != default_questions()),
             ("per_db", self.per_db.is_some()),
             ("per_topic", self.per_topic.is_some()),
+            ("categories", self.categories.is_some()),
         ];
         set.into_iter().filter(|(_, s)| *s).map(|(n, _)| n).collect()
     }
@@ -198,9 +206,11 @@ pub trait DomainKind: Judge + Sized + 'static {
     fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)>;
     /// What the benchmark's cache key depends on besides its config.
     fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>>;
-    /// The `evaluation` table of the evaluate stage's inputs ([`evaluation::generic`]: U by
-    /// [`Judge::score`] per episode).
-    fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch>;
+    /// The `evaluation` table of the evaluate stage's inputs (by default [`evaluation::generic`]:
+    /// U by [`Judge::score`] per episode).
+    fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
+        evaluation::generic::<Self>(e, ctx, inputs)
+    }
     /// What the evaluate stage's key depends on besides its config, given its options (every
     /// registered domain's is in the key: which domain's tasks arrive is known only when it runs).
     fn evaluate_fingerprint(

@@ -15,6 +15,7 @@ use crate::domains::code::CodeDomain;
 use crate::domains::factual::FactualDomain;
 use crate::domains::math::MathDomain;
 use crate::domains::sql::SqlDomain;
+use crate::domains::tools::ToolsDomain;
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::memory_loop::MemoryLoopStage;
@@ -142,7 +143,13 @@ fn options_of<T: serde::de::DeserializeOwned>(o: &Value, ctx: &StageContext) -> 
 }
 
 static REGISTRY: LazyLock<Mutex<Vec<Entry>>> = LazyLock::new(|| {
-    Mutex::new(vec![entry::<SqlDomain>(), entry::<FactualDomain>(), entry::<CodeDomain>(), entry::<MathDomain>()])
+    Mutex::new(vec![
+        entry::<SqlDomain>(),
+        entry::<FactualDomain>(),
+        entry::<CodeDomain>(),
+        entry::<MathDomain>(),
+        entry::<ToolsDomain>(),
+    ])
 });
 
 /// Register domain `D` (under its [`crate::seam::Domain::NAME`]): the one line a new domain

