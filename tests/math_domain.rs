@@ -3,15 +3,12 @@
 //! never fires on one; units and substitute accept it and refuse it perturbed); the loop through
 //! every arm with a planted model, its channels and U as the rules say, and no gold in any request.
 
-use std::path::Path;
-
 use lucid::domains::math::answer::{self, MathValue};
 use lucid::domains::math::{lint, substitute, tables, units};
 use serde_json::Value as Json;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
-use crate::support::{lucid, stderr, stdout};
 
 /// The generated problems (`lucid models fetch math`).
 fn generated() -> (Vec<tables::MathTask>, Vec<tables::MathGold>) {
@@ -146,30 +143,12 @@ fn the_math_loop_runs_every_arm_with_its_channels_and_never_shows_gold() {
     let model = format!("{{backend: openai, model: planted, base_url: '{}/v1'}}", server.url);
     // No `prompts:`: the domain's own folder (pipelines/prompts-math) is found from the project root.
     let agent = format!("{{domain: {{kind: math}}, model: {model}, k: 2");
-    let yaml = format!(
-        "name: math
-seeds: [0, 1]
-arms: [no-memory, memento, lucid, oracle]
-report: true
-stages:
-  - id: benchmark
-    kind: benchmark
-    config: {{source: math-jsonl, path: problems.jsonl}}
-{front}{arms}",
-        front = crate::support::order_embed_retrieve(&bert),
-        arms = crate::support::study::arm_stages(&agent, "")
-    );
-    std::fs::write(d.join("math.yaml"), yaml).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::os::unix::fs::symlink(root.join("pipelines"), d.join("pipelines")).unwrap();
-    let cache = d.join("cache");
-    let o = lucid(&cache).current_dir(d).args(["run", "math.yaml", "--quiet"]).output().unwrap();
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-
-    let rows = crate::support::study::query_run(
-        &cache,
+    let rows = crate::support::study::run_every_arm(
         d,
-        "runs/math",
+        "math",
+        "{source: math-jsonl, path: problems.jsonl}",
+        &agent,
+        &bert,
         "SELECT e.arm, t.question, e.answer, e.form, e.channels, e.flagged, e.stored_q, v.u \
          FROM episodes e JOIN tasks t USING (question_id) \
          JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step",

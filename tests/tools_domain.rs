@@ -18,7 +18,6 @@ use serde_json::Value as Json;
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
 use crate::support::study::project_with_models;
-use crate::support::{lucid, stderr, stdout};
 
 /// The unpacked wheel.
 fn package() -> std::path::PathBuf {
@@ -203,30 +202,12 @@ fn the_tools_loop_runs_every_arm_and_never_shows_gold_or_category() {
     let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
     let model = format!("{{backend: openai, model: planted, base_url: '{}/v1'}}", server.url);
     let agent = format!("{{domain: {{kind: tools}}, model: {model}, k: 2");
-    let yaml = format!(
-        "name: tools
-seeds: [0, 1]
-arms: [no-memory, memento, lucid, oracle]
-report: true
-stages:
-  - id: benchmark
-    kind: benchmark
-    config: {{source: bfcl, categories: [simple_python, irrelevance], per_topic: 2}}
-{front}{arms}",
-        front = crate::support::order_embed_retrieve(&bert),
-        arms = crate::support::study::arm_stages(&agent, "")
-    );
-    std::fs::write(d.join("tools.yaml"), yaml).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::os::unix::fs::symlink(root.join("pipelines"), d.join("pipelines")).unwrap();
-    let cache = d.join("cache");
-    let o = lucid(&cache).current_dir(d).args(["run", "tools.yaml", "--quiet"]).output().unwrap();
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-
-    let rows = crate::support::study::query_run(
-        &cache,
+    let rows = crate::support::study::run_every_arm(
         d,
-        "runs/tools",
+        "tools",
+        "{source: bfcl, categories: [simple_python, irrelevance], per_topic: 2}",
+        &agent,
+        &bert,
         "SELECT e.arm, t.question, e.tool_calls, e.canonical, e.channels, e.flagged, e.stored_q, v.u \
          FROM episodes e JOIN tasks t USING (question_id) \
          JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step",

@@ -169,6 +169,40 @@ pub fn arm_stages(agent: &str, evaluate: &str) -> String {
     )
 }
 
+/// Run, in `dir`, the pipeline `<name>.yaml` of a domain's loop in every arm (two seeds, the
+/// report on) over the `benchmark` config (a flow mapping) and with `agent` (as [`arm_stages`]
+/// takes it), embedding with the tiny BERT at `bert`; the project's `pipelines/` linked in for
+/// the domain's prompts. Then the rows of `sql` over the run, as JSON objects.
+pub fn run_every_arm(
+    dir: &Path,
+    name: &str,
+    benchmark: &str,
+    agent: &str,
+    bert: &Path,
+    sql: &str,
+) -> Vec<serde_json::Value> {
+    let yaml = format!(
+        "name: {name}
+seeds: [0, 1]
+arms: [no-memory, memento, lucid, oracle]
+report: true
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {benchmark}
+{front}{arms}",
+        front = super::order_embed_retrieve(bert),
+        arms = arm_stages(agent, "")
+    );
+    std::fs::write(dir.join(format!("{name}.yaml")), yaml).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(root.join("pipelines"), dir.join("pipelines")).unwrap();
+    let cache = dir.join("cache");
+    let o = lucid(&cache).current_dir(dir).args(["run", &format!("{name}.yaml"), "--quiet"]).output().unwrap();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    query_run(&cache, dir, &format!("runs/{name}"), sql)
+}
+
 /// Rows of `sql` over the project's run `runs/study`, as JSON objects.
 pub fn query(cache: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
     query_run(cache, dir, "runs/study", sql)
