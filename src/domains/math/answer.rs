@@ -122,8 +122,13 @@ fn bare_letter(s: &str) -> Option<char> {
 
 /// The number a value holds, if it is one.
 pub fn number(v: &Option<MathValue>) -> Option<Rat> {
+    v.as_ref().and_then(constant)
+}
+
+/// The number `v` is, if it is one.
+fn constant(v: &MathValue) -> Option<Rat> {
     match v {
-        Some(MathValue::Poly(p)) => p.as_constant(),
+        MathValue::Poly(p) => p.as_constant(),
         _ => None,
     }
 }
@@ -131,9 +136,9 @@ pub fn number(v: &Option<MathValue>) -> Option<Rat> {
 /// The numbers of a list (or of one number), in order.
 pub fn numbers(v: &Option<MathValue>) -> Option<Vec<Rat>> {
     match v {
-        Some(MathValue::List(items)) => items.iter().map(|i| number(&Some(i.clone()))).collect(),
-        Some(MathValue::Poly(p)) => p.as_constant().map(|c| vec![c]),
-        _ => None,
+        Some(MathValue::List(items)) => items.iter().map(constant).collect(),
+        Some(v) => constant(v).map(|c| vec![c]),
+        None => None,
     }
 }
 

@@ -9,7 +9,7 @@
 //! nested call, arithmetic evaluated, a unary operator as the negated constant.
 
 use super::syntax::{self, Expr};
-use super::value::Py;
+use super::value::{Py, assign, key_text};
 use crate::error::Invalid;
 
 /// The calls in `text`, or why BFCL's decoder would fail on it.
@@ -52,11 +52,7 @@ fn resolve_call(call: &Expr) -> Result<Py, Invalid> {
     // A repeated keyword: the last value, in the first one's place (a dict assigned in order).
     let mut args: Vec<(Py, Py)> = Vec::new();
     for (k, v) in keywords {
-        let (k, v) = (Py::Str(k.clone()), resolve(v)?);
-        match args.iter_mut().find(|(have, _)| have.py_eq(&k)) {
-            Some(slot) => slot.1 = v,
-            None => args.push((k, v)),
-        }
+        assign(&mut args, Py::Str(k.clone()), resolve(v)?);
     }
     Ok(Py::Dict(vec![(Py::Str(parts.join(".")), Py::Dict(args))]))
 }
@@ -80,10 +76,7 @@ fn resolve(e: &Expr) -> Result<Py, Invalid> {
                 if matches!(k, Py::List(_) | Py::Dict(_)) {
                     return Err("unhashable type".into());
                 }
-                match out.iter_mut().find(|(have, _)| have.py_eq(&k)) {
-                    Some(slot) => slot.1 = v,
-                    None => out.push((k, v)),
-                }
+                assign(&mut out, k, v);
             }
             Py::Dict(out)
         }
@@ -234,13 +227,11 @@ pub fn canonical(calls: &[Py]) -> String {
         Py::Dict(pairs) => pairs
             .iter()
             .map(|(name, args)| {
-                let name = if let Py::Str(n) = name { n.clone() } else { name.repr() };
+                let name = key_text(name);
                 let args = match args {
-                    Py::Dict(a) => a
-                        .iter()
-                        .map(|(k, v)| format!("{}={}", if let Py::Str(k) = k { k.clone() } else { k.repr() }, v.repr()))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    Py::Dict(a) => {
+                        a.iter().map(|(k, v)| format!("{}={}", key_text(k), v.repr())).collect::<Vec<_>>().join(", ")
+                    }
                     other => other.repr(),
                 };
                 format!("{name}({args})")

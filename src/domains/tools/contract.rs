@@ -13,25 +13,33 @@ use super::value::{Py, lookup};
 
 /// Why `reply` breaks the contract of `functions` (BFCL's JSON documents), or None.
 pub fn breach(functions: &Value, reply: &str) -> Option<String> {
-    let docs: Vec<&Value> = functions.as_array().map(|d| d.iter().collect()).unwrap_or_else(|| vec![functions]);
-    let name_of = |d: &Value| d.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
     let Ok(decoded) = calls::decode(reply) else {
-        let tried = docs.iter().map(|d| name_of(d)).find(|n| !n.is_empty() && reply.contains(&format!("{n}(")));
+        let tried =
+            documents(functions).into_iter().map(name_of).find(|n| !n.is_empty() && reply.contains(&format!("{n}(")));
         return tried.map(|n| format!("a call of {n} that does not decode"));
     };
     breach_calls(functions, &decoded)
 }
 
+/// The function documents: a list of them, or one.
+fn documents(functions: &Value) -> Vec<&Value> {
+    functions.as_array().map(|d| d.iter().collect()).unwrap_or_else(|| vec![functions])
+}
+
+/// A document's function name (empty when it has none).
+fn name_of(doc: &Value) -> &str {
+    doc.get("name").and_then(Value::as_str).unwrap_or_default()
+}
+
 /// Why the decoded `calls` (`[{function: {parameter: value}}]`) break the contract of
 /// `functions`, or None.
 pub fn breach_calls(functions: &Value, calls: &[Py]) -> Option<String> {
-    let docs: Vec<&Value> = functions.as_array().map(|d| d.iter().collect()).unwrap_or_else(|| vec![functions]);
-    let name_of = |d: &Value| d.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let docs = documents(functions);
     for call in calls {
         let Py::Dict(pairs) = call else { return Some("a call that is not a call".into()) };
         for (name, args) in pairs {
             let Py::Str(name) = name else { return Some("a call without a name".into()) };
-            let Some(doc) = docs.iter().find(|d| name_of(d) == *name) else {
+            let Some(doc) = docs.iter().find(|d| name_of(d) == name) else {
                 return Some(format!("{name} is not one of the functions offered"));
             };
             let Py::Dict(args) = args else { return Some(format!("{name}: arguments that are not keywords")) };

@@ -134,12 +134,7 @@ impl Py {
             Py::Str(s) => Value::String(s.clone()),
             Py::List(items) => Value::Array(items.iter().map(Py::to_json).collect()),
             Py::Tuple(items) => serde_json::json!({"__tuple__": items.iter().map(Py::to_json).collect::<Vec<_>>()}),
-            Py::Dict(pairs) => Value::Object(
-                pairs
-                    .iter()
-                    .map(|(k, v)| (if let Py::Str(s) = k { s.clone() } else { k.repr() }, v.to_json()))
-                    .collect(),
-            ),
+            Py::Dict(pairs) => Value::Object(pairs.iter().map(|(k, v)| (key_text(k), v.to_json())).collect()),
         }
     }
 
@@ -162,6 +157,20 @@ impl Py {
             }
         }
     }
+}
+
+/// `pairs[key] = value` as Python assigns into a dict: a key equal (`==`) to one there keeps
+/// that one's place and takes the new value; a new key goes last.
+pub fn assign(pairs: &mut Vec<(Py, Py)>, key: Py, value: Py) {
+    match pairs.iter_mut().find(|(have, _)| have.py_eq(&key)) {
+        Some(slot) => slot.1 = value,
+        None => pairs.push((key, value)),
+    }
+}
+
+/// A dict key as text: a string as itself, anything else by its `repr`.
+pub fn key_text(key: &Py) -> String {
+    if let Py::Str(s) = key { s.clone() } else { key.repr() }
 }
 
 /// The value of `key` in a dict's pairs, by Python's `==` on keys.
