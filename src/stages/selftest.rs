@@ -2,7 +2,9 @@
 //! run against it in the tasks' domain (`v_<id>`; code: one sandbox run of the prompt, the code
 //! and the tests). V = 1 when the tests pass, 0 when they fail (an assert, an exception, a
 //! sandbox limit); null when its call failed or the domain finds no test to run in its text
-//! (code: no module-level `assert`, tests that do not parse, a wall-clock stop). The
+//! (code: no module-level `assert`, tests that do not parse, a wall-clock stop; math's cross-path,
+//! where the "tests" are a program computing the answer: no program, or one that fails or prints
+//! no answer — the detail's outcome then reads "no test written" in every domain). The
 //! prompt sees the question and the stored artifact only, never the hidden tests: whether a test
 //! the model writes for its own solution is an independent verifier or one more echo of its
 //! self-grade is what the audit then measures.

@@ -14,8 +14,7 @@ fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(164);
     let cache = lucid::cache_dir::cache_dir();
     let code = lucid::model_files::model_path(&lucid::model_files::models_dir(&cache), "code");
-    let wasm = lucid::domains::code::data::python_wasm(&code).expect("run `lucid models fetch code` first");
-    let py = Python::load(&wasm, lucid::domains::code::data::PYTHON_WASM_BLAKE3, &cache).expect("the interpreter");
+    let py: Python = lucid::python::package::interpreter(&cache).expect("run `lucid models fetch code` first");
     let file = lucid::domains::code::data::humaneval_file(&code).expect("HumanEval");
     let problems = lucid::domains::code::data::humaneval::read(&file).expect("HumanEval");
     let limits = PyLimits::default();

@@ -12,7 +12,5 @@ pub fn code_dir() -> PathBuf {
 }
 
 /// One interpreter for the whole test binary (compiled once, then from the cache).
-pub static PY: LazyLock<Python> = LazyLock::new(|| {
-    let wasm = lucid::domains::code::data::python_wasm(&code_dir()).unwrap();
-    Python::load(&wasm, lucid::domains::code::data::PYTHON_WASM_BLAKE3, &lucid::cache_dir::cache_dir()).unwrap()
-});
+pub static PY: LazyLock<Python> =
+    LazyLock::new(|| lucid::python::package::interpreter(&lucid::cache_dir::cache_dir()).unwrap());

@@ -10,7 +10,7 @@
 
 /// The code in `text`, ready to follow the prompt.
 pub fn code(text: &str) -> Option<String> {
-    let block = fenced(text).unwrap_or(text);
+    let block = crate::python::program::fenced(text).unwrap_or(text);
     let lines: Vec<&str> = block.lines().map(str::trim_end).skip_while(|l| l.trim().is_empty()).collect();
     let end = lines.iter().rposition(|l| !l.trim().is_empty())? + 1;
     let lines = &lines[..end];
@@ -26,17 +26,4 @@ pub fn code(text: &str) -> Option<String> {
     } else {
         Some(format!("{}\n", lines.join("\n")))
     }
-}
-
-/// The first fenced block's inside (None: no fence).
-fn fenced(text: &str) -> Option<&str> {
-    let open = text.find("```")?;
-    let after = &text[open + 3..];
-    // The rest of the fence line is its language tag.
-    let start = after.find('\n').map_or(after.len(), |i| i + 1);
-    let body = &after[start..];
-    Some(match body.find("```") {
-        Some(close) => &body[..close],
-        None => body,
-    })
 }

@@ -118,7 +118,10 @@ impl DomainKind for CodeDomain {
     fn test_runner(ctx: &StageContext) -> Result<Option<TestRunner>> {
         let domain = Arc::new(CodeDomain::load(CodeConfig::default(), &ctx.cache_dir)?);
         Ok(Some(Box::new(move |question, fields, code, tests| {
-            let tests = without_definition(&dedent(&super::extract::code(tests)?), field(fields, "entry_point"));
+            let tests = without_definition(
+                &crate::python::program::dedent(&super::extract::code(tests)?),
+                field(fields, "entry_point"),
+            );
             if !tests.lines().any(|l| l.starts_with("assert ") || l.starts_with("assert(")) {
                 return None;
             }
@@ -156,11 +159,4 @@ fn without_definition(tests: &str, name: &str) -> String {
         }
     }
     kept.join("\n")
-}
-
-/// `text` with the indentation its lines share removed.
-fn dedent(text: &str) -> String {
-    let indent =
-        text.lines().filter(|l| !l.trim().is_empty()).map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
-    text.lines().map(|l| l.get(indent..).unwrap_or("").to_string()).collect::<Vec<_>>().join("\n")
 }

@@ -94,7 +94,7 @@ impl CodeDomain {
     /// The domain with `config`, the interpreter from the fetched packages under `cache_dir`.
     pub fn load(config: CodeConfig, cache_dir: &Path) -> Result<CodeDomain> {
         config.check().map_err(crate::error::Error::usage)?;
-        let py = crate::domains::code::data::interpreter(&data::code_dir(cache_dir), cache_dir)?;
+        let py = crate::python::package::interpreter(cache_dir)?;
         Ok(CodeDomain { config, py: Arc::new(py) })
     }
 

@@ -2,11 +2,12 @@
 //! by value against the gold), the channels after the fact, what two answers agreeing means.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 
 use super::{MathConfig, MathDomain};
-use crate::domains::{BenchmarkConfig, DomainKind, FlagConfig, Source};
+use crate::domains::{BenchmarkConfig, DomainKind, FlagConfig, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -45,6 +46,17 @@ impl DomainKind for MathDomain {
             .and_then(|a| super::answer::parse(&a))
             .map(|v| super::answer::canonical(&v))
             .unwrap_or_default()
+    }
+
+    /// Cross-path ([`super::cross_path`]): the program a model wrote for the problem (`tests`),
+    /// run in the sandbox, and the stored answer checked against what it prints.
+    fn test_runner(ctx: &StageContext) -> Result<Option<TestRunner>> {
+        let py = Arc::new(crate::python::package::interpreter(&ctx.cache_dir)?);
+        let limits = super::cross_path::limits();
+        Ok(Some(Box::new(move |_question, fields, answer, text| {
+            let module = fields.iter().find(|(k, _)| k == "module").map_or("", |(_, v)| v.as_str());
+            super::cross_path::check(&py, module, answer, text, &limits)
+        })))
     }
 
     fn tables() -> Vec<serde_json::Value> {

@@ -6,10 +6,14 @@
 //! conversion's answer converted back is the question's quantity, [`units`]) and `substitute`
 //! (the answer checked exactly where the problem allows it: a root substituted back, a
 //! factorisation multiplied out, a gcd dividing both numbers, [`substitute`]); a channel that
-//! cannot speak to a task is left out of its `channels` (silent, unscored by the audit). Gold scoring:
+//! cannot speak to a task is left out of its `channels` (silent, unscored by the audit). A fourth
+//! check costs a model call and so is a verifier of the bank, not a flag of the loop:
+//! `cross-path` ([`cross_path`]: a program the model writes for the problem, run in the Python
+//! sandbox, agreeing with the stored answer or not; the `selftest` stage). Gold scoring:
 //! the answer's value equals the gold's ([`answer::same`]).
 
 pub mod answer;
+pub mod cross_path;
 pub mod data;
 pub mod exact;
 mod kind;

@@ -20,6 +20,7 @@ pub const PACKAGE: DataPackage = DataPackage {
     wheels: WHEELS,
     default: true,
     built: None,
+    needs: &[],
 };
 
 /// The pinned data packages.

@@ -77,6 +77,7 @@ pub const PACKAGE: DataPackage = DataPackage {
     // Not in a bare `lucid models fetch`: its numpy wheel needs CPython 3.11 on x86-64 Linux.
     default: false,
     built: Some(Built { file: PROBLEMS, build: generate }),
+    needs: &[crate::python::package::PACKAGE],
 };
 
 /// The problems file under the cache folder `cache_dir` (an error saying how to get it).

@@ -26,6 +26,7 @@ pub const PACKAGE: DataPackage = DataPackage {
     wheels: WHEELS,
     default: true,
     built: None,
+    needs: &[],
 };
 
 /// The unpacked wheel's folder (the one holding `bfcl_eval/`), or an error naming the fetch.
