@@ -58,6 +58,17 @@ bench-demo-calls:
     tests/bench/bench_demo_calls.sh target/release/lucid qwen --model qwen2.5-coder | tee -a tests/bench/results/demo_calls.jsonl
     if [ -n "${BEFORE:-}" ]; then tests/bench/bench_demo_calls.sh "$BEFORE" smollm2-before | tee -a tests/bench/results/demo_calls.jsonl; fi
 
+# The machine every absolute figure is quoted with: cores, memory, one thread's memory read bandwidth.
+machine:
+    python3 tests/bench/machine.py
+
+# A cold release build of BEFORE (default: the commit before #58's profile) and of HEAD, one after
+# the other on an idle machine: tests/bench/results/build.md and the README's build figure.
+bench-build before="6eab2f0":
+    tests/bench/build_time.sh {{before}} /tmp/lucid-build/before
+    tests/bench/build_time.sh HEAD /tmp/lucid-build/after
+    python3 tests/bench/build_report.py /tmp/lucid-build/before /tmp/lucid-build/after
+
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:
     tests/bench/bench_report.sh

