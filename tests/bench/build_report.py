@@ -35,6 +35,12 @@ def timed(d):
     return {"wall": seconds, "cpu": user + system, "rev": rev}
 
 
+def label(u):
+    """A unit as the timing report names it: the crate, its version and its target when not the library."""
+    target = u["target"].strip()
+    return f"{u['name']} {u['version']}{f' ({target})' if target else ''}"
+
+
 def mmss(s):
     return f"{int(s // 60)} min {int(round(s % 60)):02d} s"
 
@@ -52,13 +58,13 @@ def main():
     ub, ua = units(a.before), units(a.after)
     crates = lambda us: len({u["name"] for u in us})  # noqa: E731
     m = machine.describe()
-    after_by = {(u["name"], u["version"], u["mode"]): u["duration"] for u in ua}
+    key = lambda u: (u["name"], u["version"], u["mode"], u["target"])  # noqa: E731
+    after_by = {key(u): u["duration"] for u in ua}
     top = sorted(ub, key=lambda u: -u["duration"])[:25]
-    rows = [f"| {u['name']} {u['version']}{' (build script)' if u['mode'] != 'todo' else ''} | {u['duration']:.1f} | "
-            f"{after_by.get((u['name'], u['version'], u['mode']), 0):.1f} |" for u in top]
+    rows = [f"| {label(u)} | {u['duration']:.1f} | "
+            f"{after_by.get(key(u), 0):.1f} |" for u in top]
     top_after = sorted(ua, key=lambda u: -u["duration"])[:25]
-    rows_after = [f"| {u['name']} {u['version']}{' (build script)' if u['mode'] != 'todo' else ''} | {u['duration']:.1f} |"
-                  for u in top_after]
+    rows_after = [f"| {label(u)} | {u['duration']:.1f} |" for u in top_after]
     ratio = f["wall"] / b["wall"]
     text = [
         "# A cold release build, before and after (#58)",
