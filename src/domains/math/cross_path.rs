@@ -5,9 +5,10 @@
 //! ([`super::answer::same`]), with one allowance for the program's floating point: a printed
 //! float (`0.4166666666666667`, `2e-06`) agrees with a number within a relative 1e-11 (or 1e-12
 //! near zero): it is `5/12`, the rounded `0.4167` is not. A float whose bound reaches a quarter
-//! (2.5e10 and beyond), too coarse to tell neighbouring integers apart, is no second path. The channel is silent (no claim) when the text holds no program, the
-//! program fails or hits a limit, or prints nothing readable as an answer: no second path, no
-//! disagreement. The `selftest` stage runs it as a verifier (`v_<id>` = 1 when the paths agree).
+//! (2.5e10 and beyond), too coarse to tell neighbouring integers apart, is no second path. The
+//! channel is silent (no claim) when the text holds no program, the program fails or hits a
+//! limit, or prints nothing readable as an answer: no second path, no disagreement. The
+//! `selftest` stage runs it as a verifier (`v_<id>` = 1 when the paths agree).
 
 use super::answer;
 use crate::python::{PyLimits, Python};
