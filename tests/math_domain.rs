@@ -201,8 +201,8 @@ fn integers(text: &str) -> Vec<i64> {
 }
 
 /// A program computing the problem's answer another way, where the test knows one: gcd and lcm of
-/// the two numbers a question names, and a bare arithmetic expression evaluated in floating point
-/// (Python's `/` and float sums: `0.1 + 0.2` prints `0.30000000000000004`).
+/// the two numbers a question names, and a bare arithmetic expression: sums and products in
+/// floating point (`0.1 + 0.2` prints `0.30000000000000004`), quotients in exact fractions.
 fn second_path(module: &str, question: &str) -> Option<String> {
     let q = question.trim().trim_end_matches(['.', '?']);
     match module {
@@ -292,6 +292,7 @@ fn cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_un
     let limits = cross_path::limits();
     let dir = tempfile::tempdir().unwrap();
     let canary = dir.path().join("written-by-a-program");
+    let touched = dir.path().join("touched-by-a-subprocess");
     let hostile = [
         "no program here, just words".to_string(),
         "```python\nprint(1/0)\n```".into(),
@@ -300,14 +301,17 @@ fn cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_un
         "```python\nprint(open('/etc/passwd').read())\n```".into(),
         format!("```python\nopen({:?}, 'w').write('x')\nprint(3)\n```", canary.display().to_string()),
         "```python\nimport socket\nsocket.create_connection(('127.0.0.1', 22))\nprint(3)\n```".into(),
-        "```python\nimport subprocess\nsubprocess.run(['touch', '/tmp/x'])\nprint(3)\n```".into(),
+        format!(
+            "```python\nimport subprocess\nsubprocess.run(['touch', {:?}])\nprint(3)\n```",
+            touched.display().to_string()
+        ),
         "```python\nprint('the answer is unknowable')\n```".into(),
         "```python\n```".into(),
     ];
     for text in &hostile {
         assert_eq!(cross_path::check(py, "arithmetic__add_or_sub", "3", text, &limits), None, "{text}");
     }
-    assert!(!canary.exists(), "a sandboxed program wrote to the machine");
+    assert!(!canary.exists() && !touched.exists(), "a sandboxed program changed the machine");
     // The same program that agrees is deterministic, and a planted wrong answer is named.
     let right = "Here it is:\n```python\nfrom fractions import Fraction\nprint(Fraction(5, 12) + Fraction(1, 12))\n```";
     assert_eq!(cross_path::check(py, "arithmetic__add_or_sub", "1/2", right, &limits), Some((true, String::new())));

@@ -26,7 +26,8 @@ fn data_of(pipelines: &[&PathBuf]) -> Result<Vec<crate::datasets::wheels::DataPa
         let text = std::fs::read_to_string(path)
             .map_err(|source| crate::error::Error::Read { path: path.to_path_buf(), source })?;
         let spec = crate::pipeline::spec::parse::<crate::stages::registry::Stages>(path, &text, &[])?;
-        for d in spec.stages.iter().flat_map(|s| s.stage.data()) {
+        // With the packages each needs (code and math: the sandbox's interpreter).
+        for d in spec.stages.iter().flat_map(|s| s.stage.data()).flat_map(|d| d.with_needs()) {
             if !out.iter().any(|o| o.name == d.name) {
                 out.push(d);
             }

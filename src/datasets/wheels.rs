@@ -75,8 +75,12 @@ impl DataPackage {
     pub fn require(&self, models_dir: &Path, package: &str) -> Result<PathBuf> {
         require(&self.dir(models_dir), self.wheels, package, self.name)
     }
-    /// Its folder, every wheel checked in place (and what it builds, built).
+    /// Its folder, every wheel checked in place (and what it builds, built), and so is every
+    /// package it needs.
     pub fn require_all(&self, models_dir: &Path) -> Result<PathBuf> {
+        for n in self.needs {
+            n.require_all(models_dir)?;
+        }
         for w in self.wheels {
             self.require(models_dir, w.package)?;
         }

@@ -24,7 +24,7 @@ pub fn module(engine: &Engine, wasm: &Path, blake3: &str, cache_dir: &Path) -> R
         return Err(Error::input(
             wasm,
             format!(
-                "BLAKE3 {source_hash}, expected {blake3}: not the pinned interpreter (run `lucid models fetch python`)"
+                "BLAKE3 {source_hash}, expected {blake3}: not the pinned interpreter (remove its folder and run `lucid models fetch python`)"
             ),
         ));
     }

@@ -42,7 +42,8 @@ def label(u):
 
 
 def mmss(s):
-    return f"{int(s // 60)} min {int(round(s % 60)):02d} s"
+    m, s = divmod(round(s), 60)
+    return f"{m} min {s:02d} s"
 
 
 def main():
@@ -59,10 +60,13 @@ def main():
     crates = lambda us: len({u["name"] for u in us})  # noqa: E731
     m = machine.describe()
     key = lambda u: (u["name"], u["version"], u["mode"], u["target"])  # noqa: E731
-    after_by = {key(u): u["duration"] for u in ua}
+    after_by = {}
+    for u in ua:  # a crate built for the host and the target: both units, summed
+        after_by[key(u)] = after_by.get(key(u), 0) + u["duration"]
+    after = lambda u: f"{after_by[key(u)]:.1f}" if key(u) in after_by else "-"  # noqa: E731
     top = sorted(ub, key=lambda u: -u["duration"])[:25]
     rows = [f"| {label(u)} | {u['duration']:.1f} | "
-            f"{after_by.get(key(u), 0):.1f} |" for u in top]
+            f"{after(u)} |" for u in top]
     top_after = sorted(ua, key=lambda u: -u["duration"])[:25]
     rows_after = [f"| {label(u)} | {u['duration']:.1f} |" for u in top_after]
     ratio = f["wall"] / b["wall"]

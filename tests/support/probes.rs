@@ -175,6 +175,8 @@ impl Probe {
             Probe::Math => &[
                 "math_domain::every_generated_answer_equals_itself_and_not_a_perturbed_one",
                 "math_domain::the_channels_accept_every_gold_answer_and_refuse_perturbed_ones",
+                "math_domain::cross_path_agrees_with_every_gold_it_computes_a_second_way_and_refuses_it_perturbed",
+                "math_domain::cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_unchanged",
             ],
             Probe::Tools => &[
                 "tools_domain::the_checker_gives_bfcls_verdict_on_every_recorded_prediction",

@@ -43,20 +43,57 @@ pub fn printed(stdout: &str) -> Option<String> {
 }
 
 /// Whether the program's answer `printed` and the stored `stored` agree, for a task of `module`:
-/// by value, or for a printed float within float error (see the module); None where a printed
-/// float is too coarse to tell (its error bound a quarter or more).
+/// by value, item by item for lists, a printed float within float error (see the module); None
+/// where the printed line cannot tell — a float too coarse to tell the two apart, or a base
+/// conversion that printed no number.
 pub fn agree(module: &str, printed: &str, stored: &str) -> Option<bool> {
+    if module == "numbers__base_conversion" {
+        return digits(printed).map(|p| answer::same(module, &p, stored));
+    }
+    if answer::same(module, printed, stored) {
+        return Some(true);
+    }
+    let items: Vec<&str> = printed.split(',').map(str::trim).collect();
+    let stored_items: Vec<&str> = stored.split(',').map(str::trim).collect();
+    if items.len() == 1 || items.len() != stored_items.len() {
+        return near(module, printed, stored);
+    }
+    let verdicts: Vec<Option<bool>> = items.iter().zip(&stored_items).map(|(p, s)| near(module, p, s)).collect();
+    if verdicts.contains(&Some(false)) {
+        Some(false)
+    } else if verdicts.iter().all(|v| *v == Some(true)) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// One value: equal, or a printed float within float error of the stored number; None where the
+/// float's error bound reaches a quarter and the two are within one of each other.
+fn near(module: &str, printed: &str, stored: &str) -> Option<bool> {
     if answer::same(module, printed, stored) {
         return Some(true);
     }
     let float = printed.contains(['.', 'e', 'E']).then(|| printed.trim().parse::<f64>().ok()).flatten();
     let Some(p) = float.filter(|p| p.is_finite()) else { return Some(false) };
-    let bound = (FLOAT_ERROR * p.abs()).max(1e-12);
-    if bound >= 0.25 {
+    let Some(s) = answer::number(&answer::parse(stored)).map(|r| r.numer() as f64 / r.denom() as f64) else {
+        return Some(false);
+    };
+    let bound = (FLOAT_ERROR * p.abs().max(s.abs())).max(1e-12);
+    if bound >= 0.25 && (p - s).abs() <= 1.0 {
         return None;
     }
-    let s = answer::number(&answer::parse(stored)).map(|r| r.numer() as f64 / r.denom() as f64);
-    Some(s.is_some_and(|s| (p - s).abs() <= bound.max(FLOAT_ERROR * s.abs())))
+    Some((p - s).abs() <= bound)
+}
+
+/// A number in another base as printed: a sign, then digits and letters, without Python's
+/// `0b`/`0o`/`0x` prefix (`bin(26)` prints `0b11010`); None when the line is not one.
+fn digits(printed: &str) -> Option<String> {
+    let t = printed.trim();
+    let (sign, rest) = t.strip_prefix('-').map_or(("", t), |r| ("-", r));
+    let lower = rest.to_ascii_lowercase();
+    let body = ["0b", "0o", "0x"].iter().find_map(|p| lower.strip_prefix(p)).unwrap_or(&lower);
+    (!body.is_empty() && body.chars().all(|c| c.is_ascii_alphanumeric())).then(|| format!("{sign}{body}"))
 }
 
 /// The relative error allowed a printed float: a program's cancellation (`5558/(-1855) + 3`)
@@ -112,6 +149,16 @@ mod tests {
         assert_eq!(agree("1.2345678901234568e+17", "123456789012345678"), None);
         assert_eq!(agree("-1, 4, 2", "-1, 2, 4"), Some(false));
         assert_eq!(agree("-1, 2, 4", "-1, 2, 4"), Some(true));
+        // Lists item by item; a wildly wrong coarse float still disagrees.
+        assert_eq!(agree("0.3333333333333333, 2.0", "1/3, 2"), Some(true));
+        assert_eq!(agree("0.3333333333333333, 3.0", "1/3, 2"), Some(false));
+        assert_eq!(agree("30000000000.0", "5"), Some(false));
+        // Another base: Python's prefix dropped, a sentence no answer.
+        let base = |p, s| super::agree("numbers__base_conversion", p, s);
+        assert_eq!(base("0b11010", "11010"), Some(true));
+        assert_eq!(base("-0x1f", "-1f"), Some(true));
+        assert_eq!(base("11011", "11010"), Some(false));
+        assert_eq!(base("the answer is 11010", "11010"), None);
     }
 
     #[test]
