@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
-use crate::support::{lucid, stderr, stdout};
+use crate::support::{lucid, stderr};
 
 const CANARY: &str = "lucid-canary-0x5eed";
 
@@ -228,38 +228,24 @@ fn the_closed_book_loop_runs_with_named_channels_and_never_shows_gold_or_evidenc
     let prompts = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/prompts-factual");
     let domain = "{kind: factual, evidence: corpus.jsonl, top_k: 1}";
     let agent = format!("{{domain: {domain}, model: {model}, prompts: '{}', k: 2", prompts.display());
-    let yaml = format!(
-        "name: facts
-seeds: [0, 1]
-arms: [no-memory, memento, lucid, oracle]
-report: true
-stages:
-  - id: benchmark
-    kind: benchmark
-    config: {{source: jsonl, path: questions.jsonl}}
-{front}{arms}",
-        front = crate::support::order_embed_retrieve(&bert),
-        arms = crate::support::study::arm_stages(
-            &agent,
-            &format!(
-                "    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}, judge: {{model: {model}, prompt: '{}'}}}}\n",
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/judges/simpleqa.txt").display()
-            )
-        )
+    let judge = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/judges/simpleqa.txt");
+    let evaluate = format!(
+        "    config: {{factual: {{evidence: corpus.jsonl, top_k: 1}}, judge: {{model: {model}, prompt: '{}'}}}}\n",
+        judge.display()
     );
-    write(d, "facts.yaml", &yaml);
     let cache = d.join("cache");
-    let o = lucid(&cache).current_dir(d).args(["run", "facts.yaml", "--quiet"]).output().unwrap();
-    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
-
-    let q = |sql: &str| -> Vec<Value> {
-        let o = lucid(&cache).current_dir(d).args(["query", "runs/facts", sql, "--format", "json"]).output().unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        stdout(&o).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
-    };
-    let rows = q("SELECT e.arm, e.seed, t.question, e.answer, e.channels, e.flagged, e.r, e.stored_q, v.u, v.judge \
-                  FROM episodes e JOIN tasks t USING (question_id) \
-                  JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step");
+    let q = |sql: &str| crate::support::study::query_run(&cache, d, "runs/facts", sql);
+    let rows = crate::support::study::run_every_arm(
+        d,
+        "facts",
+        "{source: jsonl, path: questions.jsonl}",
+        &agent,
+        &evaluate,
+        &bert,
+        "SELECT e.arm, e.seed, t.question, e.answer, e.channels, e.flagged, e.r, e.stored_q, v.u, v.judge \
+         FROM episodes e JOIN tasks t USING (question_id) \
+         JOIN evaluation v ON v.arm = e.arm AND v.seed = e.seed AND v.step = e.step",
+    );
     assert_eq!(rows.len(), 7 * 4 * 2);
     for r in &rows {
         let (_, u, no_answer, unsupported, format) =

@@ -148,6 +148,7 @@ fn the_math_loop_runs_every_arm_with_its_channels_and_never_shows_gold() {
         "math",
         "{source: math-jsonl, path: problems.jsonl}",
         &agent,
+        "",
         &bert,
         "SELECT e.arm, t.question, e.answer, e.form, e.channels, e.flagged, e.stored_q, v.u \
          FROM episodes e JOIN tasks t USING (question_id) \

@@ -207,6 +207,7 @@ fn the_tools_loop_runs_every_arm_and_never_shows_gold_or_category() {
         "tools",
         "{source: bfcl, categories: [simple_python, irrelevance], per_topic: 2}",
         &agent,
+        "",
         &bert,
         "SELECT e.arm, t.question, e.tool_calls, e.canonical, e.channels, e.flagged, e.stored_q, v.u \
          FROM episodes e JOIN tasks t USING (question_id) \

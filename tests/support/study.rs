@@ -170,14 +170,15 @@ pub fn arm_stages(agent: &str, evaluate: &str) -> String {
 }
 
 /// Run, in `dir`, the pipeline `<name>.yaml` of a domain's loop in every arm (two seeds, the
-/// report on) over the `benchmark` config (a flow mapping) and with `agent` (as [`arm_stages`]
-/// takes it), embedding with the tiny BERT at `bert`; the project's `pipelines/` linked in for
+/// report on) over the `benchmark` config (a flow mapping), with `agent` and the evaluate
+/// stage's `evaluate` lines (as [`arm_stages`] takes them), embedding with the tiny BERT at `bert`; the project's `pipelines/` linked in for
 /// the domain's prompts. Then the rows of `sql` over the run, as JSON objects.
 pub fn run_every_arm(
     dir: &Path,
     name: &str,
     benchmark: &str,
     agent: &str,
+    evaluate: &str,
     bert: &Path,
     sql: &str,
 ) -> Vec<serde_json::Value> {
@@ -192,7 +193,7 @@ stages:
     config: {benchmark}
 {front}{arms}",
         front = super::order_embed_retrieve(bert),
-        arms = arm_stages(agent, "")
+        arms = arm_stages(agent, evaluate)
     );
     std::fs::write(dir.join(format!("{name}.yaml")), yaml).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
