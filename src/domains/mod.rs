@@ -163,6 +163,12 @@ pub type Agreement = Box<dyn Fn(&str, &[(String, String)], &str) -> Option<Strin
 /// happened)), or None when the text holds no test.
 pub type TestRunner = Box<dyn Fn(&str, &[(String, String)], &str, &str) -> Option<(bool, String)> + Send + Sync>;
 
+/// A task's text column `name` among `fields` (as [`Agreement`], [`TestRunner`] and [`Evidence`]
+/// receive them); empty when the task has none.
+pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+}
+
 /// Options of a domain that takes none (`{}`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -182,13 +182,7 @@ pub fn names() -> Vec<&'static str> {
 
 /// Every registered kind's offline data packages, in registration order, each once.
 pub fn packages() -> Vec<DataPackage> {
-    let mut out: Vec<DataPackage> = Vec::new();
-    for p in all().iter().flat_map(|e| e.packages).flat_map(DataPackage::with_needs) {
-        if !out.iter().any(|q| q.name == p.name) {
-            out.push(p);
-        }
-    }
-    out
+    crate::datasets::wheels::each_with_needs(all().iter().flat_map(|e| e.packages).copied())
 }
 
 /// The kind with the benchmark source `source`, and the source.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 
 use super::{CodeConfig, CodeDomain};
-use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source, TestRunner};
+use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, FlagConfig, Source, TestRunner, field};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 use crate::seam::{Domain, Judge};
@@ -19,11 +19,6 @@ fn evaluate_options(e: &serde_json::Map<String, serde_json::Value>) -> Result<Co
         Some(v) => serde_json::from_value(v.clone()).map_err(|x| Error::usage(format!("evaluate `code`: {x}"))),
         None => Ok(CodeConfig::default()),
     }
-}
-
-/// A task field by name.
-fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
-    fields.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
 }
 
 impl DomainKind for CodeDomain {

@@ -124,7 +124,7 @@ impl DomainKind for FactualDomain {
 /// The corpus by the task's topic (its `topic` column).
 impl Evidence for FactualDomain {
     fn passages(&self, question: &str, fields: &[(String, String)]) -> Option<Vec<usize>> {
-        let topic = fields.iter().find(|(k, _)| k == "topic").map_or("", |(_, v)| v.as_str());
+        let topic = crate::domains::field(fields, "topic");
         FactualDomain::passages(self, question, topic)
     }
     fn ids(&self, hits: &[usize]) -> Vec<String> {

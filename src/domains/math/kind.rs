@@ -54,7 +54,7 @@ impl DomainKind for MathDomain {
         let py = Arc::new(crate::python::package::interpreter(&ctx.cache_dir)?);
         let limits = super::cross_path::limits();
         Ok(Some(Box::new(move |_question, fields, answer, text| {
-            let module = fields.iter().find(|(k, _)| k == "module").map_or("", |(_, v)| v.as_str());
+            let module = crate::domains::field(fields, "module");
             super::cross_path::check(&py, module, answer, text, &limits)
         })))
     }
