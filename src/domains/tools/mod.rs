@@ -14,6 +14,7 @@ pub mod checker;
 pub mod contract;
 pub mod data;
 mod kind;
+pub mod multiturn;
 pub mod sources;
 pub mod syntax;
 pub mod tables;

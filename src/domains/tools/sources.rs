@@ -108,7 +108,7 @@ pub fn read(dir: &Path, category: &str) -> Result<(Vec<ToolsTask>, Vec<ToolsGold
 }
 
 /// The JSON lines of `file`, numbered from 1.
-fn lines(file: &Path) -> Result<Vec<(usize, Value)>> {
+pub(crate) fn lines(file: &Path) -> Result<Vec<(usize, Value)>> {
     let text = std::fs::read_to_string(file).map_err(|source| Error::Read { path: file.into(), source })?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -118,7 +118,7 @@ fn lines(file: &Path) -> Result<Vec<(usize, Value)>> {
     Ok(out)
 }
 
-fn missing(file: &Path, line: usize, field: &str) -> Error {
+pub(crate) fn missing(file: &Path, line: usize, field: &str) -> Error {
     Error::input(file, format!("line {line}: no `{field}`"))
 }
 

@@ -31,12 +31,7 @@ pub const WHEELS: &[Wheel] = &[
         sha256: "f9b00ec76151c98470e84f1da2d7d03633180b71fb318428ddccce1c867d3eaa",
         marker: "sympy/__init__.py",
     },
-    Wheel {
-        package: "mpmath",
-        version: "1.3.0",
-        sha256: "a0b2b9fe80bbcd81a6647ff13108738cfb482d481d826cc0e02f5b35e5c88d2c",
-        marker: "mpmath/__init__.py",
-    },
+    crate::python::package::MPMATH,
     Wheel {
         package: "numpy",
         version: "1.23.5",

@@ -29,6 +29,22 @@ pub const PACKAGE: DataPackage = DataPackage {
     needs: &[],
 };
 
+/// The multi-turn environments' package (`lucid models fetch tools-multiturn`): mpmath, which
+/// BFCL's math environment imports, with BFCL's wheel and the sandbox's interpreter as its needs.
+pub const MULTI_TURN: DataPackage = DataPackage {
+    name: "tools-multiturn",
+    about: "BFCL's multi-turn environments in the Python sandbox: mpmath 1.3.0 (sha256-checked), with the tools and python packages",
+    wheels: &[crate::python::package::MPMATH],
+    default: true,
+    built: None,
+    needs: &[PACKAGE, crate::python::package::PACKAGE],
+};
+
+/// The folder holding `mpmath/` for the multi-turn environments, or an error naming the fetch.
+pub fn mpmath_dir(cache_dir: &Path) -> Result<PathBuf> {
+    MULTI_TURN.require(&crate::model_files::models_dir(cache_dir), crate::python::package::MPMATH.package)
+}
+
 /// The unpacked wheel's folder (the one holding `bfcl_eval/`), or an error naming the fetch.
 pub fn package_dir(cache_dir: &Path) -> Result<PathBuf> {
     PACKAGE.require(&crate::model_files::models_dir(cache_dir), WHEELS[0].package)
