@@ -3,11 +3,12 @@
 //! executor and environment classes imported natively from its wheel by
 //! `src/domains/tools/data/multiturn.py`, one fresh CPython process per task — on the ground truth
 //! of a sample of tasks across the four categories and on perturbed trajectories whose calls fail
-//! (all 800 tasks with `LUCID_MULTITURN_ALL=1`); and hostile calls stay inside the sandbox.
+//! (all 800 tasks with `LUCID_MULTITURN_ALL=1`); hostile calls stay inside the sandbox and cannot
+//! rewrite the driver's report; a report out of the driver's order is refused.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use lucid::domains::tools::data;
 use lucid::domains::tools::multiturn::data::{CATEGORIES, MultiTurnTask, read};
@@ -34,8 +35,8 @@ fn tasks(dir: &Path) -> Vec<MultiTurnTask> {
     CATEGORIES.iter().flat_map(|c| read(dir, c).unwrap()).collect()
 }
 
-/// Start BFCL's own execution of `job` natively (its records parsed when waited on).
-fn native(f: &Fixture, job: &Job) -> impl FnOnce() -> Steps {
+/// Start BFCL's own execution of `job` natively.
+fn native(f: &Fixture, job: &Job) -> Child {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new("python3")
         .arg("-S")
@@ -43,18 +44,21 @@ fn native(f: &Fixture, job: &Job) -> impl FnOnce() -> Steps {
         .args([&f.bfcl, &f.mpmath])
         .arg(manifest.join("src/domains/tools/multiturn/driver.py"))
         .env("TZ", "UTC")
+        .env("PYTHONHASHSEED", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 runs");
-    let tag = job.tag();
-    child.stdin.take().unwrap().write_all(&job.stdin(None, &tag)).unwrap();
-    move || {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "multiturn.py: {}", String::from_utf8_lossy(&out.stderr));
-        env::parse(&String::from_utf8_lossy(&out.stdout), &tag).unwrap()
-    }
+    child.stdin.take().unwrap().write_all(&job.stdin(None)).unwrap();
+    child
+}
+
+/// What the native run of `job` reported.
+fn native_steps(child: Child, job: &Job) -> Steps {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "multiturn.py: {}", String::from_utf8_lossy(&out.stderr));
+    env::parse(&String::from_utf8_lossy(&out.stdout), job).unwrap()
 }
 
 /// Each turn's calls reversed, a call to no tool and one with a wrong argument appended: steps
@@ -83,17 +87,17 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
     assert_eq!(all.len(), 800, "BFCL v4's four multi-turn categories");
     let every = if std::env::var("LUCID_MULTITURN_ALL").is_ok_and(|v| v == "1") { 1 } else { 8 };
     let limits = PyLimits::default();
-    let (mut compared, mut differ, mut ground_truth_calls) = (0, Vec::new(), 0);
+    let (mut compared, mut differ, mut ground_truth_calls, mut not_repeating) = (0, Vec::new(), 0, [0usize; 2]);
     for (i, task) in all.iter().enumerate().filter(|(i, _)| i % every == 0) {
         let wrong = perturbed(task);
-        let mut trajectories = vec![("ground truth", Job::ground_truth(task))];
+        let mut trajectories = vec![("ground truth", Job { repeat: true, ..Job::ground_truth(task) })];
         if i % (every * 2) == 0 {
-            trajectories.push(("perturbed", Job { steps: &wrong, ..Job::ground_truth(task) }));
+            trajectories.push(("perturbed", Job { steps: &wrong, repeat: true, ..Job::ground_truth(task) }));
         }
         for (what, job) in trajectories {
             let theirs = native(&f, &job);
             let ours = env::run(&f.py, &f.sources, &job, &limits);
-            let theirs = theirs();
+            let theirs = native_steps(theirs, &job);
             assert!(ours.steps.finished, "{} ({what}): {}", task.id, ours.ending);
             assert_eq!(ours.steps.results.len(), job.steps.len());
             let failed = ours.steps.failed_calls();
@@ -103,6 +107,8 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
             } else {
                 assert!(failed.iter().any(|(_, _, r)| r.contains("no_such_tool")), "{}: {failed:?}", task.id);
             }
+            assert_eq!(ours.steps.repeats.len(), job.steps.len());
+            not_repeating[usize::from(what != "ground truth")] += ours.steps.not_repeating().len();
             compared += 1;
             if ours.steps != theirs {
                 differ.push(format!("{} ({what})", task.id));
@@ -110,7 +116,7 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
         }
     }
     eprintln!(
-        "multi-turn trajectories compared with BFCL's own execution: {compared}, differing: {}; ground-truth calls, none failed: {ground_truth_calls}",
+        "multi-turn trajectories compared with BFCL's own execution: {compared}, differing: {}; ground-truth calls, none failed: {ground_truth_calls}; steps not repeating (ground truth, perturbed): {not_repeating:?}",
         differ.len()
     );
     assert!(compared >= 150, "{compared}");
@@ -155,12 +161,63 @@ fn hostile_calls_stay_inside_the_sandbox() {
     assert_eq!(run.steps.results.len(), 1, "the first step is kept");
     assert!(run.steps.results[0][0].contains("4300"), "{:?}", run.steps.results[0]);
 
-    // A call that forges the driver's records (its tag read from the driver's globals) makes the
-    // report unreadable, never a state it did not reach.
-    let forge =
-        "__import__('os').write(1, (__import__('sys').modules['__main__']._tag + ' S 0 [\"forged\"]\\n').encode())";
-    let steps = [vec![forge.to_string()]];
+    // Calls that would forge the driver's report (writing its tagged records themselves, or
+    // replacing what it writes them with) never run: the gate lets through only a tool of the task
+    // called with literal arguments, so the report is the driver's own.
+    let main = "__import__('sys').modules['__main__']";
+    let forge = [
+        format!("__import__('os').write(1, ({main}._tag + ' S 0 [\"ok\"]\\n').encode())"),
+        "setattr(__import__('json'), 'dumps', lambda v, **k: '1')".to_string(),
+        "ls(a=__import__('os')._exit(0))".to_string(),
+        "ls(**{'a': 1})".to_string(),
+        "eval('1')".to_string(),
+    ];
+    let steps = [forge.to_vec()];
     let run = env::run(&f.py, &f.sources, &Job { steps: &steps, ..Job::ground_truth(files) }, &PyLimits::default());
-    assert!(!run.steps.finished && run.steps.results.is_empty(), "{:?}", run.steps.results);
-    assert!(run.ending.contains("unreadable"), "{}", run.ending);
+    assert!(run.steps.finished, "{}", run.ending);
+    let refused: Vec<usize> = run.steps.failed_calls().iter().map(|f| f.1).collect();
+    assert_eq!(refused, vec![0, 1, 2, 3, 4], "{:?}", run.steps.results);
+    assert_eq!(run.steps.states[0], run.steps.initial, "nothing changed the environments");
+}
+
+/// The records `lines` under `job`'s tag, each ended by a newline.
+fn records(job: &Job, lines: &[&str]) -> String {
+    lines.iter().map(|l| format!("{} {l}\n", job.tag())).collect()
+}
+
+#[test]
+fn a_report_out_of_the_drivers_order_is_refused() {
+    let (one, two) = ([vec!["ls()".to_string()]], [vec!["ls()".to_string()], vec!["pwd()".to_string()]]);
+    let job = |steps, repeat| Job {
+        test_id: "t",
+        initial_config: &serde_json::Value::Null,
+        involved_classes: &[],
+        long_context: false,
+        steps,
+        repeat,
+    };
+    let steps =
+        env::parse(&records(&job(&one, false), &["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "END"]), &job(&one, false));
+    let steps = steps.unwrap();
+    assert!(steps.finished);
+    assert_eq!(steps.results, vec![vec!["a".to_string()]]);
+    let repeated = ["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "R 0 false", "END"];
+    assert_eq!(env::parse(&records(&job(&one, true), &repeated), &job(&one, true)).unwrap().not_repeating(), vec![0]);
+    for (bad, repeat) in [
+        (&["S 0 [\"a\"]", "T -1 {}", "T 0 {}", "END"][..], false),
+        (&["T -1 {}", "S 0 [\"a\"]", "S 0 [\"b\"]", "T 0 {}", "END"], false),
+        (&["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "T -1 {}", "END"], false),
+        (&["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "S 1 [\"b\"]", "T 1 {}", "END"], false),
+        (&["T -1 {}", "END"], false),
+        (&["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "END", "S 1 [\"b\"]"], false),
+        (&["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "END"], true),
+        (&["T -1 {}", "S 0 [\"a\"]", "T 0 {}", "R 0 true", "END"], false),
+    ] {
+        assert!(env::parse(&records(&job(&one, repeat), bad), &job(&one, repeat)).is_err(), "accepted: {bad:?}");
+    }
+    // A last line cut short (the records cap) is left out; the steps before it are kept.
+    let mut cut = records(&job(&two, false), &["T -1 {}", "S 0 [\"a\"]", "T 0 {}"]);
+    cut.push_str(&format!("{} S 1 [\"b", job(&two, false).tag()));
+    let cut = env::parse(&cut, &job(&two, false)).unwrap();
+    assert_eq!((cut.results.len(), cut.states.len(), cut.finished), (1, 1, false));
 }

@@ -1,4 +1,4 @@
-"""Holds the reference's port of CPython 3.12's sum() (src/domains/tools/data/multiturn.py) to
+"""Holds the multi-turn driver's port of CPython 3.12's sum() (src/domains/tools/multiturn/driver.py) to
 3.12's own builtin on generated sums: floats of every magnitude, ints inside and past a C long,
 bools, infinities, NaN and -0.0, from int and float starts.
 
@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PORT = os.path.join(HERE, "..", "..", "src", "domains", "tools", "data", "multiturn.py")
+PORT = os.path.join(HERE, "..", "..", "src", "domains", "tools", "multiturn", "driver.py")
 
 
 def cases(n=20000, seed=7):
@@ -26,8 +26,10 @@ def cases(n=20000, seed=7):
             r = rng.random()
             if r < 0.5:
                 xs.append(rng.uniform(-1, 1) * 10 ** rng.randint(-20, 20))
-            elif r < 0.7:
+            elif r < 0.65:
                 xs.append(rng.randint(-(10**6), 10**6))
+            elif r < 0.7:
+                xs.append(rng.randint(-(2**62), 2**62))
             elif r < 0.75:
                 xs.append(rng.choice([True, False]))
             elif r < 0.8:
@@ -55,7 +57,7 @@ if __name__ == "__main__":
         print(json.dumps(results(sum, cases())))
         sys.exit(0)
     reference = sys.argv[1]
-    spec = importlib.util.spec_from_file_location("multiturn", PORT)
+    spec = importlib.util.spec_from_file_location("driver", PORT)
     port = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(port)
     theirs = json.loads(subprocess.run([reference, __file__, "--builtin"], capture_output=True, check=True).stdout)

@@ -4,36 +4,74 @@
 #  "initial_config", "involved_classes", "long_context", "steps": [[call, ...], ...], "tag"}.
 # "modules" serves BFCL's and mpmath's sources from the job (the sandbox has no file system);
 # natively it is empty and the wheel's folder is on sys.path.
+# With "repeat": true, each step is run a second time from a deep copy of the environments as
+# they were before it (their random generators included) and "<tag> R i <true|false>" says
+# whether the results and the state came out the same (idempotent on repeat); the run goes on
+# from the first execution.
 # Output, one write each: "<tag> T -1 <state>" (the environment loaded), then per step i
-# "<tag> S i <results>" and "<tag> T i <state after it>", then "<tag> END".
+# "<tag> S i <results>", "<tag> T i <state after it>" (and "<tag> R i ..."), then "<tag> END".
 # The run holds no ground truth: only the initial configuration and the calls to make.
-import sys, json, os, math, importlib.abc, importlib.util
+#
+# Two departures from BFCL's own process, both the same natively and in the sandbox:
+# - The gate: BFCL evals a call's text as Python. Here a call runs only when it is one call of a
+#   tool of the task (a public method of its environments) with literal arguments; any other text
+#   (a builtin, an attribute, a nested call, a name bound to an expression) is refused with an
+#   error result and never runs, so no call can reach the driver and forge its report. A name that
+#   is neither a tool nor a Python name gets BFCL's own NameError text. All 4,625 ground-truth
+#   calls pass the gate.
+# - sum(): CPython 3.12's float sum is compensated and its fast paths depend on the width of a C
+#   long; the sandbox's CPython is 32-bit (wasm32). _sum312 is 3.12's builtin_sum_impl with a
+#   64-bit long, what BFCL computes on x86-64 CPython 3.12, installed on both sides.
+import ast, builtins, copy, inspect, sys, json, os, math, importlib.abc, importlib.util
 
-_w = os.write
-_job = json.loads(sys.stdin.read())
-_tag = _job["tag"]
-_mods, _pkgs = _job["modules"], set(_job["packages"])
-
-
-class _Sources(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path=None, target=None):
-        if name in _mods or name in _pkgs:
-            return importlib.util.spec_from_loader(name, self, is_package=name in _pkgs)
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, m):
-        exec(compile(_mods.get(m.__name__, ""), "<%s>" % m.__name__, "exec"), m.__dict__)
+_LONG = (-(2**63), 2**63 - 1)
 
 
-sys.meta_path.insert(0, _Sources())
+def _long(x):
+    return _LONG[0] <= x <= _LONG[1]
+
+
+def _sum312(iterable, /, start=0):
+    it = iter(iterable)
+    result = start
+    if type(result) is int and _long(result):
+        for item in it:
+            fast = type(item) in (int, bool) and _long(item) and _long(result + item)
+            result = result + item
+            if not fast:
+                break
+        else:
+            return result
+    if type(result) is float:
+        f, c = result, 0.0
+        for item in it:
+            if type(item) is float:
+                t = f + item
+                if abs(f) >= abs(item):
+                    c += (f - t) + item
+                else:
+                    c += (item - t) + f
+                f = t
+                continue
+            if isinstance(item, int) and _long(item):
+                f += float(item)
+                continue
+            if c and math.isfinite(c):
+                f += c
+            result = f + item
+            break
+        else:
+            if c and math.isfinite(c):
+                f += c
+            return f
+    for item in it:
+        result = result + item
+    return result
 
 
 def _plain(x, depth=0):
-    # A state as JSON with BFCL's equality: File and Directory as their __eq__ sees them; a set,
-    # a dict (any keys), a tuple, a float JSON cannot hold and an int past 2**53 tagged; anything
-    # else by its repr.
+    # A state as JSON: File and Directory as their __eq__ sees them; a set, a dict (any keys), a
+    # tuple, a float JSON cannot hold and an int past 2**53 tagged; anything else by its repr.
     if depth > 400:
         raise TypeError("state nested deeper than 400")
     t = type(x).__name__
@@ -62,11 +100,44 @@ def _state(instances):
     return {c: {k: _plain(v) for k, v in vars(i).items() if not k.startswith("_")} for c, i in instances.items()}
 
 
-def _out(kind, i, value):
-    _w(1, ("%s %s %d %s\n" % (_tag, kind, i, json.dumps(value))).encode())
+def _refusal(call, tools, python_names):
+    # None when the call may run; else its result.
+    try:
+        body = ast.parse(call, mode="eval").body
+    except Exception as e:  # SyntaxError; ValueError, RecursionError, MemoryError on hostile text
+        return "Error during execution: %s" % e
+    if not (isinstance(body, ast.Call) and isinstance(body.func, ast.Name)):
+        return "Error during execution: not one call of a tool by name (lucid runs only the task's tools)"
+    name = body.func.id
+    if name not in tools:
+        if name in python_names:
+            return "Error during execution: %s is not a tool of this task (lucid runs only the task's tools)" % name
+        return "Error during execution: name '%s' is not defined" % name
+    for a in list(body.args) + [k.value for k in body.keywords]:
+        if isinstance(a, ast.Starred) or a is None:
+            return "Error during execution: an unpacked argument (lucid runs tools with literal arguments only)"
+        try:
+            ast.literal_eval(a)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return "Error during execution: an argument that is not a literal (lucid runs tools with literal arguments only)"
+    if any(k.arg is None for k in body.keywords):
+        return "Error during execution: an unpacked argument (lucid runs tools with literal arguments only)"
+    return None
 
 
-from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call as _exec
+class _Sources(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, mods, pkgs):
+        self.mods, self.pkgs = mods, pkgs
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.mods or name in self.pkgs:
+            return importlib.util.spec_from_loader(name, self, is_package=name in self.pkgs)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, m):
+        exec(compile(self.mods.get(m.__name__, ""), "<%s>" % m.__name__, "exec"), m.__dict__)
 
 
 class _Sink:
@@ -77,12 +148,50 @@ class _Sink:
         pass
 
 
-sys.stdout = _Sink()
-_args = (_job["initial_config"], _job["involved_classes"], "lucid", _job["test_id"])
-_r, _inst = _exec([], *_args, long_context=_job["long_context"], is_evaL_run=False)
-_out("T", -1, _state(_inst))
-for _i, _calls in enumerate(_job["steps"]):
-    _r, _inst = _exec(_calls, *_args, long_context=_job["long_context"], is_evaL_run=False)
-    _out("S", _i, _r)
-    _out("T", _i, _state(_inst))
-_w(1, ("%s END\n" % _tag).encode())
+def _main():
+    w, dumps = os.write, json.dumps
+    job = json.loads(sys.stdin.read())
+    tag = job["tag"]
+    sys.meta_path.insert(0, _Sources(job["modules"], set(job["packages"])))
+    builtins.sum = _sum312
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    run = multi_turn_utils.execute_multi_turn_func_call
+    python_names = set(dir(builtins)) | set(vars(multi_turn_utils))
+
+    def out(kind, i, value):
+        w(1, ("%s %s %d %s\n" % (tag, kind, i, dumps(value))).encode())
+
+    sys.stdout = _Sink()
+    args = (job["initial_config"], job["involved_classes"], "lucid", job["test_id"])
+    _, inst = run([], *args, long_context=job["long_context"], is_evaL_run=False)
+    # The names BFCL's executor maps to the environments (its own rule: public bound methods).
+    tools = {n for i in inst.values() for n, _ in inspect.getmembers(i, inspect.ismethod) if not n.startswith("_")}
+    out("T", -1, _state(inst))
+    # The executor keeps the environments in its module's globals, by instance name.
+    held = vars(multi_turn_utils)
+    names = [k for k, v in list(held.items()) if any(v is i for i in inst.values())]
+
+    def step(allowed, refused):
+        ran, now = run(allowed, *args, long_context=job["long_context"], is_evaL_run=False)
+        ran = iter(ran)
+        return [next(ran) if r is None else r for r in refused], _state(now)
+
+    for i, calls in enumerate(job["steps"]):
+        refused = [_refusal(c, tools, python_names) for c in calls]
+        allowed = [c for c, r in zip(calls, refused) if r is None]
+        before = {k: copy.deepcopy(held[k]) for k in names} if job.get("repeat") else None
+        results, state = step(allowed, refused)
+        out("S", i, results)
+        out("T", i, state)
+        if before is not None:
+            after = {k: held[k] for k in names}
+            held.update(before)
+            again = step(allowed, refused)
+            held.update(after)
+            out("R", i, again == (results, state))
+    w(1, ("%s END\n" % tag).encode())
+
+
+if __name__ == "__main__":
+    _main()

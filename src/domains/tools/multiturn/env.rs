@@ -4,8 +4,10 @@
 //! system), driven by `driver.py`. One run replays a task from its initial configuration through
 //! every step given (the environments are deterministic there: seeded `random`, a virtual clock,
 //! hash seed 0), so a run's results and states repeat exactly. The run holds no ground truth:
-//! only the initial configuration and the calls to make, so whatever a hostile call does inside
-//! it, it cannot read an answer.
+//! only the initial configuration and the calls to make. The driver runs a call only when it is
+//! one call of a tool of the task with literal arguments (any other text is refused with an error
+//! result, see `driver.py`), so no call can rewrite the driver's report; [`parse`] refuses records
+//! out of the driver's order all the same.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -105,6 +107,8 @@ pub struct Job<'a> {
     pub long_context: bool,
     /// The steps, in order.
     pub steps: &'a [Vec<String>],
+    /// Run each step a second time from the state before it and report whether it repeats.
+    pub repeat: bool,
 }
 
 impl<'a> Job<'a> {
@@ -116,12 +120,13 @@ impl<'a> Job<'a> {
             involved_classes: &task.involved_classes,
             long_context: task.long_context(),
             steps: &task.ground_truth,
+            repeat: false,
         }
     }
 
     /// The driver's standard input, with the sources it imports (None: it imports from its
-    /// `sys.path`, as the native reference does) and the records' `tag`.
-    pub fn stdin(&self, sources: Option<&Sources>, tag: &str) -> Vec<u8> {
+    /// `sys.path`, as the native reference does) and the records' tag.
+    pub fn stdin(&self, sources: Option<&Sources>) -> Vec<u8> {
         let (mut modules, mut packages) = (BTreeMap::new(), Vec::new());
         if let Some(s) = sources {
             modules.extend(s.bfcl.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -139,7 +144,8 @@ impl<'a> Job<'a> {
             "involved_classes": self.involved_classes,
             "long_context": self.long_context,
             "steps": self.steps,
-            "tag": tag,
+            "repeat": self.repeat,
+            "tag": self.tag(),
         });
         job.to_string().into_bytes()
     }
@@ -147,7 +153,8 @@ impl<'a> Job<'a> {
     /// The records' tag of this job (derived from it, so a run repeats exactly).
     pub fn tag(&self) -> String {
         let steps = serde_json::to_string(self.steps).unwrap_or_default();
-        format!("\u{1}{}", crate::python::mark(&[self.test_id, &self.initial_config.to_string(), &steps]))
+        let repeat = if self.repeat { "repeat" } else { "" };
+        format!("\u{1}{}", crate::python::mark(&[self.test_id, &self.initial_config.to_string(), &steps, repeat]))
     }
 }
 
@@ -161,6 +168,9 @@ pub struct Steps {
     pub results: Vec<Vec<String>>,
     /// The environments' state after each step (public attributes by class, as BFCL compares them).
     pub states: Vec<Value>,
+    /// With [`Job::repeat`]: whether each step, run again from the state before it, gave the same
+    /// results and state.
+    pub repeats: Vec<bool>,
     /// Whether the driver reached its end (false: a limit or an error stopped it; the steps
     /// before are kept).
     pub finished: bool,
@@ -179,6 +189,12 @@ impl Steps {
         let each =
             self.results.iter().enumerate().flat_map(|(s, rs)| rs.iter().enumerate().map(move |(c, r)| (s, c, r)));
         each.filter(|(_, _, r)| failed(r)).map(|(s, c, r)| (s, c, r.as_str())).collect()
+    }
+
+    /// The steps that, run again from the state before them, gave other results or another state
+    /// (what the `repeat` channel reads; it needs no ground truth).
+    pub fn not_repeating(&self) -> Vec<usize> {
+        self.repeats.iter().enumerate().filter(|(_, same)| !**same).map(|(i, _)| i).collect()
     }
 }
 
@@ -200,24 +216,36 @@ pub fn run(py: &Python, sources: &Sources, job: &Job, limits: &PyLimits) -> EnvR
     let tag = job.tag();
     let out = py.run_with_records(
         &["python", "-S", "-c", DRIVER],
-        &job.stdin(Some(sources), &tag),
+        &job.stdin(Some(sources)),
         limits,
         Some((&tag, RECORDS_CAP)),
     );
-    let (steps, ending) = match parse(&out.records, &tag) {
+    let (steps, ending) = match parse(&out.records, job) {
         Ok(s) if out.success() && s.finished => (s, out.ending()),
-        Ok(s) => (s, out.summary()),
+        Ok(s) => (Steps { finished: false, ..s }, out.summary()),
         Err(e) => (Steps::default(), format!("the driver's report is unreadable ({}); {}", e.0, out.summary())),
     };
     EnvRun { steps, limit: out.limit(), ending, fuel: out.fuel }
 }
 
-/// The driver's records (`<tag> T|S <i> <json>`, `<tag> END`) read back.
-pub fn parse(records: &str, tag: &str) -> std::result::Result<Steps, Invalid> {
-    let mut steps = Steps::default();
-    for line in records.lines() {
-        let Some(rest) = line.strip_prefix(tag).and_then(|r| r.strip_prefix(' ')) else { continue };
+/// The driver's records (`<tag> T|S|R <i> <json>`, `<tag> END`) of `job` read back. They must
+/// come in the driver's order — the loaded state first, then each step's results, state (and
+/// repeat), then one END after the job's last step — or the report is refused as unreadable. A last line cut short (the
+/// records cap) is left out, the steps before it kept.
+pub fn parse(records: &str, job: &Job) -> std::result::Result<Steps, Invalid> {
+    let (tag, expected) = (job.tag(), job.steps.len());
+    let complete = records.rfind('\n').map_or("", |end| &records[..=end]);
+    let (mut steps, mut seen) = (Steps::default(), 0usize);
+    for line in complete.lines() {
+        let Some(rest) = line.strip_prefix(tag.as_str()).and_then(|r| r.strip_prefix(' ')) else { continue };
+        let out_of_order = || Invalid::from(format!("a record out of order: {line:.80}"));
+        if steps.finished {
+            return Err(out_of_order());
+        }
         if rest == "END" {
+            if seen == 0 || steps.states.len() != expected || (job.repeat && steps.repeats.len() != expected) {
+                return Err(out_of_order());
+            }
             steps.finished = true;
             continue;
         }
@@ -225,14 +253,21 @@ pub fn parse(records: &str, tag: &str) -> std::result::Result<Steps, Invalid> {
         let (kind, i, body) = (parts.next(), parts.next(), parts.next().unwrap_or_default());
         let i: i64 = i.and_then(|i| i.parse().ok()).ok_or_else(|| format!("a record without a step: {line:.80}"))?;
         let value: Value = serde_json::from_str(body).map_err(|e| format!("step {i}: {e}"))?;
-        match (kind, i) {
-            (Some("T"), -1) => steps.initial = value,
-            (Some("T"), i) if i as usize == steps.states.len() => steps.states.push(value),
-            (Some("S"), i) if i as usize == steps.results.len() => {
+        let (done, stated, repeated) =
+            (steps.results.len() as i64, steps.states.len() as i64, steps.repeats.len() as i64);
+        let repeated_all = !job.repeat || repeated == stated;
+        match kind {
+            Some("T") if i == -1 && seen == 0 => steps.initial = value,
+            Some("S") if seen > 0 && i == done && i == stated && repeated_all && (i as usize) < expected => {
                 steps.results.push(serde_json::from_value(value).map_err(|e| format!("step {i}: results: {e}"))?)
             }
-            _ => return Err(format!("a record out of order: {line:.80}").into()),
+            Some("T") if seen > 0 && i == stated && i + 1 == done => steps.states.push(value),
+            Some("R") if job.repeat && i == repeated && i + 1 == stated => {
+                steps.repeats.push(value.as_bool().ok_or_else(|| format!("step {i}: repeat: not a boolean"))?)
+            }
+            _ => return Err(out_of_order()),
         }
+        seen += 1;
     }
     Ok(steps)
 }
