@@ -3,7 +3,9 @@
 //! executor and environment classes imported natively from its wheel by
 //! `src/domains/tools/data/multiturn.py`, one fresh CPython process per task — on the ground truth
 //! of a sample of tasks across the four categories and on perturbed trajectories whose calls fail
-//! (all 800 tasks with `LUCID_MULTITURN_ALL=1`); hostile calls stay inside the sandbox and cannot
+//! (all 800 tasks with `LUCID_MULTITURN_ALL=1`); the gold (BFCL's own evaluation, run in the
+//! sandbox) gives BFCL's checker's verdict, run natively, on trajectories of every kind it tells
+//! apart; hostile calls stay inside the sandbox and cannot
 //! rewrite the driver's report; a report out of the driver's order is refused.
 
 use std::io::Write;
@@ -13,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 use lucid::domains::tools::data;
 use lucid::domains::tools::multiturn::data::{CATEGORIES, MultiTurnTask, read};
 use lucid::domains::tools::multiturn::env::{self, Job, Sources, Steps};
+use lucid::domains::tools::multiturn::gold::{self, Trajectory};
 use lucid::python::{PyLimits, Python};
 
 use crate::support::probes::{Probe, require};
@@ -35,8 +38,8 @@ fn tasks(dir: &Path) -> Vec<MultiTurnTask> {
     CATEGORIES.iter().flat_map(|c| read(dir, c).unwrap()).collect()
 }
 
-/// Start BFCL's own execution of `job` natively.
-fn native(f: &Fixture, job: &Job) -> Child {
+/// Start the driver natively with `stdin` (BFCL's own code, imported from the wheel).
+fn native(f: &Fixture, stdin: &[u8]) -> Child {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new("python3")
         .arg("-S")
@@ -50,15 +53,20 @@ fn native(f: &Fixture, job: &Job) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 runs");
-    child.stdin.take().unwrap().write_all(&job.stdin(None)).unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child
+}
+
+/// The native run's standard output.
+fn native_output(child: Child) -> String {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "multiturn.py: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// What the native run of `job` reported.
 fn native_steps(child: Child, job: &Job) -> Steps {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "multiturn.py: {}", String::from_utf8_lossy(&out.stderr));
-    env::parse(&String::from_utf8_lossy(&out.stdout), job).unwrap()
+    env::parse(&native_output(child), job).unwrap()
 }
 
 /// Each turn's calls reversed, a call to no tool and one with a wrong argument appended: steps
@@ -95,7 +103,7 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
             trajectories.push(("perturbed", Job { steps: &wrong, repeat: true, ..Job::ground_truth(task) }));
         }
         for (what, job) in trajectories {
-            let theirs = native(&f, &job);
+            let theirs = native(&f, &job.stdin(None));
             let ours = env::run(&f.py, &f.sources, &job, &limits);
             let theirs = native_steps(theirs, &job);
             assert!(ours.steps.finished, "{} ({what}): {}", task.id, ours.ending);
@@ -178,6 +186,77 @@ fn hostile_calls_stay_inside_the_sandbox() {
     let refused: Vec<usize> = run.steps.failed_calls().iter().map(|f| f.1).collect();
     assert_eq!(refused, vec![0, 1, 2, 3, 4], "{:?}", run.steps.results);
     assert_eq!(run.steps.states[0], run.steps.initial, "nothing changed the environments");
+
+    // In the gold's run, which holds the ground truth, the same calls in every turn are refused
+    // too: the trajectory is judged wrong, never made right by reaching the ground truth's side.
+    let forged: Trajectory = files.ground_truth.iter().map(|_| vec![forge.to_vec()]).collect();
+    let v = gold::verdict(&f.py, &f.sources, files, &forged, &PyLimits::default()).unwrap();
+    assert!(!v.valid, "{v:?}");
+}
+
+/// Trajectories BFCL's checker tells apart, from a task's ground truth: as it is (one step per
+/// turn, and one step per call), each turn's calls reversed, each turn's last call dropped, a turn
+/// too many, each turn's last call made twice, an argument changed in each turn's first call.
+fn variants(task: &MultiTurnTask) -> Vec<(&'static str, Trajectory)> {
+    let gt = &task.ground_truth;
+    let per_turn = |f: &dyn Fn(&Vec<String>) -> Vec<Vec<String>>| gt.iter().map(f).collect::<Trajectory>();
+    let mut extra = per_turn(&|t| vec![t.clone()]);
+    extra.push(vec![vec!["ls()".to_string()]]);
+    vec![
+        ("ground truth", per_turn(&|t| vec![t.clone()])),
+        ("one step per call", per_turn(&|t| t.iter().map(|c| vec![c.clone()]).collect())),
+        ("reversed", per_turn(&|t| vec![t.iter().rev().cloned().collect()])),
+        ("last call dropped", per_turn(&|t| vec![t[..t.len().saturating_sub(1)].to_vec()])),
+        ("a turn too many", extra),
+        ("last call twice", per_turn(&|t| vec![t.iter().chain(t.last()).cloned().collect()])),
+        (
+            "an argument changed",
+            per_turn(&|t| {
+                let mut t = t.clone();
+                if let Some(first) = t.first_mut() {
+                    *first = first.replacen("='", "='lucid_", 1).replacen("=\"", "=\"lucid_", 1);
+                }
+                vec![t]
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn the_gold_is_bfcls_own_verdict_on_every_trajectory() {
+    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
+        return;
+    }
+    let f = fixture();
+    let (mut compared, mut differ, mut by_type) = (0, Vec::new(), std::collections::BTreeMap::<String, usize>::new());
+    for task in tasks(&f.bfcl).iter().step_by(25) {
+        for (what, trajectory) in variants(task) {
+            let (stdin, tag) = gold::request(task, &trajectory, None);
+            let theirs = native(&f, &stdin);
+            let ours = gold::verdict(&f.py, &f.sources, task, &trajectory, &PyLimits::default());
+            let theirs = gold::read(&native_output(theirs), &tag).unwrap();
+            let ours = ours.unwrap_or_else(|e| panic!("{} ({what}): {}", task.id, e.0));
+            if what == "ground truth" || what == "one step per call" {
+                assert!(ours.valid, "{} ({what}): {:?}", task.id, ours);
+            }
+            *by_type.entry(ours.error_type.clone().unwrap_or_else(|| "valid".into())).or_default() += 1;
+            compared += 1;
+            if (ours.valid, &ours.error_type) != (theirs.valid, &theirs.error_type) {
+                differ.push(format!("{} ({what}): {ours:?} / {theirs:?}", task.id));
+            }
+        }
+    }
+    eprintln!("multi-turn verdicts compared with BFCL's checker: {compared}, differing: {}; {by_type:?}", differ.len());
+    assert!(differ.is_empty(), "differ from BFCL's verdict: {differ:?}");
+    for kind in [
+        "valid",
+        "multi_turn:force_terminated",
+        "multi_turn:empty_turn_model_response",
+        "multi_turn:instance_state_mismatch",
+        "multi_turn:execution_response_mismatch",
+    ] {
+        assert!(by_type.get(kind).is_some_and(|n| *n > 0), "no trajectory judged {kind}: {by_type:?}");
+    }
 }
 
 /// The records `lines` under `job`'s tag, each ended by a newline.

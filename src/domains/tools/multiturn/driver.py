@@ -10,6 +10,10 @@
 # from the first execution.
 # Output, one write each: "<tag> T -1 <state>" (the environment loaded), then per step i
 # "<tag> S i <results>", "<tag> T i <state after it>" (and "<tag> R i ..."), then "<tag> END".
+# With "mode": "verdict" (the gold, a trusted run: the job also holds "trajectory", the model's
+# calls per turn and step, and "ground_truth"), BFCL's own multi-turn evaluation of the trajectory:
+# "<tag> V 0 {valid, error_type, error_message}", then "<tag> END".
+# "gate": false (the native reference only) runs calls as BFCL does, without the gate.
 # The run holds no ground truth: only the initial configuration and the calls to make.
 #
 # Two departures from BFCL's own process, both the same natively and in the sandbox:
@@ -148,48 +152,93 @@ class _Sink:
         pass
 
 
+def _tools(instances):
+    # The names BFCL's executor maps to the environments (its own rule: public bound methods).
+    return {n for i in instances.values() for n, _ in inspect.getmembers(i, inspect.ismethod) if not n.startswith("_")}
+
+
+def _gated(real, python_names, gate):
+    # BFCL's executor, with the model's calls through the gate (the ground truth's run as it is).
+    def execute(func_call_list, initial_config, involved_classes, model_name, test_entry_id, long_context=False, is_evaL_run=False):
+        kw = dict(initial_config=initial_config, involved_classes=involved_classes, model_name=model_name,
+                  test_entry_id=test_entry_id, long_context=long_context, is_evaL_run=is_evaL_run)
+        if not gate or model_name.endswith("_ground_truth"):
+            return real(func_call_list, **kw)
+        _, instances = real([], **kw)
+        tools = _tools(instances)
+        refused = [_refusal(c, tools, python_names) for c in func_call_list]
+        ran, instances = real([c for c, r in zip(func_call_list, refused) if r is None], **kw)
+        ran = iter(ran)
+        return [next(ran) if r is None else r for r in refused], instances
+
+    return execute
+
+
+def _steps(job, run, out):
+    args = (job["initial_config"], job["involved_classes"], "lucid", job["test_id"])
+    _, inst = run([], *args, long_context=job["long_context"], is_evaL_run=False)
+    out("T", -1, _state(inst))
+    # The executor keeps the environments in its module's globals, by instance name.
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    held = vars(multi_turn_utils)
+    names = [k for k, v in list(held.items()) if any(v is i for i in inst.values())]
+
+    def step(calls):
+        ran, now = run(calls, *args, long_context=job["long_context"], is_evaL_run=False)
+        return ran, _state(now)
+
+    for i, calls in enumerate(job["steps"]):
+        before = {k: copy.deepcopy(held[k]) for k in names} if job.get("repeat") else None
+        results, state = step(calls)
+        out("S", i, results)
+        out("T", i, state)
+        if before is not None:
+            after = {k: held[k] for k in names}
+            held.update(before)
+            again = step(calls)
+            held.update(after)
+            out("R", i, again == (results, state))
+
+
+def _verdict(job, out):
+    # BFCL's evaluation of a multi-turn entry (eval_runner._evaluate_single_multi_turn_entry):
+    # the turn count (force-terminated), empty decoded steps dropped, then multi_turn_checker.
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_checker as mtc
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
+
+    model, truth = job["trajectory"], job["ground_truth"]
+    if len(model) != len(truth):
+        result = {"valid": False, "error_type": "multi_turn:force_terminated",
+                  "error_message": "the model's turns (%d) are not the ground truth's (%d)" % (len(model), len(truth))}
+    else:
+        decoded = [[s for s in turn if not is_empty_execute_response(s)] for turn in model]
+        entry = {"id": job["test_id"], "initial_config": job["initial_config"], "involved_classes": job["involved_classes"]}
+        result = mtc.multi_turn_checker(decoded, truth, entry, job["test_id"].rsplit("_", 1)[0], "lucid")
+    out("V", 0, {k: (None if result.get(k) is None else result[k] if k == "valid" else str(result[k]))
+                 for k in ("valid", "error_type", "error_message")})
+
+
 def _main():
     w, dumps = os.write, json.dumps
     job = json.loads(sys.stdin.read())
     tag = job["tag"]
     sys.meta_path.insert(0, _Sources(job["modules"], set(job["packages"])))
     builtins.sum = _sum312
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils, multi_turn_checker
 
-    run = multi_turn_utils.execute_multi_turn_func_call
-    python_names = set(dir(builtins)) | set(vars(multi_turn_utils))
+    python_names = set(dir(builtins)) | set(vars(multi_turn_utils)) | set(vars(multi_turn_checker))
+    run = _gated(multi_turn_utils.execute_multi_turn_func_call, python_names, job.get("gate", True))
+    multi_turn_checker.execute_multi_turn_func_call = run
 
     def out(kind, i, value):
         w(1, ("%s %s %d %s\n" % (tag, kind, i, dumps(value))).encode())
 
     sys.stdout = _Sink()
-    args = (job["initial_config"], job["involved_classes"], "lucid", job["test_id"])
-    _, inst = run([], *args, long_context=job["long_context"], is_evaL_run=False)
-    # The names BFCL's executor maps to the environments (its own rule: public bound methods).
-    tools = {n for i in inst.values() for n, _ in inspect.getmembers(i, inspect.ismethod) if not n.startswith("_")}
-    out("T", -1, _state(inst))
-    # The executor keeps the environments in its module's globals, by instance name.
-    held = vars(multi_turn_utils)
-    names = [k for k, v in list(held.items()) if any(v is i for i in inst.values())]
-
-    def step(allowed, refused):
-        ran, now = run(allowed, *args, long_context=job["long_context"], is_evaL_run=False)
-        ran = iter(ran)
-        return [next(ran) if r is None else r for r in refused], _state(now)
-
-    for i, calls in enumerate(job["steps"]):
-        refused = [_refusal(c, tools, python_names) for c in calls]
-        allowed = [c for c, r in zip(calls, refused) if r is None]
-        before = {k: copy.deepcopy(held[k]) for k in names} if job.get("repeat") else None
-        results, state = step(allowed, refused)
-        out("S", i, results)
-        out("T", i, state)
-        if before is not None:
-            after = {k: held[k] for k in names}
-            held.update(before)
-            again = step(allowed, refused)
-            held.update(after)
-            out("R", i, again == (results, state))
+    if job.get("mode") == "verdict":
+        _verdict(job, out)
+    else:
+        _steps(job, run, out)
     w(1, ("%s END\n" % tag).encode())
 
 

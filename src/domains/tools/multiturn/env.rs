@@ -21,10 +21,12 @@ use crate::python::{PyLimits, Python};
 /// The driver the sandbox runs (and `data/multiturn.py` runs natively).
 pub const DRIVER: &str = include_str!("driver.py");
 
-/// BFCL's executor and the environments of the multi-turn categories, under `bfcl_eval/`.
+/// BFCL's executor, its multi-turn checker and the environments of the multi-turn categories,
+/// under `bfcl_eval/`.
 const MODULES: &[&str] = &[
     "constants/executable_backend_config",
     "eval_checker/multi_turn_eval/multi_turn_utils",
+    "eval_checker/multi_turn_eval/multi_turn_checker",
     "eval_checker/multi_turn_eval/func_source_code/long_context",
     "eval_checker/multi_turn_eval/func_source_code/gorilla_file_system",
     "eval_checker/multi_turn_eval/func_source_code/math_api",
@@ -47,7 +49,7 @@ const PACKAGES: &[&str] = &[
 
 /// The stdout records a run may write (states of long-context environments reach tens of KB per
 /// step).
-const RECORDS_CAP: usize = 64 << 20;
+pub(super) const RECORDS_CAP: usize = 64 << 20;
 
 /// The environment class that imports mpmath.
 const NEEDS_MPMATH: &str = "MathAPI";
@@ -73,6 +75,24 @@ impl Sources {
         walk(&mpmath_dir.join("mpmath"), "mpmath", &mut mpmath, &mut mpmath_packages)?;
         Ok(Sources { bfcl, mpmath, mpmath_packages })
     }
+}
+
+/// The modules and packages the driver is served for environments `classes` (none: it imports
+/// from its `sys.path`).
+pub(super) fn served<'a>(
+    sources: Option<&'a Sources>,
+    classes: &[String],
+) -> (BTreeMap<&'a str, &'a str>, Vec<String>) {
+    let (mut modules, mut packages) = (BTreeMap::new(), Vec::new());
+    if let Some(s) = sources {
+        modules.extend(s.bfcl.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        packages.extend(PACKAGES.iter().map(|p| p.to_string()));
+        if classes.iter().any(|c| c == NEEDS_MPMATH) {
+            modules.extend(s.mpmath.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            packages.extend(s.mpmath_packages.iter().cloned());
+        }
+    }
+    (modules, packages)
 }
 
 /// Every `.py` under `dir` (package `dotted`) into `modules`, each package's name into `packages`.
@@ -124,21 +144,15 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// The driver's standard input, with the sources it imports (None: it imports from its
-    /// `sys.path`, as the native reference does) and the records' tag.
+    /// The driver's standard input, with the sources it imports and the records' tag. Sources
+    /// None is the native reference: the driver imports from its `sys.path` and runs calls as
+    /// BFCL does, without the gate.
     pub fn stdin(&self, sources: Option<&Sources>) -> Vec<u8> {
-        let (mut modules, mut packages) = (BTreeMap::new(), Vec::new());
-        if let Some(s) = sources {
-            modules.extend(s.bfcl.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            packages.extend(PACKAGES.iter().map(|p| p.to_string()));
-            if self.involved_classes.iter().any(|c| c == NEEDS_MPMATH) {
-                modules.extend(s.mpmath.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-                packages.extend(s.mpmath_packages.iter().cloned());
-            }
-        }
+        let (modules, packages) = served(sources, self.involved_classes);
         let job = json!({
             "modules": modules,
             "packages": packages,
+            "gate": sources.is_some(),
             "test_id": self.test_id,
             "initial_config": self.initial_config,
             "involved_classes": self.involved_classes,
