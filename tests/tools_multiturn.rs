@@ -133,7 +133,7 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
 
 #[test]
 fn hostile_calls_stay_inside_the_sandbox() {
-    if !require(Probe::ToolsMultiTurn) {
+    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
         return;
     }
     let f = fixture();
@@ -187,11 +187,21 @@ fn hostile_calls_stay_inside_the_sandbox() {
     assert_eq!(refused, vec![0, 1, 2, 3, 4], "{:?}", run.steps.results);
     assert_eq!(run.steps.states[0], run.steps.initial, "nothing changed the environments");
 
-    // In the gold's run, which holds the ground truth, the same calls in every turn are refused
-    // too: the trajectory is judged wrong, never made right by reaching the ground truth's side.
-    let forged: Trajectory = files.ground_truth.iter().map(|_| vec![forge.to_vec()]).collect();
+    // In the gold's run, which holds the ground truth, a wrong trajectory that would switch off
+    // BFCL's checks (valid without the gate: the native reference runs calls as BFCL does) stays
+    // wrong: the forging calls are refused.
+    let checker = "__import__('bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker', fromlist=['x'])";
+    let flip = [
+        format!("setattr({checker}, 'state_checker', lambda a, b: {{'valid': True}})"),
+        format!("setattr({checker}, 'response_checker', lambda a, b, c: {{'valid': True}})"),
+    ];
+    let wrong = variants(files).into_iter().find(|(what, _)| *what == "an argument changed").unwrap().1;
+    let forged: Trajectory = wrong.into_iter().map(|turn| vec![flip.to_vec(), turn[0].clone()]).collect();
     let v = gold::verdict(&f.py, &f.sources, files, &forged, &PyLimits::default()).unwrap();
     assert!(!v.valid, "{v:?}");
+    let (stdin, tag) = gold::request(files, &forged, None);
+    let ungated = gold::read(&native_output(native(&f, &stdin)), &tag).unwrap();
+    assert!(ungated.valid, "without the gate the same calls pass BFCL's checker: {ungated:?}");
 }
 
 /// Trajectories BFCL's checker tells apart, from a task's ground truth: as it is (one step per

@@ -142,6 +142,7 @@ impl Probe {
                 "spiderman::mutated_predictions_agree_with_pythons_rule_question_by_question",
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
                 "tools_multiturn::the_gold_is_bfcls_own_verdict_on_every_trajectory",
+                "tools_multiturn::hostile_calls_stay_inside_the_sandbox",
             ],
             Probe::PythonReaders => &["pipeline::run_tables_open_unchanged_in_duckdb_and_polars"],
             Probe::Numpy => &["reports::report_sql_matches_numpy_on_planted_data", "audit::audit_agrees_with_numpy"],

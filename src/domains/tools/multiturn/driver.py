@@ -19,10 +19,15 @@
 # Two departures from BFCL's own process, both the same natively and in the sandbox:
 # - The gate: BFCL evals a call's text as Python. Here a call runs only when it is one call of a
 #   tool of the task (a public method of its environments) with literal arguments; any other text
-#   (a builtin, an attribute, a nested call, a name bound to an expression) is refused with an
-#   error result and never runs, so no call can reach the driver and forge its report. A name that
-#   is neither a tool nor a Python name gets BFCL's own NameError text. All 4,625 ground-truth
-#   calls pass the gate.
+#   (a builtin, an attribute, a nested call, an expression such as 'a' + 'b', **kwargs) is refused
+#   with an error result and never runs, so no call can reach the driver and forge its report. A
+#   name that is neither a tool nor a Python name gets BFCL's own NameError text, a name on BFCL's
+#   blocklist its own refusal. All 4,625 ground-truth calls pass the gate; a model's reply decoded
+#   as BFCL decodes it (arithmetic evaluated, bare names as strings) passes unless it nests calls.
+# - Left as BFCL has it: the long-context TravelAPI puts module-level extension cards and bookings
+#   into every instance by reference, so in the gold's run a model's charge to such a card shows on
+#   the ground truth's side too and the state check cannot see it (BFCL scores it the same way; no
+#   ground-truth call touches those ids).
 # - sum(): CPython 3.12's float sum is compensated and its fast paths depend on the width of a C
 #   long; the sandbox's CPython is 32-bit (wasm32). _sum312 is 3.12's builtin_sum_impl with a
 #   64-bit long, what BFCL computes on x86-64 CPython 3.12, installed on both sides.
@@ -104,15 +109,21 @@ def _state(instances):
     return {c: {k: _plain(v) for k, v in vars(i).items() if not k.startswith("_")} for c, i in instances.items()}
 
 
+# The names BFCL's executor refuses to run, whatever they are (its message kept).
+_BLOCKED = {"kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run"}
+
+
 def _refusal(call, tools, python_names):
     # None when the call may run; else its result.
     try:
-        body = ast.parse(call, mode="eval").body
+        body = ast.parse(call, filename="<string>", mode="eval").body  # eval's name, as BFCL's message has it
     except Exception as e:  # SyntaxError; ValueError, RecursionError, MemoryError on hostile text
         return "Error during execution: %s" % e
     if not (isinstance(body, ast.Call) and isinstance(body.func, ast.Name)):
         return "Error during execution: not one call of a tool by name (lucid runs only the task's tools)"
     name = body.func.id
+    if name in _BLOCKED:
+        return "Error during execution: Function call %s is not allowed." % name
     if name not in tools:
         if name in python_names:
             return "Error during execution: %s is not a tool of this task (lucid runs only the task's tools)" % name

@@ -6,9 +6,13 @@
 //! model's so far (`execution_response_mismatch`). Run in the sandbox by `driver.py`
 //! (`"mode": "verdict"`), BFCL's own code on both executions; this run holds the ground truth, so
 //! it is the trusted one, and the model's calls in it pass the driver's gate (one call of a tool
-//! of the task, literal arguments), so none can reach the ground truth's environments or the
-//! verdict. Held to BFCL's checker run natively without the gate
-//! (`tests/tools_multiturn.rs`).
+//! of the task, literal arguments), so none can rewrite the checker or the verdict. One sharing is
+//! BFCL's own and kept: the long-context travel environment holds module-level extension cards by
+//! reference in both instances, so a charge to one shows on both sides (`driver.py`'s header).
+//! A run that ends without a verdict (a limit, a crash) is an error the caller must count as
+//! wrong. Held to BFCL's checker run natively without the gate (`tests/tools_multiturn.rs`); the
+//! turn count and dropping empty steps are lucid's transcription of BFCL's `eval_runner` (which
+//! cannot be imported without its model clients).
 
 use serde_json::{Value, json};
 
