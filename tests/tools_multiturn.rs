@@ -27,11 +27,16 @@ struct Fixture {
     mpmath: PathBuf,
 }
 
-fn fixture() -> Fixture {
+/// The interpreter and the sources, when what the tests need is there (None: they skip, or
+/// fail under CI): the fetched packages and `python3` for BFCL's own code.
+fn fixture() -> Option<Fixture> {
+    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
+        return None;
+    }
     let cache = lucid::cache_dir::cache_dir();
     let (bfcl, mpmath) = (data::package_dir(&cache).unwrap(), data::mpmath_dir(&cache).unwrap());
     let sources = Sources::read(&bfcl, &mpmath).unwrap();
-    Fixture { py: lucid::python::package::interpreter(&cache).unwrap(), sources, bfcl, mpmath }
+    Some(Fixture { py: lucid::python::package::interpreter(&cache).unwrap(), sources, bfcl, mpmath })
 }
 
 fn tasks(dir: &Path) -> Vec<MultiTurnTask> {
@@ -87,10 +92,7 @@ fn perturbed(task: &MultiTurnTask) -> Vec<Vec<String>> {
 
 #[test]
 fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
-    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
-        return;
-    }
-    let f = fixture();
+    let Some(f) = fixture() else { return };
     let all = tasks(&f.bfcl);
     assert_eq!(all.len(), 800, "BFCL v4's four multi-turn categories");
     let every = if std::env::var("LUCID_MULTITURN_ALL").is_ok_and(|v| v == "1") { 1 } else { 8 };
@@ -133,10 +135,7 @@ fn sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls() {
 
 #[test]
 fn hostile_calls_stay_inside_the_sandbox() {
-    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
-        return;
-    }
-    let f = fixture();
+    let Some(f) = fixture() else { return };
     let all = tasks(&f.bfcl);
     let math = all.iter().find(|t| t.involved_classes.iter().any(|c| c == "MathAPI")).unwrap();
     let files = all.iter().find(|t| t.involved_classes.iter().any(|c| c == "GorillaFileSystem")).unwrap();
@@ -234,10 +233,7 @@ fn variants(task: &MultiTurnTask) -> Vec<(&'static str, Trajectory)> {
 
 #[test]
 fn the_gold_is_bfcls_own_verdict_on_every_trajectory() {
-    if !require(Probe::ToolsMultiTurn) || !require(Probe::Python) {
-        return;
-    }
-    let f = fixture();
+    let Some(f) = fixture() else { return };
     let (mut compared, mut differ, mut by_type) = (0, Vec::new(), std::collections::BTreeMap::<String, usize>::new());
     for task in tasks(&f.bfcl).iter().step_by(25) {
         for (what, trajectory) in variants(task) {

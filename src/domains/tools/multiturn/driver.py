@@ -185,14 +185,12 @@ def _gated(real, python_names, gate):
     return execute
 
 
-def _steps(job, run, out):
+def _steps(job, run, out, executor):
     args = (job["initial_config"], job["involved_classes"], "lucid", job["test_id"])
     _, inst = run([], *args, long_context=job["long_context"], is_evaL_run=False)
     out("T", -1, _state(inst))
     # The executor keeps the environments in its module's globals, by instance name.
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
-
-    held = vars(multi_turn_utils)
+    held = vars(executor)
     names = [k for k, v in list(held.items()) if any(v is i for i in inst.values())]
 
     def step(calls):
@@ -249,7 +247,7 @@ def _main():
     if job.get("mode") == "verdict":
         _verdict(job, out)
     else:
-        _steps(job, run, out)
+        _steps(job, run, out, multi_turn_utils)
     w(1, ("%s END\n" % tag).encode())
 
 

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::data::MultiTurnTask;
 use crate::error::{Error, Invalid, Result};
-use crate::python::{PyLimits, Python};
+use crate::python::{PyLimits, PyOutcome, Python};
 
 /// The driver the sandbox runs (and `data/multiturn.py` runs natively).
 pub const DRIVER: &str = include_str!("driver.py");
@@ -49,7 +49,7 @@ const PACKAGES: &[&str] = &[
 
 /// The stdout records a run may write (states of long-context environments reach tens of KB per
 /// step).
-pub(super) const RECORDS_CAP: usize = 64 << 20;
+const RECORDS_CAP: usize = 64 << 20;
 
 /// The environment class that imports mpmath.
 const NEEDS_MPMATH: &str = "MathAPI";
@@ -79,10 +79,7 @@ impl Sources {
 
 /// The modules and packages the driver is served for environments `classes` (none: it imports
 /// from its `sys.path`).
-pub(super) fn served<'a>(
-    sources: Option<&'a Sources>,
-    classes: &[String],
-) -> (BTreeMap<&'a str, &'a str>, Vec<String>) {
+fn served<'a>(sources: Option<&'a Sources>, classes: &[String]) -> (BTreeMap<&'a str, &'a str>, Vec<String>) {
     let (mut modules, mut packages) = (BTreeMap::new(), Vec::new());
     if let Some(s) = sources {
         modules.extend(s.bfcl.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -148,8 +145,13 @@ impl<'a> Job<'a> {
     /// None is the native reference: the driver imports from its `sys.path` and runs calls as
     /// BFCL does, without the gate.
     pub fn stdin(&self, sources: Option<&Sources>) -> Vec<u8> {
+        self.input(sources, &self.tag(), json!({}))
+    }
+
+    /// [`Job::stdin`] with the records' `tag` and the fields of `more` (another mode's) added.
+    pub(super) fn input(&self, sources: Option<&Sources>, tag: &str, more: Value) -> Vec<u8> {
         let (modules, packages) = served(sources, self.involved_classes);
-        let job = json!({
+        let mut job = json!({
             "modules": modules,
             "packages": packages,
             "gate": sources.is_some(),
@@ -159,8 +161,11 @@ impl<'a> Job<'a> {
             "long_context": self.long_context,
             "steps": self.steps,
             "repeat": self.repeat,
-            "tag": self.tag(),
+            "tag": tag,
         });
+        if let (Some(job), Value::Object(more)) = (job.as_object_mut(), more) {
+            job.extend(more);
+        }
         job.to_string().into_bytes()
     }
 
@@ -225,15 +230,14 @@ pub struct EnvRun {
     pub fuel: u64,
 }
 
+/// Run the driver in the sandbox on `stdin`, its records tagged `tag` kept apart.
+pub(super) fn drive(py: &Python, stdin: &[u8], tag: &str, limits: &PyLimits) -> PyOutcome {
+    py.run_with_records(&["python", "-S", "-c", DRIVER], stdin, limits, Some((tag, RECORDS_CAP)))
+}
+
 /// Run `job` in the sandbox with `sources`.
 pub fn run(py: &Python, sources: &Sources, job: &Job, limits: &PyLimits) -> EnvRun {
-    let tag = job.tag();
-    let out = py.run_with_records(
-        &["python", "-S", "-c", DRIVER],
-        &job.stdin(Some(sources)),
-        limits,
-        Some((&tag, RECORDS_CAP)),
-    );
+    let out = drive(py, &job.stdin(Some(sources)), &job.tag(), limits);
     let (steps, ending) = match parse(&out.records, job) {
         Ok(s) if out.success() && s.finished => (s, out.ending()),
         Ok(s) => (Steps { finished: false, ..s }, out.summary()),
@@ -244,8 +248,8 @@ pub fn run(py: &Python, sources: &Sources, job: &Job, limits: &PyLimits) -> EnvR
 
 /// The driver's records (`<tag> T|S|R <i> <json>`, `<tag> END`) of `job` read back. They must
 /// come in the driver's order — the loaded state first, then each step's results, state (and
-/// repeat), then one END after the job's last step — or the report is refused as unreadable. A last line cut short (the
-/// records cap) is left out, the steps before it kept.
+/// repeat), then one END after the job's last step — or the report is refused as unreadable. A
+/// last line cut short (the records cap) is left out, the steps before it kept.
 pub fn parse(records: &str, job: &Job) -> std::result::Result<Steps, Invalid> {
     let (tag, expected) = (job.tag(), job.steps.len());
     let complete = records.rfind('\n').map_or("", |end| &records[..=end]);

@@ -17,7 +17,7 @@
 use serde_json::{Value, json};
 
 use super::data::MultiTurnTask;
-use super::env::{DRIVER, RECORDS_CAP, Sources, served};
+use super::env::{Job, Sources, drive};
 use crate::error::Invalid;
 use crate::python::{PyLimits, Python};
 
@@ -40,22 +40,8 @@ pub struct MultiTurnVerdict {
 pub fn request(task: &MultiTurnTask, trajectory: &[Vec<Vec<String>>], sources: Option<&Sources>) -> (Vec<u8>, String) {
     let model = serde_json::to_string(trajectory).unwrap_or_default();
     let tag = format!("\u{1}{}", crate::python::mark(&[&task.id, &model, "verdict"]));
-    let (modules, packages) = served(sources, &task.involved_classes);
-    let job = json!({
-        "mode": "verdict",
-        "modules": modules,
-        "packages": packages,
-        "gate": sources.is_some(),
-        "test_id": task.id,
-        "initial_config": task.initial_config,
-        "involved_classes": task.involved_classes,
-        "long_context": task.long_context(),
-        "steps": [],
-        "trajectory": trajectory,
-        "ground_truth": task.ground_truth,
-        "tag": tag,
-    });
-    (job.to_string().into_bytes(), tag)
+    let more = json!({"mode": "verdict", "trajectory": trajectory, "ground_truth": task.ground_truth});
+    (Job { steps: &[], ..Job::ground_truth(task) }.input(sources, &tag, more), tag)
 }
 
 /// The verdict in the driver's records: exactly one `V` record, then END.
@@ -81,7 +67,7 @@ pub fn verdict(
     limits: &PyLimits,
 ) -> std::result::Result<MultiTurnVerdict, Invalid> {
     let (stdin, tag) = request(task, trajectory, Some(sources));
-    let out = py.run_with_records(&["python", "-S", "-c", DRIVER], &stdin, limits, Some((&tag, RECORDS_CAP)));
+    let out = drive(py, &stdin, &tag, limits);
     match read(&out.records, &tag) {
         Ok(v) if out.success() => Ok(v),
         Ok(_) => Err(format!("the verdict's run failed: {}", out.summary()).into()),
