@@ -199,9 +199,9 @@ const NAMES_A_DOMAIN: &[(&str, &str)] = &[
 fn no_file_outside_a_domain_names_it() {
     let (src, files) = src_files();
     let mut names: Vec<(String, String)> = Vec::new();
-    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join("domains").join(e.name).is_dir()) {
-        names.push((e.name.to_string(), e.name.to_string()));
-        names.extend(e.packages.iter().map(|p| (e.name.to_string(), p.name.to_string())));
+    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join("domains").join(e.folder).is_dir()) {
+        names.push((e.folder.to_string(), e.name.to_string()));
+        names.extend(e.packages.iter().map(|p| (e.folder.to_string(), p.name.to_string())));
     }
     assert!(names.iter().any(|(_, n)| n == "facts"), "{names:?}");
     let mut found = Vec::new();

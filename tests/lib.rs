@@ -37,6 +37,7 @@ mod tables;
 mod theorem1;
 mod tools_domain;
 mod tools_multiturn;
+mod tools_multiturn_loop;
 mod toy_domain;
 mod unchanged;
 mod verifiers;

@@ -44,13 +44,19 @@ fn schemas_are_the_column_definitions() {
     ];
     // Each shipped domain's own tables, as its folder lists them (`DomainKind::tables`).
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/domains");
-    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join(e.name).is_dir()) {
+    for e in lucid::domains::registry::all().into_iter().filter(|e| src.join(e.folder).is_dir()) {
         let (folder, tables) = e.schemas;
         defined.extend(tables().into_iter().map(|doc| (folder, doc)));
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
     for (sub, doc) in defined {
         let path = root.join(sub).join(format!("{}.json", doc["table"].as_str().unwrap()));
+        let mut names: Vec<&str> =
+            doc["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "{}: a column name twice", path.display());
         if std::env::var("LUCID_WRITE_SCHEMAS").is_ok_and(|v| v == "1") {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();

@@ -15,6 +15,7 @@ use super::recorded::recorded_call;
 use crate::error::{Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::seam::Domain;
+use crate::seam::dialogue::{Dialogue, MAX_ASKS, Next};
 use crate::seam::records::{CallRecord, Episode, Retrieved};
 
 /// Decoding per role.
@@ -133,7 +134,7 @@ impl<D: Domain> Agent<'_, D> {
 
         let (artifact, agent_r) = match self.program {
             Some(p) => self.program_artifact(p, w, task, &shown, &mut ep, &mut calls)?,
-            None => (self.planned_artifact(step, &with, shown_value, &mut ep, &mut calls)?, None),
+            None => (self.planned_artifact(w, task, &with, shown_value, &mut ep, &mut calls)?, None),
         };
         match artifact {
             Err(why) => ep.obs = self.domain.unobserved(&why.0),
@@ -146,7 +147,7 @@ impl<D: Domain> Agent<'_, D> {
                     ("result", seen.result.into()),
                 ]);
                 ep.artifact = Some(artifact);
-                self.self_grade(&vars, agent_r, step, &mut ep, &mut calls)?;
+                self.self_grade(&vars, agent_r, &mut ep, &mut calls)?;
             }
         }
 
@@ -173,6 +174,11 @@ impl<D: Domain> Agent<'_, D> {
         calls: &mut Vec<CallRecord>,
     ) -> Result<(std::result::Result<String, Invalid>, Option<u8>)> {
         let step = ep.step;
+        if self.domain.dialogue(w, task, "", String::new())?.is_some() {
+            let why =
+                "this domain's episodes are dialogues with an environment, which an agent program cannot hold yet";
+            return Ok((Err(Invalid::from(why)), None));
+        }
         let mut task_json = serde_json::Map::new();
         task_json.insert("question".into(), D::question(task).into());
         for (k, v) in self.domain.context(w, task)? {
@@ -212,7 +218,6 @@ impl<D: Domain> Agent<'_, D> {
         &self,
         vars: &Vars,
         agent_r: Option<u8>,
-        step: u64,
         ep: &mut Episode<D::Obs>,
         calls: &mut Vec<CallRecord>,
     ) -> Result<()> {
@@ -227,7 +232,7 @@ impl<D: Domain> Agent<'_, D> {
             .into();
         } else {
             let grader = self.prompts.render("grader.txt", vars)?;
-            match self.call("grader", grader, &self.roles.grader, step, ep, calls)? {
+            match self.call("grader", grader, &self.roles.grader, ep, calls)? {
                 Some(text) => {
                     let v = parse_verdict(&text);
                     ep.grade = v.as_str().into();
@@ -244,7 +249,8 @@ impl<D: Domain> Agent<'_, D> {
     /// variables.
     fn planned_artifact(
         &self,
-        step: u64,
+        w: &mut D::Worker,
+        task: &D::Task,
         with: &dyn Fn(Vec<(&'static str, minijinja::Value)>) -> Vars,
         shown_value: minijinja::Value,
         ep: &mut Episode<D::Obs>,
@@ -253,7 +259,7 @@ impl<D: Domain> Agent<'_, D> {
         // Without a planner template the executor runs with an empty plan (and `plan` stays null).
         let plan = if self.prompts.has_planner() {
             let planner = self.prompts.render("planner.txt", &with(vec![("memories", shown_value.clone())]))?;
-            ep.plan = self.call("planner", planner, &self.roles.planner, step, ep, calls)?;
+            ep.plan = self.call("planner", planner, &self.roles.planner, ep, calls)?;
             ep.plan.clone()
         } else {
             Some(String::new())
@@ -263,12 +269,36 @@ impl<D: Domain> Agent<'_, D> {
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
                 let executor = self.prompts.render("executor.txt", &vars)?;
-                match self.call("executor", executor, &self.roles.executor, step, ep, calls)? {
+                if let Some(mut dialogue) = self.domain.dialogue(w, task, self.prompts.system(), executor.clone())? {
+                    return self.converse(dialogue.as_mut(), ep, calls);
+                }
+                match self.call("executor", executor, &self.roles.executor, ep, calls)? {
                     Some(text) => self.domain.extract(&text),
                     None => Err(Invalid::from("executor call failed")),
                 }
             }
         })
+    }
+
+    /// A dialogue's executor calls, each recorded, until it is done: its artifact, or why there is
+    /// none (a dialogue that asks more than [`MAX_ASKS`] times gives none).
+    fn converse(
+        &self,
+        dialogue: &mut dyn Dialogue,
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<std::result::Result<String, Invalid>> {
+        let mut next = dialogue.start()?;
+        for _ in 0..MAX_ASKS {
+            match next {
+                Next::Done(artifact) => return Ok(artifact),
+                Next::Ask(messages) => {
+                    let reply = self.call_with("executor", messages, &self.roles.executor, ep, calls)?;
+                    next = dialogue.next(reply.as_deref())?;
+                }
+            }
+        }
+        Ok(Err(Invalid(format!("the dialogue asked for more than {MAX_ASKS} executor calls"))))
     }
 
     /// One model call, recorded; the answer text, or None when it failed after its retries.
@@ -277,16 +307,24 @@ impl<D: Domain> Agent<'_, D> {
         role: &'static str,
         user: String,
         decoding: &Decoding,
-        step: u64,
         ep: &mut Episode<D::Obs>,
         calls: &mut Vec<CallRecord>,
     ) -> Result<Option<String>> {
-        let req = ChatRequest {
-            messages: vec![Message::system(self.prompts.system()), Message::user(user)],
-            decoding: decoding.clone(),
-            sample_index: 0,
-        };
-        let (out, rec) = recorded_call(self.model, &req, step, ep.question_id, role);
+        let messages = vec![Message::system(self.prompts.system()), Message::user(user)];
+        self.call_with(role, messages, decoding, ep, calls)
+    }
+
+    /// A call of `messages`, recorded; the answer text, or None when it failed after its retries.
+    fn call_with(
+        &self,
+        role: &'static str,
+        messages: Vec<Message>,
+        decoding: &Decoding,
+        ep: &mut Episode<D::Obs>,
+        calls: &mut Vec<CallRecord>,
+    ) -> Result<Option<String>> {
+        let req = ChatRequest { messages, decoding: decoding.clone(), sample_index: 0 };
+        let (out, rec) = recorded_call(self.model, &req, ep.step, ep.question_id, role);
         tally(ep, &rec);
         calls.push(rec);
         Ok(out.ok().map(|c| c.text))

@@ -193,6 +193,9 @@ pub trait DomainKind: Judge + Sized + 'static {
     /// The folder under `schemas/` that documents its tables (empty: `schemas/` itself, the
     /// default domain's).
     const SCHEMAS: &'static str;
+    /// Its folder under `src/domains/` (default: its name); a kind that shares another's code
+    /// lives in that one's folder.
+    const FOLDER: &'static str = <Self as crate::seam::Domain>::NAME;
     /// Whether it has an evidence corpus ([`DomainKind::evidence`]).
     const EVIDENCE: bool = false;
     /// The evaluate stage's keys this domain reads besides the common ones.

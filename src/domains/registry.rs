@@ -16,6 +16,7 @@ use crate::domains::factual::FactualDomain;
 use crate::domains::math::MathDomain;
 use crate::domains::sql::SqlDomain;
 use crate::domains::tools::ToolsDomain;
+use crate::domains::tools::multiturn::MultiTurnDomain;
 use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
 use crate::error::{Error, Invalid, Result};
 use crate::memory_loop::MemoryLoopStage;
@@ -80,6 +81,8 @@ pub struct Entry {
     pub has_evidence: bool,
     /// The offline data it reads.
     pub packages: &'static [DataPackage],
+    /// Its folder under `src/domains/`.
+    pub folder: &'static str,
     /// The folder under `schemas/` documenting its tables, and their column definitions.
     pub schemas: (&'static str, fn() -> Vec<Value>),
     /// One line on its offline data at work, when fetched.
@@ -131,6 +134,7 @@ fn entry<D: DomainKind>() -> Entry {
         test_runner: D::test_runner,
         has_evidence: D::EVIDENCE,
         packages: D::PACKAGES,
+        folder: D::FOLDER,
         schemas: (D::SCHEMAS, D::tables),
         smoke: D::smoke,
         evidence: |o, ctx| D::evidence(options_of(o, ctx)?, ctx),
@@ -149,6 +153,7 @@ static REGISTRY: LazyLock<Mutex<Vec<Entry>>> = LazyLock::new(|| {
         entry::<CodeDomain>(),
         entry::<MathDomain>(),
         entry::<ToolsDomain>(),
+        entry::<MultiTurnDomain>(),
     ])
 });
 

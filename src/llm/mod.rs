@@ -67,6 +67,10 @@ impl Message {
     pub fn user(c: impl Into<String>) -> Message {
         Message { role: Role::User, content: c.into() }
     }
+    /// A model's message.
+    pub fn assistant(c: impl Into<String>) -> Message {
+        Message { role: Role::Assistant, content: c.into() }
+    }
 }
 
 /// Decoding parameters (part of every cache key).

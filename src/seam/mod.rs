@@ -15,6 +15,7 @@
 //! other domains, `task_id` (Utf8, the source's own id), so every table downstream joins on one
 //! Int64 key.
 
+pub mod dialogue;
 pub mod records;
 
 use std::collections::HashMap;
@@ -92,6 +93,18 @@ pub trait Domain: Sync {
     /// loop's tasks is warned about before its episodes run). Default: every channel, every task.
     fn speaks(&self, _task: &Self::Task) -> Vec<(&'static str, bool)> {
         Self::CHANNELS.iter().map(|c| (*c, true)).collect()
+    }
+    /// The dialogue of a domain whose executor talks with an environment over several calls
+    /// ([`dialogue`]): `first` is the rendered executor prompt (memories, functions, the first
+    /// request). Default None: one executor call, whose text [`Domain::extract`] reads.
+    fn dialogue<'a>(
+        &'a self,
+        _w: &'a mut Self::Worker,
+        _task: &'a Self::Task,
+        _system: &str,
+        _first: String,
+    ) -> Result<Option<Box<dyn dialogue::Dialogue + 'a>>> {
+        Ok(None)
     }
     /// Columns after `channels` (SQL keeps `flag_exec`, ... for saved queries); default none.
     fn channel_columns() -> Vec<Column<Episode<Self::Obs>>> {

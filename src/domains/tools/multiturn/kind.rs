@@ -1,0 +1,64 @@
+//! Multi-turn tool use as the pipeline knows it: its options, source, data packages, evaluation
+//! (BFCL's verdict in the sandbox), the channels after the fact, what two transcripts agreeing
+//! means.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+
+use super::env::Sources;
+use super::transcript::Transcript;
+use super::{MultiTurnConfig, MultiTurnDomain};
+use crate::domains::tools::data::{MULTI_TURN, PACKAGE, mpmath_dir, package_dir};
+use crate::domains::{BenchmarkConfig, DomainKind, FlagConfig, Source};
+use crate::error::{Error, Invalid, Result};
+use crate::pipeline::stage::{Inputs, StageContext};
+
+impl DomainKind for MultiTurnDomain {
+    type Options = MultiTurnConfig;
+    type FlagOptions = FlagConfig<MultiTurnConfig>;
+    const DOC: &'static str = "multi-turn function calling (BFCL v4's multi-turn categories): the model's calls run against BFCL's stateful environments in the Python sandbox, judged by BFCL's own checker";
+    const SCHEMAS: &'static str = "tools_multiturn";
+    const FOLDER: &'static str = "tools";
+    const SOURCES: &'static [Source] = super::sources::SOURCES;
+    const PACKAGES: &'static [crate::datasets::wheels::DataPackage] = &[PACKAGE, MULTI_TURN];
+    const VARIABLES: &'static [&'static str] = &["functions"];
+
+    fn check(o: &MultiTurnConfig) -> std::result::Result<(), Invalid> {
+        super::check(o)
+    }
+
+    fn configure(options: MultiTurnConfig, ctx: &StageContext) -> Result<MultiTurnDomain> {
+        let py = Arc::new(crate::python::package::interpreter(&ctx.cache_dir)?);
+        let sources = Arc::new(Sources::read(&package_dir(&ctx.cache_dir)?, &mpmath_dir(&ctx.cache_dir)?)?);
+        MultiTurnDomain::new(options, py, sources).map_err(Error::usage)
+    }
+
+    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, ctx)
+    }
+
+    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, ctx)
+    }
+
+    fn flags(options: &FlagConfig<MultiTurnConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {
+        crate::domains::flags::generic::<MultiTurnDomain>(options, ctx, inputs)
+    }
+
+    /// The calls per turn (two samples agree when they make the same calls in the same turns).
+    fn canonical(text: &str) -> String {
+        Transcript::parse(text).map(|t| t.canonical()).unwrap_or_default()
+    }
+
+    fn tables() -> Vec<serde_json::Value> {
+        vec![
+            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            super::tables::tasks_table().doc_json(),
+            super::tables::gold_table().doc_json(),
+            crate::domains::evaluation::table::<Self>().doc_json(),
+            crate::domains::flags::table().doc_json(),
+        ]
+    }
+}
