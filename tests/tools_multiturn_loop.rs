@@ -2,10 +2,23 @@
 //! every arm — each turn's request after the model ended the turn before, the calls' results
 //! sent back in BFCL's format, the transcript stored per turn, BFCL's own verdict as U, the
 //! `executes` and `contract` channels on a call that fails, LUCID demoting what they flag — and no
-//! ground truth, category or environment state in any request.
+//! ground truth, category or environment state in any request; a dialogue driven by hand: the
+//! held-out functions' turn, a failed call's result, the step limit, the contract on a held-out
+//! function called early.
+
+use std::sync::Arc;
 
 use lucid::domains::tools::data;
 use lucid::domains::tools::multiturn::data::{MultiTurnTask, read};
+use lucid::domains::tools::multiturn::dialogue::{Bench, Conversation};
+use lucid::domains::tools::multiturn::env::Sources;
+use lucid::domains::tools::multiturn::sources::split;
+use lucid::domains::tools::multiturn::transcript::{STEP_LIMIT, Transcript, UNDECODABLE};
+use lucid::domains::tools::multiturn::{MultiTurnConfig, MultiTurnDomain, MultiTurnObs};
+use lucid::llm::{Message, Role};
+use lucid::python::{PyLimits, Python};
+use lucid::seam::Domain;
+use lucid::seam::dialogue::{Dialogue, Next};
 
 use crate::support::fake_server::{FakeServer, Reply};
 use crate::support::probes::{Probe, require};
@@ -129,4 +142,98 @@ fn the_multi_turn_loop_runs_bfcls_dialogue_in_every_arm_and_never_shows_gold() {
             .count();
     }
     assert!(results_seen > 0, "no results went back in BFCL's format");
+}
+
+/// The interpreter and the sources, when fetched (None: skip, or fail under CI).
+fn bench_parts() -> Option<(Arc<Python>, Arc<Sources>)> {
+    if !require(Probe::ToolsMultiTurn) {
+        return None;
+    }
+    let cache = lucid::cache_dir::cache_dir();
+    let sources = Sources::read(&data::package_dir(&cache).unwrap(), &data::mpmath_dir(&cache).unwrap()).unwrap();
+    Some((Arc::new(lucid::python::package::interpreter(&cache).unwrap()), Arc::new(sources)))
+}
+
+/// The messages of an ask (panics on the end).
+fn asked(next: Next) -> Vec<Message> {
+    match next {
+        Next::Ask(m) => m,
+        Next::Done(a) => panic!("done early: {a:?}"),
+    }
+}
+
+/// The transcript a dialogue ended with (panics on an ask).
+fn ended(next: Next) -> Transcript {
+    match next {
+        Next::Done(a) => Transcript::parse(&a.unwrap()).unwrap(),
+        Next::Ask(m) => panic!("still asking: {:?}", m.last()),
+    }
+}
+
+#[test]
+fn a_dialogue_sends_bfcls_turns_holdout_results_and_stops_at_the_step_limit() {
+    let Some((py, sources)) = bench_parts() else { return };
+    let dir = data::package_dir(&lucid::cache_dir::cache_dir()).unwrap();
+    let limits = PyLimits::default();
+    let bench = || Bench { py: &py, sources: &sources, limits: &limits, step_limit: 2 };
+
+    // multi_turn_miss_func_0 holds `sort` out until turn 3, whose request is the new functions.
+    let t = read(&dir, "multi_turn_miss_func").unwrap().remove(0);
+    assert_eq!(t.holdout.keys().collect::<Vec<_>>(), [&3]);
+    let (task, _) = split(0, &t);
+    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST".into()).unwrap();
+    let mut messages = asked(c.start().unwrap());
+    assert_eq!((messages[0].role, messages[0].content.as_str()), (Role::System, "SYSTEM"));
+    assert_eq!((messages[1].role, messages[1].content.as_str()), (Role::User, "FIRST"));
+    let mut transcript = None;
+    for (turn, truth) in t.ground_truth.iter().enumerate() {
+        let request = &messages.last().unwrap().content;
+        match turn {
+            0 => assert_eq!(request, "FIRST"),
+            3 => assert!(
+                request.contains("'name': 'sort'")
+                    && request.ends_with("I have updated some more functions you can choose from. What about now?"),
+                "{request}"
+            ),
+            _ => assert_eq!(request, t.turns[turn][0]["content"].as_str().unwrap()),
+        }
+        // A turn with calls: one step, whose results come back in BFCL's format; then prose.
+        if !truth.is_empty() {
+            messages = asked(c.next(Some(&format!("[{}]", truth.join(", ")))).unwrap());
+            let results = &messages.last().unwrap().content;
+            assert!(results.starts_with("[{'role': 'tool', 'name': "), "{results}");
+            assert_eq!(messages[messages.len() - 2].role, Role::Assistant);
+        }
+        let next = c.next(Some("Done.")).unwrap();
+        if turn + 1 == t.ground_truth.len() {
+            transcript = Some(ended(next));
+        } else {
+            messages = asked(next);
+        }
+    }
+    let transcript = transcript.unwrap();
+    assert_eq!(transcript.turns.len(), t.ground_truth.len());
+    assert_eq!(transcript.stopped, None);
+    assert!(transcript.ends.iter().all(|e| e == UNDECODABLE));
+
+    // The held-out function called before its turn breaks the contract (BFCL's executor would run
+    // it); its own environment runs it without an error.
+    let domain = MultiTurnDomain::new(MultiTurnConfig::default(), py.clone(), sources.clone()).unwrap();
+    let early = Transcript { turns: vec![vec![vec!["sort(file_name='final_report.pdf')".into()]]], ..Transcript::default() };
+    let channels = domain.channels(&task, Some(&early.to_artifact()), &MultiTurnObs::default());
+    let contract = channels.0.iter().find(|c| c.name == "contract").unwrap();
+    assert!(contract.fired && contract.detail.as_deref().unwrap().contains("sort is not one of the functions offered"), "{contract:?}");
+
+    // A turn past the step limit (2 here, BFCL's 20 by default) stops the episode; a call that
+    // fails sends BFCL's error back as its result.
+    let t = read(&dir, "multi_turn_base").unwrap().remove(1);
+    let (task, _) = split(1, &t);
+    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST".into()).unwrap();
+    asked(c.start().unwrap());
+    let failed = asked(c.next(Some("[cat(file_name='no_such_file.txt')]")).unwrap());
+    assert!(failed.last().unwrap().content.contains("No such file"), "{:?}", failed.last());
+    asked(c.next(Some("[ls(a=True)]")).unwrap());
+    let stopped = ended(c.next(Some("[ls(a=True)]")).unwrap());
+    assert_eq!((stopped.turns.len(), stopped.turns[0].len()), (1, 3));
+    assert_eq!(stopped.stopped.as_deref(), Some(STEP_LIMIT));
 }

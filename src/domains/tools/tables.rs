@@ -34,12 +34,13 @@ pub struct ToolsGold {
     pub question_id: i64,
     /// The category (evaluation's rules depend on it).
     pub category: String,
-    /// BFCL's `ground_truth` as JSON (`[{function: {parameter: [possible values]}}]`); `[]` for
-    /// the irrelevance categories, where no call is right.
+    /// BFCL's `ground_truth` as JSON: single-turn, `[{function: {parameter: [possible values]}}]`
+    /// (`[]` for the irrelevance categories, where no call is right); multi-turn, the calls per
+    /// turn as BFCL's execution strings (`[["cd(folder='document')", ...], ...]`).
     pub ground_truth: String,
 }
 
-const WRITTEN_BY: &str = "the benchmark stage (tools sources)";
+const WRITTEN_BY: &str = "the benchmark stage (tools and tools_multiturn sources)";
 
 /// The tool-use `tasks` table.
 pub fn tasks_table() -> Table<ToolsTask> {
@@ -86,7 +87,7 @@ pub fn gold_table() -> Table<ToolsGold> {
             Column::new(
                 "ground_truth",
                 G::Str(|g| &g.ground_truth),
-                "BFCL's ground truth as JSON: per call, the possible values of each parameter (\"\" marks an optional one); [] where no call is right.",
+                "BFCL's ground truth as JSON: single-turn, per call the possible values of each parameter (\"\" marks an optional one), [] where no call is right; multi-turn, the calls per turn as BFCL's execution strings.",
             ),
         ],
     }

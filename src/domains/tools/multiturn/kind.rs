@@ -56,7 +56,7 @@ impl DomainKind for MultiTurnDomain {
         vec![
             crate::agent::tables::episodes_table::<Self>().doc_json(),
             super::tables::tasks_table().doc_json(),
-            super::tables::gold_table().doc_json(),
+            crate::domains::tools::tables::gold_table().doc_json(),
             crate::domains::evaluation::table::<Self>().doc_json(),
             crate::domains::flags::table().doc_json(),
         ]

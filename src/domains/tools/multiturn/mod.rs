@@ -36,10 +36,11 @@ use serde_json::Value;
 
 use self::dialogue::{Bench, Conversation};
 use self::env::Sources;
-use self::tables::{DialogueGold, DialogueTask};
+use self::tables::DialogueTask;
 use self::transcript::Transcript;
 use super::calls::decode;
 use super::contract::breach_calls;
+use super::tables::{ToolsGold, gold_from_batch};
 use crate::columns::{Column, Getter};
 use crate::error::{Error, Invalid, Result};
 use crate::python::{PyLimits, Python};
@@ -260,14 +261,14 @@ impl Domain for MultiTurnDomain {
 }
 
 impl Judge for MultiTurnDomain {
-    type Gold = DialogueGold;
+    type Gold = ToolsGold;
 
-    fn gold(&self, batch: &RecordBatch, path: &Path) -> Result<HashMap<i64, DialogueGold>> {
-        Ok(tables::gold_from_batch(batch, path)?.into_iter().map(|g| (g.question_id, g)).collect())
+    fn gold(&self, batch: &RecordBatch, path: &Path) -> Result<HashMap<i64, ToolsGold>> {
+        Ok(gold_from_batch(batch, path)?.into_iter().map(|g| (g.question_id, g)).collect())
     }
 
     /// BFCL's verdict, run in the sandbox; a run that gives none counts as wrong.
-    fn score(&self, task: &DialogueTask, gold: &DialogueGold, artifact: Option<&str>) -> Result<u8> {
+    fn score(&self, task: &DialogueTask, gold: &ToolsGold, artifact: Option<&str>) -> Result<u8> {
         let Some(transcript) = artifact.and_then(|a| Transcript::parse(a).ok()) else { return Ok(0) };
         let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or_default();
         let env = data::MultiTurnTask {

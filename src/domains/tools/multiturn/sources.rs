@@ -8,8 +8,9 @@ use arrow::array::RecordBatch;
 use serde_json::{Value, json};
 
 use super::data::{self, CATEGORIES, MultiTurnTask};
-use super::tables::{self, DialogueGold, DialogueTask};
+use super::tables::{self, DialogueTask};
 use crate::domains::tools::data::{MULTI_TURN, PACKAGE, package_dir};
+use crate::domains::tools::tables::{ToolsGold, gold_table};
 use crate::domains::{BenchmarkConfig, Source};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::StageContext;
@@ -23,7 +24,7 @@ pub const SOURCES: &[Source] = &[Source {
 }];
 
 /// A task of the source split into what the loop may hold and its ground truth.
-pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, DialogueGold) {
+pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, ToolsGold) {
     let turns: Vec<String> = t
         .turns
         .as_array()
@@ -47,8 +48,7 @@ pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, DialogueGold
         involved_classes: json!(t.involved_classes).to_string(),
         initial_config: t.initial_config.to_string(),
     };
-    let gold =
-        DialogueGold { question_id, category: t.category.clone(), ground_truth: json!(t.ground_truth).to_string() };
+    let gold = ToolsGold { question_id, category: t.category.clone(), ground_truth: json!(t.ground_truth).to_string() };
     (task, gold)
 }
 
@@ -60,10 +60,10 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
         all.extend(data::read(&dir, &category)?.into_iter().take(b.per_topic.unwrap_or(usize::MAX)));
     }
     let kept = all.iter().take(b.limit.unwrap_or(usize::MAX)).enumerate();
-    let (tasks, gold): (Vec<DialogueTask>, Vec<DialogueGold>) = kept.map(|(i, t)| split(i as i64, t)).unzip();
+    let (tasks, gold): (Vec<DialogueTask>, Vec<ToolsGold>) = kept.map(|(i, t)| split(i as i64, t)).unzip();
     ctx.progress.set_total(tasks.len() as u64);
     ctx.progress.advance(tasks.len() as u64);
-    Ok((tables::tasks_table().batch(&tasks)?, tables::gold_table().batch(&gold)?))
+    Ok((tables::tasks_table().batch(&tasks)?, gold_table().batch(&gold)?))
 }
 
 /// The configured categories, each checked.

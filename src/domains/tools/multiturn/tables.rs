@@ -1,7 +1,9 @@
 //! The multi-turn `tasks` and `gold` tables, defined column by column (`schemas/tools_multiturn/`).
 //! A task holds what the agent is given (the user's requests per turn, the function documents,
 //! those held out until a turn) and the environments' starting state, which the sandbox reads and
-//! no prompt shows (as a database is to text-to-SQL); the ground-truth calls are in `gold` alone.
+//! no prompt shows (as a database is to text-to-SQL); the ground-truth calls are in `gold` alone,
+//! the single-turn categories' table (`crate::domains::tools::tables::gold_table`), which holds
+//! them as JSON per turn.
 
 use std::path::Path;
 
@@ -35,17 +37,6 @@ pub struct DialogueTask {
     pub involved_classes: String,
     /// The environments' starting state by class, as JSON (the sandbox's, never a prompt's).
     pub initial_config: String,
-}
-
-/// A task's ground truth. Only evaluation reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DialogueGold {
-    /// The task.
-    pub question_id: i64,
-    /// BFCL's category.
-    pub category: String,
-    /// The ground-truth calls per turn, as JSON (BFCL's execution strings).
-    pub ground_truth: String,
 }
 
 const WRITTEN_BY: &str = "the benchmark stage (tools_multiturn sources)";
@@ -101,26 +92,6 @@ pub fn tasks_table() -> Table<DialogueTask> {
     }
 }
 
-/// The multi-turn `gold` table.
-pub fn gold_table() -> Table<DialogueGold> {
-    type G = Getter<DialogueGold>;
-    Table {
-        name: "gold",
-        description: "BFCL's ground-truth calls per turn. Read only by evaluation, the oracle arm and post-hoc analysis.",
-        written_by: WRITTEN_BY,
-        matrix: &[],
-        columns: vec![
-            Column::new("question_id", G::I64(|g| g.question_id), "The task (joins tasks.question_id)."),
-            Column::new("category", G::Str(|g| &g.category), "BFCL's category."),
-            Column::new(
-                "ground_truth",
-                G::Str(|g| &g.ground_truth),
-                "The ground-truth calls per turn, JSON: a list per turn of BFCL's execution strings (cd(folder='document')).",
-            ),
-        ],
-    }
-}
-
 /// The tasks of a multi-turn `tasks` table read from `path`.
 pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<DialogueTask>> {
     crate::table::require_domain(b, path, DOMAIN)?;
@@ -141,21 +112,6 @@ pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<DialogueTask
             holdout: holdout.value(i).to_string(),
             involved_classes: classes.value(i).to_string(),
             initial_config: config.value(i).to_string(),
-        })
-        .collect())
-}
-
-/// The gold of a multi-turn `gold` table read from `path`.
-pub fn gold_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<DialogueGold>> {
-    let t = gold_table();
-    let qid = t.column::<Int64Array>(b, path, "question_id")?;
-    let category = t.column::<StringArray>(b, path, "category")?;
-    let truth = t.column::<StringArray>(b, path, "ground_truth")?;
-    Ok((0..b.num_rows())
-        .map(|i| DialogueGold {
-            question_id: qid.value(i),
-            category: category.value(i).to_string(),
-            ground_truth: truth.value(i).to_string(),
         })
         .collect())
 }
