@@ -25,14 +25,17 @@ use crate::support::probes::{Probe, require};
 use crate::support::study::project_with_models;
 
 /// The first three base tasks: 0 calls `sort('final_report.pdf')`, whose positional argument
-/// BFCL's decoder drops (the call fails: a wrong episode); 1 and 2 take keywords only (right).
+/// BFCL's decoder drops (the call fails: a wrong episode); 1 takes keywords only (right); 2 is the
+/// canary: the planted model never answers it with a call, so none of its ground-truth calls and
+/// none of its environments' contents may reach a request.
 fn tasks() -> Vec<MultiTurnTask> {
     let dir = data::package_dir(&lucid::cache_dir::cache_dir()).unwrap();
     read(&dir, "multi_turn_base").unwrap().into_iter().take(3).collect()
 }
 
-/// The planted model: a turn's request gets that turn's ground-truth calls in one reply; the
-/// calls' results get prose (no call: the turn ends); every self-grade is CORRECT.
+/// The planted model: a turn's request of `tasks` gets that turn's ground-truth calls in one
+/// reply; the calls' results, and any other request, get prose (no call: the turn ends); every
+/// self-grade is CORRECT.
 fn planted(tasks: Vec<MultiTurnTask>) -> impl Fn(&str) -> String + Send + Sync + 'static {
     move |last: &str| {
         if last.contains("VERDICT") {
@@ -49,7 +52,17 @@ fn planted(tasks: Vec<MultiTurnTask>) -> impl Fn(&str) -> String + Send + Sync +
                 }
             }
         }
-        "?".into()
+        "I cannot help with that.".into()
+    }
+}
+
+/// The string leaves of a JSON value (an environment's file contents, names, messages).
+fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| leaves(x, out)),
+        _ => {}
     }
 }
 
@@ -59,7 +72,7 @@ fn the_multi_turn_loop_runs_bfcls_dialogue_in_every_arm_and_never_shows_gold() {
         return;
     }
     let tasks = tasks();
-    let server = FakeServer::start(vec![], Reply::func(planted(tasks.clone())));
+    let server = FakeServer::start(vec![], Reply::func(planted(tasks[..2].to_vec())));
     let dir = project_with_models();
     let d = dir.path();
     let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
@@ -80,55 +93,66 @@ fn the_multi_turn_loop_runs_bfcls_dialogue_in_every_arm_and_never_shows_gold() {
     assert_eq!(rows.len(), 3 * 4 * 2);
     for r in &rows {
         let t = tasks.iter().find(|t| t.id == r["task_id"]).unwrap();
-        let wrong = t.id == "multi_turn_base_0";
+        let (wrong, canary) = (t.id == "multi_turn_base_0", t.id == "multi_turn_base_2");
         let transcript: serde_json::Value = serde_json::from_str(r["tool_trajectory"].as_str().unwrap()).unwrap();
-        // One step per turn, each the turn's ground truth as BFCL's decoder reads it; each turn
-        // ended by a reply in prose (it does not decode as calls, which ends a turn in BFCL).
+        // One step per turn, each the turn's ground truth as BFCL's decoder reads it (none on the
+        // canary); each turn ended by a reply in prose (it does not decode as calls, which ends a
+        // turn in BFCL).
         let turns = transcript["turns"].as_array().unwrap();
         assert_eq!(turns.len(), t.ground_truth.len(), "{r}");
         for (steps, truth) in turns.iter().zip(&t.ground_truth) {
-            assert_eq!(steps.as_array().unwrap().len(), 1, "{r}");
-            assert_eq!(steps[0].as_array().unwrap().len(), truth.len(), "{r}");
+            assert_eq!(steps.as_array().unwrap().len(), usize::from(!canary), "{r}");
+            if !canary {
+                assert_eq!(steps[0].as_array().unwrap().len(), truth.len(), "{r}");
+            }
         }
         assert!(transcript["ends"].as_array().unwrap().iter().all(|e| e == "does not decode"), "{r}");
         assert_eq!(transcript["stopped"], serde_json::Value::Null, "{r}");
-        // Two executor calls per turn (the calls, then prose) and one grader call.
-        assert_eq!(r["calls"], 2 * t.ground_truth.len() + 1, "{r}");
-        assert_eq!(r["u"], u8::from(!wrong), "{r}");
+        // Two executor calls per turn (the calls, then prose; one on the canary) and one grader call.
+        let per_turn = if canary { 1 } else { 2 };
+        assert_eq!(r["calls"], per_turn * t.ground_truth.len() + 1, "{r}");
+        let right = !wrong && !canary;
+        assert_eq!(r["u"], u8::from(right), "{r}");
         let fired =
             |name: &str| r["channels"].as_array().unwrap().iter().any(|c| c["name"] == name && c["fired"] == true);
         assert_eq!((fired("executes"), fired("contract"), fired("repeat")), (wrong, wrong, false), "{r}");
         assert_eq!(r["failed_tool_calls"].as_i64().unwrap() > 0, wrong, "{r}");
         let want_q = match r["arm"].as_str().unwrap() {
             "lucid" => u8::from(!wrong),
-            "oracle" => u8::from(!wrong),
+            "oracle" => u8::from(right),
             _ => 1,
         };
         assert_eq!(r["stored_q"], want_q, "{r}");
     }
     let requests = server.requests();
+    let canary = &tasks[2];
+    let mut secrets: Vec<String> = canary.ground_truth.iter().flatten().cloned().collect();
+    leaves(&canary.initial_config, &mut secrets);
+    // What the canary's own requests say is the agent's to see.
+    let said = canary.turns.to_string();
+    secrets.retain(|s| s.len() >= 12 && !said.contains(s.as_str()));
+    assert!(secrets.len() >= 8, "{secrets:?}");
     let mut results_seen = 0;
     for r in &requests {
         let messages = r.body["messages"].as_array().unwrap();
         let text: String = messages.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n");
         assert!(!text.contains("multi_turn_base"), "a category reached a prompt: {text:.300}");
+        for secret in &secrets {
+            assert!(!text.contains(secret.as_str()), "the canary's ground truth or state reached a request: {secret}");
+        }
         for t in &tasks {
-            let truth = serde_json::to_string(&t.ground_truth).unwrap();
-            assert!(!text.contains(&truth), "a ground truth reached a prompt");
-            assert!(!text.contains(&t.initial_config.to_string()), "an environment's state reached a prompt");
-            // A later turn's request comes only after every earlier turn's calls were answered.
+            // A later turn's request comes only after the earlier turns: each of their calls
+            // answered with its results, each turn ended by a reply without calls.
             let requests: Vec<&str> =
                 t.turns.as_array().unwrap().iter().map(|m| m[0]["content"].as_str().unwrap()).collect();
             for (i, req) in requests.iter().enumerate().skip(1) {
                 if let Some(at) = messages.iter().position(|m| m["content"] == *req) {
                     let before = &messages[..at];
-                    let answered = before
-                        .iter()
-                        .filter(|m| {
-                            m["role"] == "user" && m["content"].as_str().unwrap().starts_with("[{'role': 'tool'")
-                        })
-                        .count();
-                    assert!(answered >= i, "turn {i}'s request before the earlier turns' results");
+                    let is_results = |m: &&serde_json::Value| {
+                        m["role"] == "user" && m["content"].as_str().unwrap().starts_with("[{'role': 'tool'")
+                    };
+                    let replies = before.iter().filter(|m| m["role"] == "assistant").count();
+                    assert_eq!(replies, i + before.iter().filter(is_results).count(), "turn {i}'s request too early");
                 }
             }
         }
@@ -219,10 +243,14 @@ fn a_dialogue_sends_bfcls_turns_holdout_results_and_stops_at_the_step_limit() {
     // The held-out function called before its turn breaks the contract (BFCL's executor would run
     // it); its own environment runs it without an error.
     let domain = MultiTurnDomain::new(MultiTurnConfig::default(), py.clone(), sources.clone()).unwrap();
-    let early = Transcript { turns: vec![vec![vec!["sort(file_name='final_report.pdf')".into()]]], ..Transcript::default() };
+    let early =
+        Transcript { turns: vec![vec![vec!["sort(file_name='final_report.pdf')".into()]]], ..Transcript::default() };
     let channels = domain.channels(&task, Some(&early.to_artifact()), &MultiTurnObs::default());
     let contract = channels.0.iter().find(|c| c.name == "contract").unwrap();
-    assert!(contract.fired && contract.detail.as_deref().unwrap().contains("sort is not one of the functions offered"), "{contract:?}");
+    assert!(
+        contract.fired && contract.detail.as_deref().unwrap().contains("sort is not one of the functions offered"),
+        "{contract:?}"
+    );
 
     // A turn past the step limit (2 here, BFCL's 20 by default) stops the episode; a call that
     // fails sends BFCL's error back as its result.
@@ -236,4 +264,43 @@ fn a_dialogue_sends_bfcls_turns_holdout_results_and_stops_at_the_step_limit() {
     let stopped = ended(c.next(Some("[ls(a=True)]")).unwrap());
     assert_eq!((stopped.turns.len(), stopped.turns[0].len()), (1, 3));
     assert_eq!(stopped.stopped.as_deref(), Some(STEP_LIMIT));
+}
+
+/// An agent program cannot hold a dialogue yet: the loop refuses it before any episode, naming
+/// the domain, instead of running episodes that give no artifact.
+#[test]
+fn an_agent_program_on_multi_turn_tasks_is_refused_before_any_episode() {
+    if !require(Probe::ToolsMultiTurn) {
+        return;
+    }
+    let dir = project_with_models();
+    let d = dir.path();
+    let bert = crate::support::tiny_models::write_tiny_bert(&d.join("bert"));
+    let yaml = format!(
+        "name: mt_program
+seeds: [0]
+arms: [memento]
+stages:
+  - id: benchmark
+    kind: benchmark
+    config: {{source: bfcl_multi_turn, per_topic: 1}}
+{front}  - id: agent
+    kind: memory_loop
+    matrix: [seed, arm]
+    inputs: [tasks, order, retrieval]
+    config: {{domain: {{kind: tools_multiturn}}, model: {{backend: openai, model: none, base_url: 'http://127.0.0.1:9/v1'}}, k: 2, agent: {{command: [python3, -c, 'pass']}}}}
+",
+        front = crate::support::order_embed_retrieve(&bert)
+    );
+    std::fs::write(d.join("mt_program.yaml"), yaml).unwrap();
+    std::os::unix::fs::symlink(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines"), d.join("pipelines"))
+        .unwrap();
+    let o = crate::support::lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["run", "mt_program.yaml", "--quiet"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("tools_multiturn domain's episodes are dialogues"), "{err}");
 }

@@ -174,7 +174,7 @@ impl<D: Domain> Agent<'_, D> {
         calls: &mut Vec<CallRecord>,
     ) -> Result<(std::result::Result<String, Invalid>, Option<u8>)> {
         let step = ep.step;
-        if self.domain.dialogue(w, task, "", String::new())?.is_some() {
+        if D::DIALOGUE {
             let why =
                 "this domain's episodes are dialogues with an environment, which an agent program cannot hold yet";
             return Ok((Err(Invalid::from(why)), None));
@@ -290,15 +290,14 @@ impl<D: Domain> Agent<'_, D> {
     ) -> Result<std::result::Result<String, Invalid>> {
         let mut next = dialogue.start()?;
         for _ in 0..MAX_ASKS {
-            match next {
-                Next::Done(artifact) => return Ok(artifact),
-                Next::Ask(messages) => {
-                    let reply = self.call_with("executor", messages, &self.roles.executor, ep, calls)?;
-                    next = dialogue.next(reply.as_deref())?;
-                }
-            }
+            let Next::Ask(messages) = next else { break };
+            let reply = self.call_with("executor", messages, &self.roles.executor, ep, calls)?;
+            next = dialogue.next(reply.as_deref())?;
         }
-        Ok(Err(Invalid(format!("the dialogue asked for more than {MAX_ASKS} executor calls"))))
+        Ok(match next {
+            Next::Done(artifact) => artifact,
+            Next::Ask(_) => Err(Invalid(format!("the dialogue asked for more than {MAX_ASKS} executor calls"))),
+        })
     }
 
     /// One model call, recorded; the answer text, or None when it failed after its retries.

@@ -105,6 +105,13 @@ impl MemoryLoopStage {
         coverage(domain, ctx, &data, &arm.channels.clone().unwrap_or_else(|| domain.flag_channels()));
         let AgentParts { model, prompts, flag_channels } = self.agent_parts(domain, ctx, &arm)?;
         let program = match &self.agent {
+            Some(_) if D::DIALOGUE => {
+                let why = format!(
+                    "agent: the {} domain's episodes are dialogues with an environment, which an agent program cannot hold yet: use lucid's executor (no `agent:`)",
+                    D::NAME
+                );
+                return Err(Error::stage(&ctx.stage_id, why));
+            }
             Some(p) => Some(ProgramRun {
                 program: p.clone(),
                 dir: ctx.resolve("."),

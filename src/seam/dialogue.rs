@@ -27,6 +27,7 @@ pub trait Dialogue {
     fn next(&mut self, reply: Option<&str>) -> Result<Next>;
 }
 
-/// The most executor calls one dialogue may ask for: a bound that holds whatever the domain's own
-/// step limits are (BFCL's: 21 executed steps per turn).
+/// The most executor calls one dialogue may ask for, a backstop behind the domain's own limits
+/// (BFCL's multi-turn tasks: at most 8 turns of at most `step_limit` + 1 steps and one closing
+/// reply each; `step_limit` is at most 100): a dialogue still asking after it gives no artifact.
 pub const MAX_ASKS: usize = 1000;

@@ -64,6 +64,9 @@ pub trait Domain: Sync {
     const CHANNELS: &'static [&'static str];
     /// Whether its prompts may leave out `planner.txt` (then episodes make no planner call).
     const PLANNER_OPTIONAL: bool = false;
+    /// Whether its episodes are dialogues ([`Domain::dialogue`]), which an agent program cannot
+    /// hold yet.
+    const DIALOGUE: bool = false;
 
     /// The tasks of a `tasks` table read from `path`.
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> Result<Vec<Self::Task>>;

@@ -7,7 +7,8 @@
 //! go back as one user message, BFCL's `repr([{'role': 'tool', 'name': call, 'content':
 //! result}, ...])`. A turn of more than `step_limit` executed steps stops the episode (BFCL's
 //! `force_quit`, 20), as does a run that ends in a sandbox limit (the state after it cannot be
-//! had) or a failed executor call. The turn that brings held-out functions
+//! had; BFCL's executor, in one process, catches each call's exception and goes on); a failed
+//! executor call ends the episode without an artifact. The turn that brings held-out functions
 //! (`multi_turn_miss_func`) opens with BFCL's "I have updated some more functions you can choose
 //! from. What about now?" after the documents' Python repr. The ground truth is never here.
 
@@ -18,7 +19,7 @@ use serde_json::Value;
 use super::env::{Job, Sources, run};
 use super::render::execution_list;
 use super::tables::DialogueTask;
-use super::transcript::{CALL_FAILED, NO_CALLS, STEP_LIMIT, Transcript, UNDECODABLE};
+use super::transcript::{NO_CALLS, STEP_LIMIT, Transcript, UNDECODABLE};
 use crate::domains::tools::value::Py;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::Message;
@@ -53,17 +54,16 @@ pub struct Conversation<'a> {
 }
 
 /// A task field's JSON, or an error naming the task and field (the domain's `tasks` checked every
-/// field on reading the table, naming its file and row).
+/// field's shape on reading the table, naming its row).
 fn field<T: serde::de::DeserializeOwned>(task: &DialogueTask, name: &str, text: &str) -> Result<T> {
     serde_json::from_str(text)
-        .map_err(|e| Error::usage(format!("task {} ({}): {name}: {e}", task.question_id, task.task_id)))
+        .map_err(|e| Error::input("tasks", format!("question_id {} ({}): {name}: {e}", task.question_id, task.task_id)))
 }
 
 impl<'a> Conversation<'a> {
     /// The conversation of `task`: `system` and `first` (the executor's rendered prompt) open it.
     pub fn new(bench: Bench<'a>, task: &DialogueTask, system: &str, first: String) -> Result<Conversation<'a>> {
-        let holdout: BTreeMap<String, Value> = field(task, "holdout", &task.holdout)?;
-        let holdout = holdout.into_iter().filter_map(|(k, v)| k.parse().ok().map(|k| (k, v))).collect();
+        let holdout: BTreeMap<usize, Value> = field(task, "holdout", &task.holdout)?;
         Ok(Conversation {
             bench,
             test_id: task.task_id.clone(),
@@ -146,7 +146,9 @@ impl Dialogue for Conversation<'_> {
     }
 
     fn next(&mut self, reply: Option<&str>) -> Result<Next> {
-        let Some(reply) = reply else { return Ok(self.stop(CALL_FAILED)) };
+        // A failed executor call ends the episode without an artifact, as a single call's does
+        // (its row records the failure; BFCL's inference raises on one).
+        let Some(reply) = reply else { return Ok(Next::Done(Err(Invalid::from("executor call failed")))) };
         self.messages.push(Message::assistant(reply));
         let calls = match execution_list(reply) {
             Ok(calls) if calls.is_empty() => return Ok(self.end_turn(NO_CALLS)),

@@ -8,10 +8,9 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 
 use super::env::Sources;
-use super::transcript::Transcript;
 use super::{MultiTurnConfig, MultiTurnDomain};
 use crate::domains::tools::data::{MULTI_TURN, PACKAGE, mpmath_dir, package_dir};
-use crate::domains::{BenchmarkConfig, DomainKind, FlagConfig, Source};
+use crate::domains::{Agreement, BenchmarkConfig, DomainKind, FlagConfig, Source};
 use crate::error::{Error, Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
@@ -47,9 +46,11 @@ impl DomainKind for MultiTurnDomain {
         crate::domains::flags::generic::<MultiTurnDomain>(options, ctx, inputs)
     }
 
-    /// The calls per turn (two samples agree when they make the same calls in the same turns).
-    fn canonical(text: &str) -> String {
-        Transcript::parse(text).map(|t| t.canonical()).unwrap_or_default()
+    /// No claim: self-consistency re-asks the executor's first prompt once, which gives one reply,
+    /// not a dialogue, so it has nothing to compare with a transcript (the domain's own "idempotent
+    /// on repeat" is the `repeat` channel, each step run again in the environment).
+    fn agreement(_ctx: &StageContext) -> Result<Agreement> {
+        Ok(Box::new(|_, _, _| None))
     }
 
     fn tables() -> Vec<serde_json::Value> {

@@ -97,8 +97,8 @@ impl MultiTurnDomain {
 /// `config` checked beyond its shape.
 fn check(config: &MultiTurnConfig) -> std::result::Result<(), Invalid> {
     crate::seam::check_channels::<MultiTurnDomain>(&config.channels, "domain.channels")?;
-    if config.step_limit == 0 {
-        return Err("domain.step_limit: at least 1".into());
+    if !(1..=100).contains(&config.step_limit) {
+        return Err("domain.step_limit: from 1 to 100 (BFCL's is 20)".into());
     }
     Ok(())
 }
@@ -118,7 +118,8 @@ pub struct MultiTurnObs {
     pub first_failure: Option<String>,
     /// Steps that, run again from the state before them, did not repeat.
     pub not_repeating: i64,
-    /// Why the episode stopped early (the dialogue's stop, or a limit of observing's run).
+    /// Why the episode stopped early (the dialogue's stop, or a limit of observing's run; for an
+    /// episode without a transcript, why there is none).
     pub stopped: Option<String>,
 }
 
@@ -158,16 +159,20 @@ impl Domain for MultiTurnDomain {
     const ARTIFACT_DOC: &'static str = "The calls the model made, as JSON {turns: per turn, per step, BFCL's execution strings; ends: why each turn ended; stopped: why the episode stopped early, or null}. Null when the dialogue gave no transcript.";
     const CHANNELS: &'static [&'static str] = &["executes", "repeat", "contract"];
     const PLANNER_OPTIONAL: bool = true;
+    const DIALOGUE: bool = true;
 
     fn tasks(&self, batch: &RecordBatch, path: &Path) -> Result<Vec<DialogueTask>> {
         let tasks = tables::tasks_from_batch(batch, path)?;
         for (row, t) in tasks.iter().enumerate() {
-            let fields = [("turns", &t.turns), ("functions", &t.functions), ("holdout", &t.holdout)];
-            let more = [("involved_classes", &t.involved_classes), ("initial_config", &t.initial_config)];
-            for (name, text) in fields.into_iter().chain(more) {
-                serde_json::from_str::<Value>(text)
-                    .map_err(|e| Error::input(path, format!("row {row} ({}): {name}: {e}", t.task_id)))?;
-            }
+            let bad = |name: &str, e: serde_json::Error| {
+                Error::input(path, format!("row {row} ({}): {name}: {e}", t.task_id))
+            };
+            serde_json::from_str::<Vec<String>>(&t.turns).map_err(|e| bad("turns", e))?;
+            serde_json::from_str::<Vec<Value>>(&t.functions).map_err(|e| bad("functions", e))?;
+            serde_json::from_str::<BTreeMap<usize, Vec<Value>>>(&t.holdout).map_err(|e| bad("holdout", e))?;
+            serde_json::from_str::<Vec<String>>(&t.involved_classes).map_err(|e| bad("involved_classes", e))?;
+            serde_json::from_str::<serde_json::Map<String, Value>>(&t.initial_config)
+                .map_err(|e| bad("initial_config", e))?;
         }
         Ok(tasks)
     }
@@ -215,8 +220,9 @@ impl Domain for MultiTurnDomain {
 
     fn channels(&self, task: &DialogueTask, artifact: Option<&str>, obs: &MultiTurnObs) -> Channels {
         let transcript = artifact.and_then(|a| Transcript::parse(a).ok());
-        let limited = obs.stopped.as_deref().filter(|s| s.starts_with("limit"));
-        let executes = obs.first_failure.clone().or_else(|| limited.map(str::to_string));
+        // A stop other than the step limit is the environments' (a sandbox limit, a failed run).
+        let env_stop = obs.stopped.as_deref().filter(|s| artifact.is_some() && *s != transcript::STEP_LIMIT);
+        let executes = obs.first_failure.clone().or_else(|| env_stop.map(str::to_string));
         let repeat = (obs.not_repeating > 0)
             .then(|| format!("{} steps gave other results or state when run again", obs.not_repeating));
         let contract = transcript.and_then(|t| contract(task, &t));
@@ -254,7 +260,7 @@ impl Domain for MultiTurnDomain {
             Column::new(
                 "stopped",
                 E::OptText(|e| e.obs.stopped.clone()),
-                "Why the episode stopped before its last turn (step limit, executor call failed, a sandbox limit), or null.",
+                "Why the episode stopped early, in whatever turn (step limit, a sandbox limit, a failed run of the environments), or null; for an episode without a transcript, why there is none (executor call failed).",
             ),
         ]
     }

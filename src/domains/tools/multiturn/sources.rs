@@ -23,6 +23,21 @@ pub const SOURCES: &[Source] = &[Source {
     needs_path: false,
 }];
 
+/// What BFCL's `add_language_specific_hint_to_function_doc` appends to each function offered at
+/// the start (after the held-out ones were taken out, so these keep their own descriptions).
+const PYTHON_HINT: &str = " Note that the provided function is in Python 3 syntax.";
+
+/// The documents offered at the start, each description with BFCL's Python hint.
+fn hinted(functions: &[Value]) -> Vec<Value> {
+    let mut out = functions.to_vec();
+    for f in &mut out {
+        if let Some(Value::String(d)) = f.get_mut("description") {
+            d.push_str(PYTHON_HINT);
+        }
+    }
+    out
+}
+
 /// A task of the source split into what the loop may hold and its ground truth.
 pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, ToolsGold) {
     let turns: Vec<String> = t
@@ -43,7 +58,7 @@ pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, ToolsGold) {
         category: t.category.clone(),
         question: turns.first().cloned().unwrap_or_default(),
         turns: json!(turns).to_string(),
-        functions: json!(t.functions).to_string(),
+        functions: json!(hinted(&t.functions)).to_string(),
         holdout: json!(holdout).to_string(),
         involved_classes: json!(t.involved_classes).to_string(),
         initial_config: t.initial_config.to_string(),

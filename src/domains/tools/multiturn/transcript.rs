@@ -14,8 +14,6 @@ pub const NO_CALLS: &str = "no calls";
 pub const UNDECODABLE: &str = "does not decode";
 /// Why the episode stopped: a turn went past BFCL's step limit (BFCL's `force_quit`).
 pub const STEP_LIMIT: &str = "step limit";
-/// Why the episode stopped: the executor call failed after its retries.
-pub const CALL_FAILED: &str = "executor call failed";
 
 /// The episode's calls.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -25,8 +23,8 @@ pub struct Transcript {
     pub turns: Vec<Vec<Vec<String>>>,
     /// Per turn, why it ended ([`NO_CALLS`], [`UNDECODABLE`], or the episode's stop).
     pub ends: Vec<String>,
-    /// Why the episode stopped before its last turn ([`STEP_LIMIT`], [`CALL_FAILED`], or the
-    /// sandbox's limit that ended a step's run: `limit: fuel`), if it did.
+    /// Why the episode stopped early, in whatever turn ([`STEP_LIMIT`], the sandbox's limit that
+    /// ended a step's run, `limit: fuel`, or a failed run of the environments), if it did.
     pub stopped: Option<String>,
 }
 
@@ -44,14 +42,5 @@ impl Transcript {
     /// Every step, in order (what the environments replay).
     pub fn steps(&self) -> Vec<Vec<String>> {
         self.turns.iter().flatten().cloned().collect()
-    }
-
-    /// The calls per turn, one line each (`turn 1: [cd(folder='a'), ls()]`): what memories and
-    /// the resample rung compare.
-    pub fn canonical(&self) -> String {
-        let turn = |(i, steps): (usize, &Vec<Vec<String>>)| {
-            format!("turn {}: [{}]", i + 1, steps.iter().flatten().cloned().collect::<Vec<_>>().join(", "))
-        };
-        self.turns.iter().enumerate().map(turn).collect::<Vec<_>>().join("\n")
     }
 }
