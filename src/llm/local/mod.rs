@@ -83,6 +83,11 @@ pub fn requantize<R: std::io::Read + std::io::Seek>(
 const CHUNK: usize = 64;
 /// Prefix states kept (least recently used dropped first).
 const SNAPSHOTS: usize = 64;
+/// The bytes the kept prefix states may hold together (least recently used dropped first): a
+/// state is a whole KV cache (Qwen2.5-0.5B: 24 KB a position), so 64 states of the 5-8K-token
+/// conversations of BFCL's multi-turn tasks held 5-12 GB per model and a 2-core 24 GiB machine ran
+/// out of memory; the demo's prompts (about 350 tokens) keep all 64 well under this.
+const SNAPSHOT_BYTES: usize = 2 << 30;
 
 /// A loaded local model.
 pub struct LocalModel {
@@ -276,8 +281,9 @@ impl LocalModel {
                 let mut snaps = lock();
                 if !snaps.iter().any(|(k, _)| k[..] == ids[..end]) {
                     snaps.push_back((ids[..end].to_vec(), cache.clone()));
-                    if snaps.len() > SNAPSHOTS {
-                        snaps.pop_front();
+                    let mut held: usize = snaps.iter().map(|(_, c)| c.bytes()).sum();
+                    while snaps.len() > 1 && (snaps.len() > SNAPSHOTS || held > SNAPSHOT_BYTES) {
+                        held -= snaps.pop_front().map_or(0, |(_, c)| c.bytes());
                     }
                 }
             }

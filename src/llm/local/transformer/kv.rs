@@ -36,6 +36,11 @@ impl Kv {
         self.len == 0
     }
 
+    /// The bytes its buffers hold (reserved positions included).
+    pub fn bytes(&self) -> usize {
+        (self.k.capacity() + self.v.capacity()) * std::mem::size_of::<f32>()
+    }
+
     /// A copy of `self` with room for `cap` positions (at least `len`).
     fn with_cap(&self, cap: usize) -> Kv {
         let cap = cap.max(self.len);

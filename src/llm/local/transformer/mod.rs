@@ -37,6 +37,11 @@ impl Cache {
         self.len
     }
 
+    /// The bytes its layers' buffers hold (a buffer it shares counted as its own).
+    pub fn bytes(&self) -> usize {
+        self.layers.iter().map(|kv| kv.bytes()).sum()
+    }
+
     /// True before the first token.
     pub fn is_empty(&self) -> bool {
         self.len == 0
