@@ -205,7 +205,7 @@ fn a_dialogue_sends_bfcls_turns_holdout_results_and_stops_at_the_step_limit() {
     let t = read(&dir, "multi_turn_miss_func").unwrap().remove(0);
     assert_eq!(t.holdout.keys().collect::<Vec<_>>(), [&3]);
     let (task, _) = split(0, &t);
-    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST".into()).unwrap();
+    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST").unwrap();
     let mut messages = asked(c.start().unwrap());
     assert_eq!((messages[0].role, messages[0].content.as_str()), (Role::System, "SYSTEM"));
     assert_eq!((messages[1].role, messages[1].content.as_str()), (Role::User, "FIRST"));
@@ -256,7 +256,7 @@ fn a_dialogue_sends_bfcls_turns_holdout_results_and_stops_at_the_step_limit() {
     // fails sends BFCL's error back as its result.
     let t = read(&dir, "multi_turn_base").unwrap().remove(1);
     let (task, _) = split(1, &t);
-    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST".into()).unwrap();
+    let mut c = Conversation::new(bench(), &task, "SYSTEM", "FIRST").unwrap();
     asked(c.start().unwrap());
     let failed = asked(c.next(Some("[cat(file_name='no_such_file.txt')]")).unwrap());
     assert!(failed.last().unwrap().content.contains("No such file"), "{:?}", failed.last());

@@ -269,7 +269,7 @@ impl<D: Domain> Agent<'_, D> {
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
                 let executor = self.prompts.render("executor.txt", &vars)?;
-                if let Some(mut dialogue) = self.domain.dialogue(w, task, self.prompts.system(), executor.clone())? {
+                if let Some(mut dialogue) = self.domain.dialogue(w, task, self.prompts.system(), &executor)? {
                     return self.converse(dialogue.as_mut(), ep, calls);
                 }
                 match self.call("executor", executor, &self.roles.executor, ep, calls)? {

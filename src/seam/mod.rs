@@ -105,7 +105,7 @@ pub trait Domain: Sync {
         _w: &'a mut Self::Worker,
         _task: &'a Self::Task,
         _system: &str,
-        _first: String,
+        _first: &str,
     ) -> Result<Option<Box<dyn dialogue::Dialogue + 'a>>> {
         Ok(None)
     }

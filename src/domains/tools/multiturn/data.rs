@@ -40,8 +40,13 @@ pub struct MultiTurnTask {
 impl MultiTurnTask {
     /// Whether BFCL loads the environments with their long context (its `long_context` category).
     pub fn long_context(&self) -> bool {
-        self.category.contains("long_context")
+        long_context(&self.category)
     }
+}
+
+/// Whether BFCL loads a task of `category` with its environments' long context.
+pub fn long_context(category: &str) -> bool {
+    category.contains("long_context")
 }
 
 /// The file of each class's function documents (BFCL's `MULTI_TURN_FUNC_DOC_FILE_MAPPING`, the

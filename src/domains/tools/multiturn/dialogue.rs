@@ -16,12 +16,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::env::{Job, Sources, run};
+use super::env::{Sources, run};
 use super::render::execution_list;
+use super::setting::{Setting, field};
 use super::tables::DialogueTask;
 use super::transcript::{NO_CALLS, STEP_LIMIT, Transcript, UNDECODABLE};
 use crate::domains::tools::value::Py;
-use crate::error::{Error, Invalid, Result};
+use crate::error::{Invalid, Result};
 use crate::llm::Message;
 use crate::python::{PyLimits, Python};
 use crate::seam::dialogue::{Dialogue, Next};
@@ -41,10 +42,7 @@ pub struct Bench<'a> {
 /// One episode's conversation.
 pub struct Conversation<'a> {
     bench: Bench<'a>,
-    test_id: String,
-    initial_config: Value,
-    involved_classes: Vec<String>,
-    long_context: bool,
+    setting: Setting,
     turns: Vec<String>,
     holdout: BTreeMap<usize, Value>,
     messages: Vec<Message>,
@@ -53,25 +51,14 @@ pub struct Conversation<'a> {
     count: usize,
 }
 
-/// A task field's JSON, or an error naming the task and field (the domain's `tasks` checked every
-/// field's shape on reading the table, naming its row).
-fn field<T: serde::de::DeserializeOwned>(task: &DialogueTask, name: &str, text: &str) -> Result<T> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::input("tasks", format!("question_id {} ({}): {name}: {e}", task.question_id, task.task_id)))
-}
-
 impl<'a> Conversation<'a> {
     /// The conversation of `task`: `system` and `first` (the executor's rendered prompt) open it.
-    pub fn new(bench: Bench<'a>, task: &DialogueTask, system: &str, first: String) -> Result<Conversation<'a>> {
-        let holdout: BTreeMap<usize, Value> = field(task, "holdout", &task.holdout)?;
+    pub fn new(bench: Bench<'a>, task: &DialogueTask, system: &str, first: &str) -> Result<Conversation<'a>> {
         Ok(Conversation {
             bench,
-            test_id: task.task_id.clone(),
-            initial_config: field(task, "initial_config", &task.initial_config)?,
-            involved_classes: field(task, "involved_classes", &task.involved_classes)?,
-            long_context: task.category.contains("long_context"),
+            setting: Setting::of(task)?,
             turns: field(task, "turns", &task.turns)?,
-            holdout,
+            holdout: field(task, "holdout", &task.holdout)?,
             messages: vec![Message::system(system), Message::user(first)],
             transcript: Transcript { turns: vec![Vec::new()], ..Transcript::default() },
             count: 0,
@@ -109,15 +96,7 @@ impl<'a> Conversation<'a> {
     fn execute(&self, calls: &[String]) -> std::result::Result<Vec<String>, Invalid> {
         let mut steps = self.transcript.steps();
         steps.push(calls.to_vec());
-        let job = Job {
-            test_id: &self.test_id,
-            initial_config: &self.initial_config,
-            involved_classes: &self.involved_classes,
-            long_context: self.long_context,
-            steps: &steps,
-            repeat: false,
-        };
-        let out = run(self.bench.py, self.bench.sources, &job, self.bench.limits);
+        let out = run(self.bench.py, self.bench.sources, &self.setting.job(&steps, false), self.bench.limits);
         match (out.steps.finished, out.steps.results.last()) {
             (true, Some(results)) if out.steps.results.len() == steps.len() => Ok(results.clone()),
             _ => Err(Invalid(match out.limit {

@@ -22,6 +22,7 @@ pub mod gold;
 mod kind;
 mod observe;
 pub mod render;
+pub mod setting;
 pub mod sources;
 pub mod tables;
 pub mod transcript;
@@ -36,6 +37,7 @@ use serde_json::Value;
 
 use self::dialogue::{Bench, Conversation};
 use self::env::Sources;
+use self::setting::Setting;
 use self::tables::DialogueTask;
 use self::transcript::Transcript;
 use super::calls::decode;
@@ -128,9 +130,9 @@ type E = Getter<Episode<MultiTurnObs>>;
 /// The contract of a transcript's calls: each step's against the documents offered by its turn.
 fn contract(task: &DialogueTask, transcript: &Transcript) -> Option<String> {
     let mut offered: Vec<Value> = serde_json::from_str(&task.functions).unwrap_or_default();
-    let holdout: BTreeMap<String, Vec<Value>> = serde_json::from_str(&task.holdout).unwrap_or_default();
+    let holdout: BTreeMap<usize, Vec<Value>> = serde_json::from_str(&task.holdout).unwrap_or_default();
     for (t, steps) in transcript.turns.iter().enumerate() {
-        offered.extend(holdout.get(&t.to_string()).cloned().unwrap_or_default());
+        offered.extend(holdout.get(&t).cloned().unwrap_or_default());
         let docs = Value::Array(offered.clone());
         for calls in steps {
             let decoded = decode(&format!("[{}]", calls.join(", "))).map_err(|e| e.0);
@@ -201,7 +203,7 @@ impl Domain for MultiTurnDomain {
 
     fn observe(&self, _: &mut (), task: &DialogueTask, artifact: &str) -> Result<Observation<MultiTurnObs>> {
         Ok(match Transcript::parse(artifact) {
-            Ok(transcript) => self.observed(task, &transcript),
+            Ok(transcript) => self.observed(task, &transcript)?,
             Err(why) => Observation { obs: self.unobserved(&why.0), status: "unreadable".into(), result: why.0 },
         })
     }
@@ -211,7 +213,7 @@ impl Domain for MultiTurnDomain {
         _: &'a mut (),
         task: &'a DialogueTask,
         system: &str,
-        first: String,
+        first: &str,
     ) -> Result<Option<Box<dyn Dialogue + 'a>>> {
         let bench =
             Bench { py: &self.py, sources: &self.sources, limits: &self.limits, step_limit: self.config.step_limit };
@@ -276,16 +278,18 @@ impl Judge for MultiTurnDomain {
     /// BFCL's verdict, run in the sandbox; a run that gives none counts as wrong.
     fn score(&self, task: &DialogueTask, gold: &ToolsGold, artifact: Option<&str>) -> Result<u8> {
         let Some(transcript) = artifact.and_then(|a| Transcript::parse(a).ok()) else { return Ok(0) };
-        let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or_default();
+        let setting = Setting::of(task)?;
+        // The verdict reads the environments and the ground truth (neither the requests nor the
+        // function documents).
         let env = data::MultiTurnTask {
-            id: task.task_id.clone(),
+            id: setting.test_id,
             category: task.category.clone(),
-            turns: parse(&task.turns),
-            initial_config: parse(&task.initial_config),
-            involved_classes: serde_json::from_value(parse(&task.involved_classes)).unwrap_or_default(),
+            turns: Value::Null,
+            initial_config: setting.initial_config,
+            involved_classes: setting.involved_classes,
             functions: Vec::new(),
             holdout: BTreeMap::new(),
-            ground_truth: serde_json::from_value(parse(&gold.ground_truth))
+            ground_truth: serde_json::from_str(&gold.ground_truth)
                 .map_err(|e| Error::input("gold", format!("question_id {}: ground_truth: {e}", gold.question_id)))?,
         };
         Ok(u8::from(

@@ -3,12 +3,12 @@
 //! for `repeat`), the failed calls counted (for `executes`), and what the grader is shown: each
 //! turn's request, the calls made and their results, each result cut to a few hundred characters.
 
-use serde_json::Value;
-
-use super::env::{Job, run};
+use super::env::run;
+use super::setting::Setting;
 use super::tables::DialogueTask;
 use super::transcript::Transcript;
 use super::{MultiTurnDomain, MultiTurnObs};
+use crate::error::Result;
 use crate::seam::Observation;
 
 /// The characters of one result the grader is shown.
@@ -26,20 +26,10 @@ fn cut(text: &str, n: usize) -> String {
 
 impl MultiTurnDomain {
     /// The observation of `transcript` on `task`.
-    pub(super) fn observed(&self, task: &DialogueTask, transcript: &Transcript) -> Observation<MultiTurnObs> {
+    pub(super) fn observed(&self, task: &DialogueTask, transcript: &Transcript) -> Result<Observation<MultiTurnObs>> {
         let steps = transcript.steps();
-        let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or_default();
-        let (config, classes) = (parse(&task.initial_config), parse(&task.involved_classes));
-        let classes: Vec<String> = serde_json::from_value(classes).unwrap_or_default();
-        let job = Job {
-            test_id: &task.task_id,
-            initial_config: &config,
-            involved_classes: &classes,
-            long_context: task.category.contains("long_context"),
-            steps: &steps,
-            repeat: true,
-        };
-        let out = run(&self.py, &self.sources, &job, &self.limits);
+        let setting = Setting::of(task)?;
+        let out = run(&self.py, &self.sources, &setting.job(&steps, true), &self.limits);
         let failed = out.steps.failed_calls();
         let first = failed.first().map(|(s, c, r)| format!("step {} call {}: {}", s + 1, c + 1, cut(r, 200)));
         let limit = match (out.steps.finished, out.limit) {
@@ -61,7 +51,7 @@ impl MultiTurnDomain {
             (None, 0) => "ok".to_string(),
             (None, _) => "errors".to_string(),
         };
-        Observation { result: preview(task, transcript, &out.steps.results), obs, status }
+        Ok(Observation { result: preview(task, transcript, &out.steps.results), obs, status })
     }
 }
 
