@@ -1,0 +1,102 @@
+"""tests/bench/results/demo.md from tests/bench/demo_time.sh's runs: the demo end to end after
+the build (models fetched inside) for the previous and the current build in one sitting, each
+run's wall time and peak memory, the medians and their ratio, whether both printed the same
+results (every table the demo prints, less the bank table's wall-clock `seconds` column), and
+the machine (tests/bench/machine.py); the README's demo figure is rewritten from it between its
+markers.
+
+usage: python3 tests/bench/demo_report.py RUNS_DIR [--out tests/bench/results/demo.md] [--readme README.md]
+"""
+import argparse
+import glob
+import os
+import re
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import machine  # noqa: E402
+from build_report import mmss  # noqa: E402
+
+
+def timed(path):
+    text = open(path).read()
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
+    parts = [float(p) for p in wall.split(":")]
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
+    status = int(re.search(r"Exit status: (\d+)", text).group(1))
+    return sum(p * 60 ** i for i, p in enumerate(reversed(parts))), rss / 2**20, status
+
+
+def printed(path):
+    """What the demo printed, with every pretty table's `seconds` column blanked (wall clock)."""
+    lines, blank = [], None
+    for line in open(path).read().splitlines():
+        cells = line.split("|")
+        if line.startswith("|") and "seconds" in [c.strip() for c in cells]:
+            blank = [c.strip() for c in cells].index("seconds")
+        elif not line.startswith(("|", "+")):
+            blank = None
+        if blank is not None and line.startswith("|") and len(cells) > blank:
+            cells[blank] = " ~ "
+            line = "|".join(cells)
+        lines.append(line)
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs")
+    ap.add_argument("--out", default="tests/bench/results/demo.md")
+    ap.add_argument("--readme", default="README.md")
+    a = ap.parse_args()
+    sides = {}
+    for side in ("previous", "current"):
+        rev = open(os.path.join(a.runs, f"{side}.rev")).read().strip()
+        runs = sorted(glob.glob(os.path.join(a.runs, f"{side}-*.err")))
+        sides[side] = {"rev": rev, "runs": [(p[: -len(".err")], *timed(p)) for p in runs]}
+        failed = [p for p, _, _, status in sides[side]["runs"] if status != 0]
+        if failed:
+            sys.exit(f"demo runs that failed: {', '.join(failed)}")
+    med = {s: statistics.median(w for _, w, _, _ in v["runs"]) for s, v in sides.items()}
+    same = all(printed(p + ".out") == printed(sides["previous"]["runs"][0][0] + ".out")
+               for v in sides.values() for p, _, _, _ in v["runs"])
+    m = machine.describe()
+    rows = [f"| {s} ({v['rev']}) | {i} | {mmss(w)} | {rss:.1f} GB |"
+            for s, v in sides.items() for i, (_, w, rss, _) in enumerate(v["runs"], 1)]
+    text = [
+        "# The demo end to end, after the build (#58)",
+        "",
+        f"Machine: {machine.line(m)}. Written by `tests/bench/demo_report.py` from",
+        "`tests/bench/demo_time.sh`: `lucid demo` in a fresh clone with an empty model cache and pip's",
+        "cache off, so the models are fetched from PyPI inside the timed run; the previous and the",
+        "current build alternate in one sitting on an idle machine.",
+        "",
+        "| build | run | wall | peak memory |",
+        "|---|---:|---:|---:|",
+        *rows,
+        "",
+        f"Median: current {mmss(med['current'])}, previous {mmss(med['previous'])}; current / previous "
+        f"{med['current'] / med['previous']:.2f}.",
+        "",
+        ("Every run printed the same results (every table the demo prints; the bank table's wall-clock "
+         "`seconds` column aside)." if same else "**The runs printed different results.**"),
+        "",
+    ]
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    open(a.out, "w").write("\n".join(text))
+    figure = (f"<!-- demo-figure -->The demo then took {mmss(med['current'])} end to end, models fetched "
+              f"inside, against {mmss(med['previous'])} for the previous build ({sides['previous']['rev']}) "
+              f"in the same sitting, on {machine.line(m)} ([demo.md](tests/bench/results/demo.md)).<!-- /demo-figure -->")
+    readme = open(a.readme).read()
+    new = re.sub(r"<!-- demo-figure -->.*?<!-- /demo-figure -->", lambda _: figure, readme, flags=re.S)
+    if new == readme and figure not in readme:
+        sys.exit(f"{a.readme} has no <!-- demo-figure --> markers")
+    open(a.readme, "w").write(new)
+    print(figure)
+    if not same:
+        sys.exit("the demo's printed results differ between runs")
+
+
+if __name__ == "__main__":
+    main()
