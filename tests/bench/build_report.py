@@ -32,13 +32,20 @@ def timed(d):
     user = float(re.search(r"User time \(seconds\): (\S+)", log).group(1))
     system = float(re.search(r"System time \(seconds\): (\S+)", log).group(1))
     rev = open(os.path.join(d, "rev")).read().strip() if os.path.exists(os.path.join(d, "rev")) else os.path.basename(d)
-    return {"wall": seconds, "cpu": user + system, "rev": rev}
+    binary = os.path.join(d, "target", "release", "lucid")
+    size = os.path.getsize(binary) / 1e6 if os.path.exists(binary) else None
+    return {"wall": seconds, "cpu": user + system, "rev": rev, "binary": size}
 
 
 def label(u):
     """A unit as the timing report names it: the crate, its version and its target when not the library."""
     target = u["target"].strip()
     return f"{u['name']} {u['version']}{f' ({target})' if target else ''}"
+
+
+def mb(build):
+    """The release binary's size, or - when the folder no longer holds it."""
+    return f"{build['binary']:.1f} MB" if build["binary"] else "-"
 
 
 def mmss(s):
@@ -77,11 +84,11 @@ def main():
         "`tests/bench/build_time.sh` in one sitting on an idle machine: a fresh clone and a fresh target",
         "folder each (crate sources from cargo's registry cache), `cargo build --release --timings`.",
         "",
-        "| build | wall | CPU (user + system) | crates compiled | units |",
-        "|---|---:|---:|---:|---:|",
-        f"| before ({b['rev']}) | {mmss(b['wall'])} | {mmss(b['cpu'])} | {crates(ub)} | {len(ub)} |",
-        f"| after ({f['rev']}) | {mmss(f['wall'])} | {mmss(f['cpu'])} | {crates(ua)} | {len(ua)} |",
-        f"| after / before | {ratio:.2f} | {f['cpu'] / b['cpu']:.2f} | | |",
+        "| build | wall | CPU (user + system) | crates compiled | units | binary |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| before ({b['rev']}) | {mmss(b['wall'])} | {mmss(b['cpu'])} | {crates(ub)} | {len(ub)} | {mb(b)} |",
+        f"| after ({f['rev']}) | {mmss(f['wall'])} | {mmss(f['cpu'])} | {crates(ua)} | {len(ua)} | {mb(f)} |",
+        f"| after / before | {ratio:.2f} | {f['cpu'] / b['cpu']:.2f} | | | |",
         "",
         "The 25 costliest units before, with the same units after (seconds of one core):",
         "",
