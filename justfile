@@ -62,14 +62,21 @@ bench-demo-calls:
 machine:
     python3 tests/bench/machine.py
 
-# A cold release build of two commits, one after the other on an idle machine (default: the shipped
-# profile, 6eab2f0, against the opt-level 0 variant measured and not shipped, c48eaa2):
+# A cold release build of two commits, one after the other on an idle machine (default: main before
+# the parsing and HTTP crates went to opt-level 0, 7943728, against HEAD):
 # tests/bench/results/build.md with the decisions in tests/bench/build_note.md, and the README's
-# build figure from the SHIPPED one (before or after).
-bench-build before="6eab2f0" after="c48eaa2" shipped="before":
+# build figure from the SHIPPED one (before or after). `just bench-demo` then times the demo with both.
+bench-build before="7943728" after="HEAD" shipped="after":
     tests/bench/build_time.sh {{before}} /tmp/lucid-build/before
     tests/bench/build_time.sh {{after}} /tmp/lucid-build/after
     python3 tests/bench/build_report.py /tmp/lucid-build/before /tmp/lucid-build/after --shipped {{shipped}} --note tests/bench/build_note.md
+
+# The demo end to end as a newcomer meets it after the build (fresh clone, empty model cache, pip's
+# cache off) for two builds that bench-build left, previous then current, alternating PAIRS times:
+# tests/bench/results/demo.md and the README's demo figure.
+bench-demo previous="/tmp/lucid-build/before" current="/tmp/lucid-build/after" pairs="1":
+    tests/bench/demo_time.sh {{previous}} {{current}} /tmp/lucid-demo {{pairs}}
+    python3 tests/bench/demo_report.py /tmp/lucid-demo
 
 # The report over a generated run of 10 million episode rows: wall time and peak memory; tests/bench/results/report.md.
 bench-report:

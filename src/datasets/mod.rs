@@ -7,6 +7,7 @@
 
 pub mod bird;
 pub mod bundled;
+pub mod pip;
 pub mod qa;
 pub mod spider;
 pub mod tables;

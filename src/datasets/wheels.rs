@@ -4,6 +4,7 @@
 //! A domain declares its [`DataPackage`]s; `lucid models fetch|list|path` reach them through the
 //! domains' registry.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -156,16 +157,9 @@ pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result
     std::fs::write(&req, lines.join("\n") + "\n").map_err(|source| Error::Write { path: req.clone(), source })?;
     let names: Vec<&str> = missing.iter().map(|w| w.package).collect();
     eprintln!("{label}: pip download --no-deps --require-hashes {} ...", names.join(" "));
-    let o = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--require-hashes", "--disable-pip-version-check", "-q", "-r"])
-        .arg(&req)
-        .arg("-d")
-        .arg(&downloads)
-        .output()
-        .map_err(|e| Error::environment_from(format!("pip is needed to fetch {label} (python3 -m pip)"), e))?;
-    if !o.status.success() {
-        return Err(Error::environment(format!("pip download failed: {}", String::from_utf8_lossy(&o.stderr).trim())));
-    }
+    let args =
+        [OsStr::new("--require-hashes"), OsStr::new("-r"), req.as_os_str(), OsStr::new("-d"), downloads.as_os_str()];
+    super::pip::download(python, &args, label)?;
     for w in missing {
         // Pure wheels are `<name>-<version>-py3-none-any.whl` (or py2.py3); a compiled one names
         // its Python and platform.
