@@ -90,7 +90,7 @@ def main():
         f"| after ({f['rev']}) | {mmss(f['wall'])} | {mmss(f['cpu'])} | {crates(ua)} | {len(ua)} | {mb(f)} |",
         f"| after / before | {ratio:.2f} | {f['cpu'] / b['cpu']:.2f} | | | |",
         "",
-        "The 25 costliest units before, with the same units after (seconds of one core):",
+        "The 25 costliest units before, with the same units after (wall seconds of each unit):",
         "",
         "| unit | before | after |",
         "|---|---:|---:|",
@@ -108,13 +108,18 @@ def main():
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     open(a.out, "w").write("\n".join(text))
     shipped = f if a.shipped == "after" else b
-    figure = (f"<!-- build-figure -->A cold `cargo build --release` took {mmss(shipped['wall'])} on "
-              f"{machine.line(m)} ([build.md](tests/bench/results/build.md)).<!-- /build-figure -->")
-    readme = open(a.readme).read()
-    new = re.sub(r"<!-- build-figure -->.*?<!-- /build-figure -->", lambda _: figure, readme, flags=re.S)
-    if new == readme and figure not in readme:
-        sys.exit(f"{a.readme} has no <!-- build-figure --> markers")
-    open(a.readme, "w").write(new)
+    write_figure(a.readme, "build-figure", f"A cold `cargo build --release` took {mmss(shipped['wall'])} on "
+                 f"{machine.line(m)} ([build.md](tests/bench/results/build.md)).")
+
+
+def write_figure(readme, marker, text):
+    """Rewrites the README's text between `<!-- marker -->` and `<!-- /marker -->`."""
+    figure = f"<!-- {marker} -->{text}<!-- /{marker} -->"
+    old = open(readme).read()
+    new = re.sub(f"<!-- {marker} -->.*?<!-- /{marker} -->", lambda _: figure, old, flags=re.S)
+    if new == old and figure not in old:
+        sys.exit(f"{readme} has no <!-- {marker} --> markers")
+    open(readme, "w").write(new)
     print(figure)
 
 
