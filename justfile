@@ -62,19 +62,20 @@ bench-demo-calls:
 machine:
     python3 tests/bench/machine.py
 
-# A cold release build of two commits, one after the other on an idle machine (default: main before
-# the parsing and HTTP crates went to opt-level 0, 7943728, against HEAD):
-# tests/bench/results/build.md with the decisions in tests/bench/build_note.md, and the README's
-# build figure from the SHIPPED one (before or after). `just bench-demo` then times the demo with both.
-bench-build before="7943728" after="HEAD" shipped="after":
+# A cold release build of two commits, one after the other on an idle machine (default: what
+# build.md holds, the shipped profile 7943728 against the last variant measured and not shipped,
+# 8585627): tests/bench/results/build.md with the decisions in tests/bench/build_note.md, and the
+# README's build figure from the SHIPPED one (before or after).
+bench-build before="7943728" after="8585627" shipped="before":
     tests/bench/build_time.sh {{before}} /tmp/lucid-build/before
     tests/bench/build_time.sh {{after}} /tmp/lucid-build/after
     python3 tests/bench/build_report.py /tmp/lucid-build/before /tmp/lucid-build/after --shipped {{shipped}} --note tests/bench/build_note.md
 
 # The demo end to end as a newcomer meets it after the build (fresh clone, empty model cache, pip's
-# cache off) for two builds that bench-build left, previous then current, alternating PAIRS times:
+# cache off) for two release builds in build_time.sh's layout, previous then current, alternating
+# PAIRS times (current: e.g. `tests/bench/build_time.sh HEAD /tmp/lucid-build/current`):
 # tests/bench/results/demo.md and the README's demo figure.
-bench-demo previous="/tmp/lucid-build/before" current="/tmp/lucid-build/after" pairs="1":
+bench-demo previous="/tmp/lucid-build/before" current="/tmp/lucid-build/current" pairs="1":
     tests/bench/demo_time.sh {{previous}} {{current}} /tmp/lucid-demo {{pairs}}
     python3 tests/bench/demo_report.py /tmp/lucid-demo
 

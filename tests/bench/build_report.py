@@ -24,11 +24,15 @@ def units(d):
     return json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);\n", html, re.S).group(1))
 
 
+def wall_seconds(text):
+    """The wall-clock seconds of a `time -v` output."""
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
+    return sum(float(p) * 60 ** i for i, p in enumerate(reversed(wall.split(":"))))
+
+
 def timed(d):
     log = open(os.path.join(d, "build.log")).read()
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", log).group(1)
-    parts = [float(p) for p in wall.split(":")]
-    seconds = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
+    seconds = wall_seconds(log)
     user = float(re.search(r"User time \(seconds\): (\S+)", log).group(1))
     system = float(re.search(r"System time \(seconds\): (\S+)", log).group(1))
     rev = open(os.path.join(d, "rev")).read().strip() if os.path.exists(os.path.join(d, "rev")) else os.path.basename(d)

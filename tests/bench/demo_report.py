@@ -16,16 +16,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import machine  # noqa: E402
-from build_report import mmss, write_figure  # noqa: E402
+from build_report import mmss, wall_seconds, write_figure  # noqa: E402
 
 
 def timed(path):
     text = open(path).read()
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
-    parts = [float(p) for p in wall.split(":")]
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
     status = int(re.search(r"Exit status: (\d+)", text).group(1))
-    return sum(p * 60 ** i for i, p in enumerate(reversed(parts))), rss / 2**20, status
+    return wall_seconds(text), rss / 2**20, status
 
 
 # Columns that vary from run to run: wall-clock seconds, and response-cache hits (which episode
