@@ -27,7 +27,7 @@ bench-eval:
     cargo build --release
     python3 tests/bench/bench_eval.py --lucid target/release/lucid --data ../shared/data/spiderman-train --out tests/bench/results/eval.md
 
-bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill bench-workers bench-view
+bench: bench-eval bench-pipeline bench-models bench-demo-calls bench-loop bench-report bench-audit bench-dag bench-kill bench-workers bench-view bench-box
 
 # Memory-loop overhead: 3 arms x 2 seeds x 6,716 questions, scripted instant model; tests/bench/results/loop.md.
 bench-loop:
@@ -88,6 +88,10 @@ bench-report:
 # recorded answers tests/fixtures/llama_server/ (the CI test's). Not in CI.
 llama-server:
     tests/bench/llama_server.sh
+
+# lucid's peak memory while agent programs flood their proxy, paired with the honest example agent; tests/bench/results/agent_box.md.
+bench-box:
+    tests/bench/bench_box.sh
 
 # lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter, one
 # episode's body served, and --export (wall and CPU); BEFORE=path/to/an/older/lucid adds its export

@@ -21,7 +21,46 @@ pub struct Request {
     /// Headers, names lower-cased, in order.
     pub headers: Vec<(String, String)>,
     /// The body (`Content-Length` bytes; chunked bodies are refused).
-    pub body: Vec<u8>,
+    pub body: Body,
+}
+
+/// Bodies from this size on are read into a mapping of their own.
+const MAPPED: usize = 256 << 10;
+
+/// A request body: on the heap when small, past [`MAPPED`] bytes in an anonymous mapping of its
+/// own, whose pages go back to the system when it is dropped — the allocator keeps no freed large
+/// body resident, so a server's memory follows the bodies it holds now, not the most it ever held.
+pub enum Body {
+    /// A small body.
+    Heap(Vec<u8>),
+    /// A large one.
+    Mapped(memmap2::MmapMut),
+}
+
+impl Body {
+    /// `n` zero bytes.
+    fn zeroed(n: usize) -> std::io::Result<Body> {
+        Ok(if n < MAPPED { Body::Heap(vec![0; n]) } else { Body::Mapped(memmap2::MmapMut::map_anon(n)?) })
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Heap(v) => v,
+            Body::Mapped(m) => m,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Body {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Body::Heap(v) => v,
+            Body::Mapped(m) => m,
+        }
+    }
 }
 
 impl Request {
@@ -73,12 +112,29 @@ fn head_line(r: &mut impl BufRead) -> Result<String, Invalid> {
 
 /// Read one request whose body is at most `max_body` bytes.
 pub fn read_request_within(r: &mut impl BufRead, max_body: usize) -> Result<Request, Invalid> {
+    read_request_bounded(r, usize::MAX, max_body, |_| true)
+}
+
+/// Read one request whose head (request line and headers) is at most `max_head` bytes and whose
+/// body is at most `max_body`; `reserve(n)` is asked before an `n`-byte body is read, and a
+/// refusal is the error "busy" (the server holds too many bodies already).
+pub fn read_request_bounded(
+    r: &mut impl BufRead,
+    max_head: usize,
+    max_body: usize,
+    mut reserve: impl FnMut(usize) -> bool,
+) -> Result<Request, Invalid> {
     let line = head_line(r)?;
+    let mut head = line.len();
     let mut parts = line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
     let (mut headers, mut length) = (Vec::new(), 0usize);
     for n in 0.. {
         let h = head_line(r)?;
+        head = head.saturating_add(h.len());
+        if head > max_head {
+            return Err(Invalid(format!("a request head over {max_head} bytes")));
+        }
         if h.trim().is_empty() {
             break;
         }
@@ -98,7 +154,12 @@ pub fn read_request_within(r: &mut impl BufRead, max_body: usize) -> Result<Requ
     if length > max_body {
         return Err(Invalid(format!("a body of {length} bytes is over the {max_body}-byte limit")));
     }
-    let mut body = vec![0; length];
+    if !reserve(length) {
+        return Err(Invalid(format!(
+            "busy: the server holds too many request bodies to read one of {length} bytes now"
+        )));
+    }
+    let mut body = Body::zeroed(length).map_err(|e| Invalid(format!("a body of {length} bytes: {e}")))?;
     r.read_exact(&mut body).map_err(|e| Invalid(e.to_string()))?;
     Ok(Request { method, target, headers, body })
 }
@@ -216,7 +277,7 @@ mod tests {
     fn a_request_over_its_limits_is_refused() {
         let ok = "POST /q HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc";
         let req = read_request_within(&mut ok.as_bytes(), 3).unwrap();
-        assert_eq!((req.method.as_str(), req.body.as_slice()), ("POST", &b"abc"[..]));
+        assert_eq!((req.method.as_str(), &req.body[..]), ("POST", &b"abc"[..]));
         assert!(read_request_within(&mut ok.as_bytes(), 2).is_err());
         let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_LINE as usize));
         assert!(read_request(&mut long.as_bytes()).is_err());

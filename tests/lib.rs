@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one module per feature.
 
+mod agent_box;
 mod agent_pipelines;
 mod agent_program;
 mod agent_rules;

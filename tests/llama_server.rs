@@ -31,7 +31,7 @@ fn ask(status: u16, body: &'static str, decoding: Decoding) -> Result<lucid::llm
     ))
     .unwrap();
     let model = cfg.build(Path::new("/nonexistent")).unwrap();
-    model.chat(&ChatRequest { messages: vec![Message::user("q")], decoding, sample_index: 0 })
+    model.chat(&ChatRequest { messages: vec![Message::user("q")], decoding, sample_index: 0, scope: None })
 }
 
 #[test]
@@ -108,8 +108,12 @@ fn llama_server_backend_scores_every_token_of_each_choice_once() {
     let model = llama_server(&server.url);
     assert_eq!(model.identity().backend, "llama-server");
     assert_eq!(model.identity().endpoint.as_deref(), Some(server.url.as_str()), "the root, without /v1");
-    let req =
-        ChatRequest { messages: vec![Message::system("s"), Message::user("q")], decoding: verdict(), sample_index: 0 };
+    let req = ChatRequest {
+        messages: vec![Message::system("s"), Message::user("q")],
+        decoding: verdict(),
+        sample_index: 0,
+        scope: None,
+    };
     let c = model.chat(&req).unwrap();
     // The expected scores: the whole choice after the templated prompt, byte by byte.
     let prompt_len = 1 + "system: s\nuser: q\nassistant: ".len();
@@ -137,7 +141,7 @@ fn llama_server_backend_scores_every_token_of_each_choice_once() {
 
 #[test]
 fn llama_server_backend_refuses_what_it_cannot_score() {
-    let req = ChatRequest { messages: vec![Message::user("q")], decoding: verdict(), sample_index: 0 };
+    let req = ChatRequest { messages: vec![Message::user("q")], decoding: verdict(), sample_index: 0, scope: None };
     // A server that ignores logit_bias (answers its own token): an error, never a guess.
     fn ignores_bias(body: &Value) -> Value {
         match body.get("prompt") {
@@ -186,7 +190,9 @@ fn llama_servers_recorded_exact_scores_sum_to_lucids_margin() {
     let rec: Value = serde_json::from_str(fixture("forced_choice_exact")).unwrap();
     let messages: Vec<Message> = serde_json::from_value(rec["messages"].clone()).unwrap();
     let server = FakeServer::start(vec![], Reply::Body(recorded_exact));
-    let c = llama_server(&server.url).chat(&ChatRequest { messages, decoding: verdict(), sample_index: 0 }).unwrap();
+    let c = llama_server(&server.url)
+        .chat(&ChatRequest { messages, decoding: verdict(), sample_index: 0, scope: None })
+        .unwrap();
     // Independently: each choice's tokens after the prompt's, their recorded log-probabilities summed.
     let prompt = rec["apply_template"]["prompt"].as_str().unwrap();
     let ids = rec["tokenize"][prompt]["tokens"].as_array().unwrap().len();

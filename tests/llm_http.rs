@@ -40,6 +40,7 @@ fn req(text: &str) -> ChatRequest {
         messages: vec![Message::system("Write SQL."), Message::user(text)],
         decoding: Decoding { max_tokens: 64, stop: vec![";".into()], ..Decoding::default() },
         sample_index: 0,
+        scope: None,
     }
 }
 
@@ -243,6 +244,7 @@ fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
             messages: vec![Message::user(q)],
             decoding: Decoding { choices: choices.clone(), ..Decoding::default() },
             sample_index: 0,
+            scope: None,
         };
         model.chat(&r)
     };
@@ -265,6 +267,7 @@ fn forced_choice_over_http_scores_the_servers_logprobs_or_refuses() {
         messages: vec![Message::user("Is 2 + 2 = 4?")],
         decoding: Decoding { choices: choices.clone(), ..Decoding::default() },
         sample_index: 0,
+        scope: None,
     };
     let err = model.chat(&r).unwrap_err();
     assert!(err.message.contains("no log-probabilities"), "{}", err.message);

@@ -11,7 +11,7 @@ use lucid::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::support::tiny_models::{write_tiny_bert, write_tiny_decoder, write_tiny_llama};
 
 fn request(text: &str, decoding: Decoding) -> ChatRequest {
-    ChatRequest { messages: vec![Message::user(text)], decoding, sample_index: 0 }
+    ChatRequest { messages: vec![Message::user(text)], decoding, sample_index: 0, scope: None }
 }
 
 #[test]

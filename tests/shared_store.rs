@@ -319,7 +319,12 @@ fn the_shared_response_tier_pays_once_across_machines_and_counts_races() {
             .with_shared_tier(Some(tier.clone()));
         (inner, cached)
     };
-    let ask = |q: &str| ChatRequest { messages: vec![Message::user(q)], decoding: Default::default(), sample_index: 0 };
+    let ask = |q: &str| ChatRequest {
+        messages: vec![Message::user(q)],
+        decoding: Default::default(),
+        sample_index: 0,
+        scope: None,
+    };
     let load = std::sync::atomic::Ordering::SeqCst;
 
     let (a_model, a) = machine("a");

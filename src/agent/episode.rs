@@ -184,7 +184,8 @@ impl<D: Domain> Agent<'_, D> {
         for (k, v) in self.domain.context(w, task)? {
             task_json.insert(k.into(), v.into());
         }
-        let ticket = p.proxy.open(step, ep.question_id);
+        let scope = format!("{}/{}/{step}/{}", p.seed, p.arm, ep.question_id);
+        let ticket = p.proxy.open(step, ep.question_id, scope)?;
         let request = serde_json::json!({
             "protocol": PROTOCOL,
             "episode": {"seed": p.seed, "arm": p.arm, "step": step, "question_id": ep.question_id},
@@ -322,7 +323,7 @@ impl<D: Domain> Agent<'_, D> {
         ep: &mut Episode<D::Obs>,
         calls: &mut Vec<CallRecord>,
     ) -> Result<Option<String>> {
-        let req = ChatRequest { messages, decoding: decoding.clone(), sample_index: 0 };
+        let req = ChatRequest { messages, decoding: decoding.clone(), sample_index: 0, scope: None };
         let (out, rec) = recorded_call(self.model, &req, ep.step, ep.question_id, role);
         tally(ep, &rec);
         calls.push(rec);

@@ -6,6 +6,7 @@
 
 pub mod arms;
 pub mod bank;
+pub mod descriptors;
 pub mod episode;
 pub mod order;
 pub mod parse;
@@ -16,3 +17,4 @@ pub mod recorded;
 pub mod retrieval;
 pub mod sandbox;
 pub mod tables;
+pub mod watch;

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::sandbox;
+use super::watch::{Bound, Watch};
 use crate::error::Invalid;
 use crate::seam::records::CallRecord;
 
@@ -71,6 +72,16 @@ pub struct AgentProgram {
     /// Seconds an episode's program may run (operational: not in the key).
     #[serde(default = "default_timeout", skip_serializing)]
     pub timeout_secs: u64,
+    /// CPU seconds each of its processes may use (default: `timeout_secs`; operational).
+    #[serde(default, skip_serializing)]
+    pub cpu_secs: Option<u64>,
+    /// MiB of memory its processes may hold together, and the address space of each
+    /// (operational).
+    #[serde(default = "default_memory_mb", skip_serializing)]
+    pub memory_mb: u64,
+    /// MiB its box folder may hold, and the largest file it may write (operational).
+    #[serde(default = "default_disk_mb", skip_serializing)]
+    pub disk_mb: u64,
     /// Environment variables passed through by name (nothing else of lucid's environment is,
     /// beyond the allow-list of the module doc).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -107,6 +118,14 @@ const BASE_ENV: [&str; 4] = ["PATH", "LANG", "LC_ALL", "TZ"];
 
 fn default_timeout() -> u64 {
     600
+}
+
+fn default_memory_mb() -> u64 {
+    4096
+}
+
+fn default_disk_mb() -> u64 {
+    1024
 }
 
 /// What the program answered.
@@ -202,20 +221,35 @@ pub fn run(
 /// The program's standard output, or why there is none.
 fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &str) -> Result<String, Invalid> {
     let (bin, args) = program.command.split_first().ok_or(Invalid::from("agent.command is empty"))?;
+    // A relative path to the interpreter (`venv/bin/python`) is the pipeline folder's, as the
+    // program's files are (the box's working directory is its own folder).
+    let bin = if bin.contains('/') && Path::new(bin).is_relative() {
+        dir.join(bin).to_string_lossy().into_owned()
+    } else {
+        bin.clone()
+    };
+    let command: Vec<String> = std::iter::once(bin.clone()).chain(args.iter().cloned()).collect();
     let boxed = program.boxed == BoxMode::On;
     let home = if boxed { Some(BoxDir::new(program, dir)?) } else { None };
     let timeout = Duration::from_secs(program.timeout_secs.max(1));
-    let interpreter = if boxed { sandbox::interpreter_tree(bin) } else { None };
+    // Never a tree that holds the pipeline's folder (its gold): an interpreter there is the
+    // user's to move into a folder of its own (a virtual environment is one).
+    let interpreter: Vec<PathBuf> = if boxed { sandbox::interpreter_trees(&bin) } else { Vec::new() };
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let interpreter: Vec<PathBuf> = interpreter.into_iter().filter(|t| !real(dir).starts_with(real(t))).collect();
+    let (memory, disk) = (program.memory_mb << 20, program.disk_mb << 20);
+    let limits =
+        sandbox::BoxLimits { cpu_secs: program.cpu_secs.unwrap_or(program.timeout_secs).max(1), memory, file: disk };
     let mut cmd = match &home {
         Some(h) => {
             let port = base_url.rsplit_once(':').and_then(|(_, p)| p.split('/').next()?.parse().ok()).unwrap_or(0);
             let mut read: Vec<PathBuf> = program.read.iter().map(|r| dir.join(r)).collect();
             read.extend(interpreter.clone());
-            let spec = sandbox::BoxSpec { dir: h.0.clone(), read, port, timeout };
-            sandbox::command(&spec, &program.command).map_err(|e| Invalid(format!("the box did not start: {e}")))?
+            let spec = sandbox::BoxSpec { dir: h.0.clone(), read, port, timeout, limits };
+            sandbox::command(&spec, &command).map_err(|e| Invalid(format!("the box did not start: {e}")))?
         }
         None => {
-            let mut c = Command::new(bin);
+            let mut c = Command::new(&bin);
             c.args(args).current_dir(dir);
             c
         }
@@ -231,7 +265,7 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
     if let Some(h) = &home {
         cmd.env("HOME", &h.0).env("TMPDIR", h.0.join("tmp"));
         // pyenv's shims find their root from it (else from HOME, which is the box).
-        if let Some(root) = interpreter.filter(|t| t.join("shims").is_dir() && t.join("versions").is_dir()) {
+        if let Some(root) = interpreter.iter().find(|t| t.join("shims").is_dir() && t.join("versions").is_dir()) {
             cmd.env("PYENV_ROOT", root);
         }
     }
@@ -250,10 +284,11 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
     let err = std::thread::spawn(move || bounded(stderr, sandbox::STDERR_LIMIT, None));
     // The box kills at the timeout itself; lucid's backstop a little later.
     let deadline = Instant::now() + timeout + if boxed { Duration::from_secs(10) } else { Duration::ZERO };
+    let mut watch = home.as_ref().map(|h| Watch::new(child.id(), &h.0, memory, disk));
     let status = sandbox::wait_until(
         &mut child,
         deadline,
-        || flood.load(std::sync::atomic::Ordering::SeqCst),
+        || flood.load(std::sync::atomic::Ordering::SeqCst) || watch.as_mut().is_some_and(Watch::over),
         |child| {
             // Its group: the launcher and the program (process 1 of the box: the rest of the box
             // ends with it), or an unboxed program and what it started in its group.
@@ -275,8 +310,21 @@ fn spawn_and_wait(program: &AgentProgram, dir: &Path, request: &str, base_url: &
         ))
     };
     let code = status.and_then(|s| s.code());
+    let passed = watch.and_then(|w| w.passed);
     match (status, code) {
         _ if over => Err(over_limit()),
+        _ if passed == Some(Bound::Memory) => Err(Invalid(format!(
+            "limit memory: the agent's processes held more than memory_mb = {} MiB together and were killed",
+            program.memory_mb
+        ))),
+        _ if passed == Some(Bound::Disk) => Err(Invalid(format!(
+            "limit disk: the agent's folder held more than disk_mb = {} MiB and it was killed",
+            program.disk_mb
+        ))),
+        (Some(_), Some(sandbox::CPU_LIMIT)) if boxed => Err(Invalid(format!(
+            "limit cpu: the agent used more than cpu_secs = {} CPU seconds and was ended",
+            limits.cpu_secs
+        ))),
         (None, _) => Err(timed_out()),
         (Some(_), Some(sandbox::TIMEOUT)) if boxed => Err(timed_out()),
         (Some(_), Some(sandbox::UNAVAILABLE)) if boxed => Err(Invalid(tail(&stderr))),

@@ -2,10 +2,19 @@
 //! server on loopback (`POST .../v1/chat/completions`, `GET .../v1/models`) that forwards each
 //! request to the stage's model — an HTTP server, Anthropic, the local model or replay, with the
 //! response cache, retries and keys of lucid's backends — and records it as a `calls` row of the
-//! episode it belongs to. Each episode gets its own base URL (`http://127.0.0.1:PORT/e/TOKEN/v1`,
-//! TOKEN 128 random bits), so a call is attributed by its path, whatever client sent it, and no
-//! episode can guess another's: a call on a closed or unknown endpoint is refused (404) and
-//! recorded nowhere. The key the program holds is a dummy (the real one never leaves lucid).
+//! episode it belongs to. Each episode gets its own base URL (`http://127.0.0.1:PORT/e/TOKEN/v1`)
+//! on a port of its own (the one its box may connect to) with a token of 128 random bits, so a
+//! call is attributed by its path, whatever client sent it, and no episode can reach or guess
+//! another's: a call on a closed or unknown endpoint is refused (404) and recorded nowhere. The
+//! key the program holds is a dummy (the real one never leaves lucid).
+//!
+//! Bounded whatever a program sends: [`CONNECTIONS`] connections answered at once per episode
+//! (more are answered 503 and closed, with no thread), each given [`REQUEST_WAIT`] for its whole
+//! request, a head of at most [`MAX_HEAD`] and a body of at most [`MAX_BODY`] (400 past them),
+//! and all episodes' bodies together at most [`BODIES`] (503 before a body that would pass it is
+//! read). Each episode's calls are answered in its own scope ([`ChatRequest::scope`]): a prompt an
+//! earlier episode sent is not in its response cache, so how fast an answer comes says nothing
+//! of what another episode asked; a rerun or replay of the same episode still finds its own.
 //!
 //! Requests are translated field by field: `messages` (`system`, `developer` as system, `user`,
 //! `assistant`; text content, as a string or text parts), `max_tokens` /
@@ -18,96 +27,143 @@
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::recorded::recorded_call;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
-use crate::loopback::{read_request, respond};
+use crate::loopback::{Deadline, Place, read_request_bounded, respond};
 use crate::seam::records::CallRecord;
 
-/// The calls of the episodes with an open ticket, by token.
-type Open = Arc<Mutex<HashMap<String, (u64, i64, Vec<CallRecord>)>>>;
+/// The connections one episode's endpoint answers at once (more are answered 503 at once).
+pub const CONNECTIONS: usize = 8;
+/// The time a connection has to send its whole request.
+pub const REQUEST_WAIT: Duration = Duration::from_secs(10);
+/// The largest request head (request line and headers together).
+pub const MAX_HEAD: usize = 64 << 10;
+/// The largest request body: a chat request's prompt many times over.
+pub const MAX_BODY: usize = 8 << 20;
+/// The request bodies all episodes' endpoints may hold at once (a body that would pass it is
+/// answered 503 before it is read): with [`CONNECTIONS`] heads per episode, what bounds the
+/// proxy's memory however many connections a program opens.
+pub const BODIES: usize = 64 << 20;
 
-/// The endpoint, serving until dropped.
+/// The calls of the episodes with an open ticket, by token.
+type Open = Arc<Mutex<HashMap<String, (u64, i64, String, Vec<CallRecord>)>>>;
+
+/// The endpoint: one loopback listener per open ticket, all answered by the stage's model.
 pub struct Proxy {
-    addr: SocketAddr,
+    model: Arc<dyn ChatModel>,
     open: Open,
-    next: AtomicU64,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    bodies: Arc<AtomicUsize>,
 }
 
-/// One episode's way in: its base URL, and the token its calls are filed under.
+/// One episode's way in: its base URL on a port of its own, and the token its calls are filed
+/// under; its listener stops when the ticket is closed.
 pub struct Ticket {
     /// `http://127.0.0.1:PORT/e/TOKEN/v1`.
     pub base_url: String,
     token: String,
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Proxy {
-    /// Serve `model` on a free loopback port.
+    /// The endpoint for `model`.
     pub fn start(model: Arc<dyn ChatModel>) -> Result<Proxy> {
+        Ok(Proxy { model, open: Arc::default(), bodies: Arc::default() })
+    }
+
+    /// Open a ticket for the episode at `step` of task `question_id`, whose calls are answered
+    /// in `scope` ([`ChatRequest::scope`]: the response cache and the prefix states of no other
+    /// episode): a port of its own (the only one its box may connect to), so no other
+    /// episode's connections can crowd it out.
+    pub fn open(&self, step: u64, question_id: i64, scope: String) -> Result<Ticket> {
+        // 128 random bits from the thread's CSPRNG: no episode can guess another's endpoint.
+        let token = format!("{:032x}", rand::random::<u128>());
         let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| Error::input("proxy", e.to_string()))?;
         let addr = listener.local_addr().map_err(|e| Error::input("proxy", e.to_string()))?;
-        let (open, stop): (Open, _) = (Arc::default(), Arc::new(AtomicBool::new(false)));
-        let (o, s) = (open.clone(), stop.clone());
+        self.open.lock().expect("lock").insert(token.clone(), (step, question_id, scope, Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, model, open, bodies) = (stop.clone(), self.model.clone(), self.open.clone(), self.bodies.clone());
         let thread = std::thread::spawn(move || {
+            let answering = Arc::new(AtomicUsize::new(0));
             for conn in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     break;
                 }
-                let Ok(conn) = conn else { continue };
-                let (model, open) = (model.clone(), o.clone());
-                std::thread::spawn(move || serve(conn, model.as_ref(), &open));
+                let Ok(mut conn) = conn else { continue };
+                let Some(place) = Place::take(&answering, CONNECTIONS) else {
+                    let why = format!("more than {CONNECTIONS} connections at once to this episode's endpoint");
+                    respond(
+                        &mut conn,
+                        503,
+                        "application/json",
+                        "",
+                        error_body(&why, "overloaded").to_string().as_bytes(),
+                    );
+                    continue;
+                };
+                let (model, open, bodies) = (model.clone(), open.clone(), bodies.clone());
+                std::thread::spawn(move || {
+                    serve(conn, model.as_ref(), &open, &bodies);
+                    drop(place);
+                });
             }
         });
-        Ok(Proxy { addr, open, next: AtomicU64::new(0), stop, thread: Some(thread) })
+        Ok(Ticket { base_url: format!("http://{addr}/e/{token}/v1"), token, addr, stop, thread: Some(thread) })
     }
 
-    /// Open a ticket for the episode at `step` of task `question_id`.
-    pub fn open(&self, step: u64, question_id: i64) -> Ticket {
-        // 128 random bits from the thread's CSPRNG: no episode can guess another's endpoint; the
-        // counter only keeps two tickets apart should the bits ever repeat.
-        let token = format!("{:032x}{:x}", rand::random::<u128>(), self.next.fetch_add(1, Ordering::SeqCst));
-        self.open.lock().expect("lock").insert(token.clone(), (step, question_id, Vec::new()));
-        Ticket { base_url: format!("http://{}/e/{token}/v1", self.addr), token }
-    }
-
-    /// Close `ticket`: the calls made under it, in the order they finished.
-    pub fn close(&self, ticket: Ticket) -> Vec<CallRecord> {
-        self.open.lock().expect("lock").remove(&ticket.token).map(|e| e.2).unwrap_or_default()
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+    /// Close `ticket`: its listener stopped, and the calls made under it, in the order they
+    /// finished (a connection still being answered files nothing more).
+    pub fn close(&self, mut ticket: Ticket) -> Vec<CallRecord> {
+        ticket.stop.store(true, Ordering::SeqCst);
         // Wake the accepting thread.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(t) = self.thread.take() {
+        let _ = TcpStream::connect(ticket.addr);
+        if let Some(t) = ticket.thread.take() {
             let _ = t.join();
         }
+        self.open.lock().expect("lock").remove(&ticket.token).map(|e| e.3).unwrap_or_default()
     }
 }
 
-/// Answer one connection (one request; `Connection: close`).
-fn serve(conn: TcpStream, model: &dyn ChatModel, open: &Open) {
-    let mut reader = BufReader::new(match conn.try_clone() {
-        Ok(c) => c,
-        Err(_) => return,
-    });
-    let (status, body) = match read_request(&mut reader) {
+/// Answer one connection (one request; `Connection: close`), its request read within
+/// [`REQUEST_WAIT`] and the size bounds, its body counted against [`BODIES`].
+fn serve(conn: TcpStream, model: &dyn ChatModel, open: &Open, bodies: &Arc<AtomicUsize>) {
+    let Ok(read) = conn.try_clone() else { return };
+    let mut reader = BufReader::new(Deadline::new(read, REQUEST_WAIT));
+    let mut held = None;
+    let reserve = |n: usize| {
+        let got = bodies.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| (h + n <= BODIES).then_some(h + n));
+        got.is_ok().then(|| Reservation(bodies.clone(), n))
+    };
+    let (status, body) = match read_request_bounded(&mut reader, MAX_HEAD, MAX_BODY, |n| {
+        held = reserve(n);
+        held.is_some()
+    }) {
+        Err(why) if why.0.contains("busy") => (503, error_body(&why.0, "overloaded")),
         Err(why) => (400, error_body(&why.0, "invalid_request_error")),
         Ok(req) => route(&req.method, &req.target, &req.body, model, open),
     };
+    drop(held);
     // lucid retried already: the client must not (the OpenAI and Anthropic SDKs read this).
     let extra = if status == 200 { "" } else { "x-should-retry: false\r\n" };
     let mut conn = conn;
     respond(&mut conn, status, "application/json", extra, body.to_string().as_bytes());
+}
+
+/// Bytes of [`BODIES`] held by one request, given back when dropped.
+struct Reservation(Arc<AtomicUsize>, usize);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.0.fetch_sub(self.1, Ordering::SeqCst);
+    }
 }
 
 /// An OpenAI-style error body.
@@ -121,7 +177,8 @@ fn route(method: &str, path: &str, body: &[u8], model: &dyn ChatModel, open: &Op
         return (404, error_body(&format!("no such endpoint: {path}"), "not_found"));
     };
     let (token, rest) = rest.split_once('/').unwrap_or((rest, ""));
-    let Some((step, question_id)) = open.lock().expect("lock").get(token).map(|e| (e.0, e.1)) else {
+    let Some((step, question_id, scope)) = open.lock().expect("lock").get(token).map(|e| (e.0, e.1, e.2.clone()))
+    else {
         return (404, error_body("this episode's endpoint is closed", "not_found"));
     };
     match (method, rest) {
@@ -133,12 +190,12 @@ fn route(method: &str, path: &str, body: &[u8], model: &dyn ChatModel, open: &Op
                 .map_err(|e| Invalid(format!("the body is not JSON: {e}")))
                 .and_then(|v| chat_request(&v));
             let req = match req {
-                Ok(r) => r,
+                Ok(r) => ChatRequest { scope: Some(scope), ..r },
                 Err(why) => return (400, error_body(&why.0, "invalid_request_error")),
             };
             let (out, rec) = recorded_call(model, &req, step, question_id, "agent");
             if let Some(e) = open.lock().expect("lock").get_mut(token) {
-                e.2.push(rec);
+                e.3.push(rec);
             }
             match out {
                 Ok(c) => (
@@ -266,5 +323,5 @@ pub fn chat_request(v: &Value) -> std::result::Result<ChatRequest, Invalid> {
             .collect::<std::result::Result<_, _>>()?,
         _ => return Err(refuse("stop", "must be a string or a list of strings")),
     };
-    Ok(ChatRequest { messages, decoding, sample_index: 0 })
+    Ok(ChatRequest { messages, decoding, sample_index: 0, scope: None })
 }

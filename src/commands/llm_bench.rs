@@ -50,6 +50,7 @@ fn measure(m: &LocalModel, label: &str, runs: usize) -> Result<serde_json::Value
         messages: vec![Message::user(GEN_PROMPT)],
         decoding: Decoding { max_tokens: GEN_TOKENS, ..Decoding::default() },
         sample_index: 0,
+        scope: None,
     };
     let mut out = (0, 0);
     let gen_secs = best(runs, || {

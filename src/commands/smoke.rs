@@ -24,6 +24,7 @@ pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
             ],
             decoding: Decoding { max_tokens: 48, ..Decoding::default() },
             sample_index: 0,
+            scope: None,
         };
         let c = model.chat(&req).map_err(|f| Error::model(f.to_string()))?;
         writeln!(

@@ -128,6 +128,12 @@ pub struct ChatRequest {
     pub decoding: Decoding,
     /// Which sample of an otherwise identical request (distinct samples are cached apart).
     pub sample_index: u32,
+    /// Whose request it is, where answers must not be shared (an agent program's episode: the
+    /// response cache and the local model's prefix states keep one episode's calls from
+    /// another's, so no program learns from an answer's speed what an earlier one asked). Not
+    /// sent to any model; absent from the key when None, so lucid's own keys are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// A successful call.

@@ -234,7 +234,7 @@ impl Template {
 pub fn request(system: Option<&str>, prompt: String, decoding: &crate::llm::Decoding, i: u32) -> ChatRequest {
     let mut messages: Vec<crate::llm::Message> = system.map(crate::llm::Message::system).into_iter().collect();
     messages.push(crate::llm::Message::user(prompt));
-    ChatRequest { messages, decoding: decoding.clone(), sample_index: i }
+    ChatRequest { messages, decoding: decoding.clone(), sample_index: i, scope: None }
 }
 
 /// Ask `model` for a verdict on `prompt` (its `VERDICT:` line; forced choice with

@@ -151,7 +151,7 @@ mod tests {
             method: method.into(),
             target: target.into(),
             headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            body: Vec::new(),
+            body: crate::loopback::Body::Heap(Vec::new()),
         }
     }
 

@@ -23,6 +23,7 @@ fn request(system: &str, user: &str, decoding: Decoding) -> ChatRequest {
         ],
         decoding,
         sample_index: 0,
+        scope: None,
     }
 }
 

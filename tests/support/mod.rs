@@ -3,6 +3,7 @@
 //! loopback model server, tiny models, the scripted study, a predictions project, the documented
 //! schemas and what the tests need from outside the repository (probes).
 
+pub mod agent;
 pub mod fake_server;
 pub mod probes;
 pub mod project;

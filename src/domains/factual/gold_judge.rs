@@ -80,6 +80,7 @@ impl GoldJudge {
             messages: vec![Message::user(prompt.trim().to_string())],
             decoding: self.decoding.clone(),
             sample_index: 0,
+            scope: None,
         };
         Ok(match self.model.chat(&req) {
             Ok(c) => verdict(&c.text),

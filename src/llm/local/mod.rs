@@ -89,11 +89,15 @@ const SNAPSHOTS: usize = 64;
 /// out of memory; the demo's prompts (about 350 tokens) keep all 64 well under this.
 const SNAPSHOT_BYTES: usize = 2 << 30;
 
+/// A kept prefix state: the scope of the request that made it, the prefix's ids and the KV
+/// cache after them.
+type Snapshot = (Option<String>, Vec<u32>, Cache);
+
 /// A loaded local model.
 pub struct LocalModel {
     model: Transformer,
-    /// (prefix ids, KV cache after them), most recently used last.
-    snapshots: Mutex<std::collections::VecDeque<(Vec<u32>, Cache)>>,
+    /// Prefix states, most recently used last.
+    snapshots: Mutex<std::collections::VecDeque<Snapshot>>,
     /// Tokenizer and chat template from the GGUF.
     pub chat: GgufChat,
     identity: ModelIdentity,
@@ -153,16 +157,22 @@ impl LocalModel {
         let prompt = self.chat.render(&req.messages)?;
         let ids = self.chat.encode(&prompt)?;
         if !req.decoding.choices.is_empty() {
-            return self.choose(&prompt, &ids, &req.decoding.choices);
+            return self.choose(&prompt, &ids, &req.decoding.choices, req.scope.as_deref());
         }
-        let (out, text) = self.generate_ids(&ids, &req.decoding, req.sample_index)?;
+        let (out, text) = self.generate_ids(&ids, &req.decoding, req.sample_index, req.scope.as_deref())?;
         Ok((ids.len() as u32, out, text))
     }
 
     /// Forced choice: the log-likelihood of each continuation after the prompt (one pass over
     /// the prompt, then each continuation token by token on a copy of its KV cache); the answer is
     /// the likeliest continuation (the first on a tie), then a line with every score.
-    fn choose(&self, prompt: &str, ids: &[u32], choices: &[String]) -> Result<(u32, Vec<u32>, String), Fault> {
+    fn choose(
+        &self,
+        prompt: &str,
+        ids: &[u32],
+        choices: &[String],
+        scope: Option<&str>,
+    ) -> Result<(u32, Vec<u32>, String), Fault> {
         let ce = |e: candle_core::Error| Fault::from("candle", e);
         let longest = choices.iter().map(|c| c.len()).max().unwrap_or(0);
         let window = self.model.window;
@@ -172,7 +182,7 @@ impl LocalModel {
                 ids.len()
             )));
         }
-        let (base, first) = self.prefill(ids).map_err(ce)?;
+        let (base, first) = self.prefill(ids, scope).map_err(ce)?;
         let mut scored: Vec<(f64, Vec<u32>)> = Vec::new();
         for choice in choices {
             // The continuation's tokens as they follow this prompt (BPE may merge across the
@@ -198,10 +208,16 @@ impl LocalModel {
 
     /// Continue raw `text` (no chat template): the generated text.
     pub fn continue_text(&self, text: &str, decoding: &Decoding) -> Result<String, Fault> {
-        Ok(self.generate_ids(&self.chat.encode(text)?, decoding, 0)?.1)
+        Ok(self.generate_ids(&self.chat.encode(text)?, decoding, 0, None)?.1)
     }
 
-    fn generate_ids(&self, ids: &[u32], d: &Decoding, sample_index: u32) -> Result<(Vec<u32>, String), Fault> {
+    fn generate_ids(
+        &self,
+        ids: &[u32],
+        d: &Decoding,
+        sample_index: u32,
+        scope: Option<&str>,
+    ) -> Result<(Vec<u32>, String), Fault> {
         let window = self.model.window;
         if ids.len() + d.max_tokens as usize > window {
             return Err(Fault::new(format!(
@@ -211,7 +227,7 @@ impl LocalModel {
             )));
         }
         let ce = |e: candle_core::Error| Fault::from("candle", e);
-        let (mut cache, mut logits) = self.prefill(ids).map_err(ce)?;
+        let (mut cache, mut logits) = self.prefill(ids, scope).map_err(ce)?;
         let sampling = match (d.temperature, d.top_p) {
             (t, _) if t <= 0.0 => Sampling::ArgMax,
             (t, Some(p)) => Sampling::TopP { p, temperature: t },
@@ -240,50 +256,55 @@ impl LocalModel {
 
 impl LocalModel {
     /// A cache that has read the prompt `ids`, and the logits of the token after it. Prompts are
-    /// read in chunks of [`CHUNK`] tokens, starting after the longest kept prefix.
-    fn prefill(&self, ids: &[u32]) -> candle_core::Result<(Cache, Tensor)> {
-        self.prefill_from(ids, true)
+    /// read in chunks of [`CHUNK`] tokens, starting after the longest kept prefix of the same
+    /// `scope` ([`ChatRequest::scope`]).
+    fn prefill(&self, ids: &[u32], scope: Option<&str>) -> candle_core::Result<(Cache, Tensor)> {
+        self.prefill_from(ids, Some(scope))
     }
 
     /// Read the prompt `ids` from scratch in [`CHUNK`]s, keeping no state (prompt-reading
     /// speed, as the benchmark measures it): the logits of the token after it.
     pub fn read_prompt(&self, ids: &[u32]) -> Result<Tensor, Fault> {
-        self.prefill_from(ids, false).map(|(_, logits)| logits).map_err(|e| Fault::from("candle", e))
+        self.prefill_from(ids, None).map(|(_, logits)| logits).map_err(|e| Fault::from("candle", e))
     }
 
-    /// [`LocalModel::prefill`], using and keeping prefix states only if `keep`.
-    fn prefill_from(&self, ids: &[u32], keep: bool) -> candle_core::Result<(Cache, Tensor)> {
+    /// [`LocalModel::prefill`], using and keeping prefix states of the scope `keep` holds, or
+    /// none.
+    fn prefill_from(&self, ids: &[u32], keep: Option<Option<&str>>) -> candle_core::Result<(Cache, Tensor)> {
         if ids.is_empty() {
             return Err(candle_core::Error::Msg("empty prompt".into()));
         }
         let lock = || self.snapshots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut cache = if !keep {
-            Cache::default()
-        } else {
-            let mut snaps = lock();
-            let hit = (1..=(ids.len() - 1) / CHUNK)
-                .rev()
-                .find_map(|j| snaps.iter().position(|(k, _)| k.len() == j * CHUNK && k[..] == ids[..j * CHUNK]));
-            match hit.and_then(|i| snaps.remove(i)) {
-                Some((k, c)) => {
-                    let cache = c.clone();
-                    snaps.push_back((k, c));
-                    cache
+        let mut cache = match keep {
+            None => Cache::default(),
+            Some(scope) => {
+                let mut snaps = lock();
+                let hit = (1..=(ids.len() - 1) / CHUNK).rev().find_map(|j| {
+                    snaps.iter().position(|(s, k, _)| {
+                        s.as_deref() == scope && k.len() == j * CHUNK && k[..] == ids[..j * CHUNK]
+                    })
+                });
+                match hit.and_then(|i| snaps.remove(i)) {
+                    Some((s, k, c)) => {
+                        let cache = c.clone();
+                        snaps.push_back((s, k, c));
+                        cache
+                    }
+                    None => Cache::default(),
                 }
-                None => Cache::default(),
             }
         };
         let mut logits = None;
         while cache.len() < ids.len() {
             let end = (cache.len() + CHUNK).min(ids.len());
             logits = Some(self.model.forward(&ids[cache.len()..end], &mut cache)?);
-            if keep && end.is_multiple_of(CHUNK) {
+            if let Some(scope) = keep.filter(|_| end.is_multiple_of(CHUNK)) {
                 let mut snaps = lock();
-                if !snaps.iter().any(|(k, _)| k[..] == ids[..end]) {
-                    snaps.push_back((ids[..end].to_vec(), cache.clone()));
-                    let mut held: usize = snaps.iter().map(|(_, c)| c.bytes()).sum();
+                if !snaps.iter().any(|(s, k, _)| s.as_deref() == scope && k[..] == ids[..end]) {
+                    snaps.push_back((scope.map(str::to_string), ids[..end].to_vec(), cache.clone()));
+                    let mut held: usize = snaps.iter().map(|(_, _, c)| c.bytes()).sum();
                     while snaps.len() > 1 && (snaps.len() > SNAPSHOTS || held > SNAPSHOT_BYTES) {
-                        held -= snaps.pop_front().map_or(0, |(_, c)| c.bytes());
+                        held -= snaps.pop_front().map_or(0, |(_, _, c)| c.bytes());
                     }
                 }
             }
