@@ -644,6 +644,45 @@ fn a_slow_query_and_an_idle_connection_hold_up_no_other_request() {
     drop(idle);
 }
 
+/// The server's peak resident memory so far, in MiB (`VmHWM` of `/proc/PID/status`).
+fn peak_mib(viewer: &Viewer) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", viewer.child.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).and_then(|k| k.parse::<u64>().ok()).unwrap() / 1024
+}
+
+/// Hostile first: the issue's query (a value of 200,000 bytes in each of 60,000 rows, ordered,
+/// one row kept: 6.6 GB before) and a sort of 3.6 GB come back with the SQL box's memory bound
+/// in words, the server's peak memory stays under its stated bounds, and the page answers.
+#[test]
+fn heavy_queries_are_stopped_at_the_sql_boxs_memory_bound_and_the_page_answers() {
+    let (_model, dir) = study_run();
+    let viewer = serve(dir.path(), &["runs/study"]);
+    let pass = secret(&viewer.url, &[]);
+    let key = [("X-Lucid-View", pass.as_str())];
+    let page = http(&viewer.url, "GET", "/api/data", &key, "").1;
+    assert!(
+        page.contains("\"sql_bounds\":\"256 MiB a query, 512 MiB for all running queries together"),
+        "the page states the bounds"
+    );
+    for sql in [
+        "SELECT v FROM (SELECT repeat('x', 200000) AS s, v FROM generate_series(1, 60000) t(v)) ORDER BY s, v LIMIT 1",
+        "SELECT repeat('x', 60000) || v AS s FROM generate_series(1, 60000) t(v) ORDER BY s",
+        "SELECT v, count(*) FROM (SELECT repeat('x', 60000) || v AS s, v FROM generate_series(1, 60000) t(v)) GROUP BY s, v",
+        "SELECT a.v FROM (SELECT repeat('x', 60000) || v AS s, v FROM generate_series(1, 30000) t(v)) a \
+         JOIN (SELECT repeat('x', 60000) || v AS s, v FROM generate_series(1, 30000) t(v)) b ON a.s = b.s",
+    ] {
+        let (status, body) = http(&viewer.url, "POST", "/api/query", &key, sql);
+        assert_eq!(status, 503, "{sql}: {body}");
+        assert!(body.contains("the query was stopped") && body.contains("memory"), "{sql}: {body}");
+    }
+    let (status, body) = http(&viewer.url, "POST", "/api/query", &key, "SELECT count(*) AS n FROM episodes");
+    assert_eq!(status, 200, "the page answers after them: {body}");
+    let peak = peak_mib(&viewer);
+    eprintln!("lucid view peaked at {peak} MiB");
+    assert!(peak < 1024, "the server peaked at {peak} MiB");
+}
+
 /// A page of another site: a server on another port of this machine answering `html` to every
 /// request while the test runs. Its URL.
 fn other_site(html: String) -> String {

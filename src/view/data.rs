@@ -92,6 +92,7 @@ impl Catalog {
                 }
             }
             let (sql_ctx, _) = crate::runs::session_for(runs).await?;
+            super::sql_box::prepare(&sql_ctx);
             let mut infos = Vec::new();
             for (name, path) in runs {
                 let one =

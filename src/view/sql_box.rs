@@ -14,7 +14,14 @@
 //! - its first [`ROWS`] rows are read from the stream of its results, and the stream dropped
 //!   there, which stops the work (`more` says whether rows were left);
 //! - at most [`AT_ONCE`] queries run at once in the process (a query's place is free when its
-//!   work has ended, before its answer is sent).
+//!   work has ended, before its answer is sent);
+//! - its memory is bounded ([`memory`]): [`memory::PER_QUERY`] a query inside
+//!   [`memory::ALL_QUERIES`] for all of them, as DataFusion's memory pool, counting what its
+//!   operators hold and every batch they pass up ([`metered`]); the functions that make values
+//!   far larger than their arguments are bounded before they run ([`bounded`]); a query runs in
+//!   batches of [`BATCH`] rows, its text is at most [`MAX_SQL`] bytes (a literal is copied into
+//!   every row of a batch) and its answer at most [`MAX_ANSWER`] bytes of values. A query past
+//!   a bound is stopped, and its error says which bound (answered 503).
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -31,6 +38,8 @@ use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use datafusion::execution::SessionStateBuilder;
+
 use crate::error::{Error, Result};
 use crate::loopback::Place;
 use crate::report::rows_json;
@@ -44,6 +53,20 @@ pub const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The most queries running at once.
 pub const AT_ONCE: usize = 4;
+
+/// Rows in a batch of a query (DataFusion's default is 8,192): a literal or a bounded value is
+/// copied into each row of a batch before any operator can count it.
+pub const BATCH: usize = 1024;
+
+/// The longest query text.
+pub const MAX_SQL: usize = 64 << 10;
+
+/// The most bytes of values a query answers with (past them, the rows read so far, `more` set).
+pub const MAX_ANSWER: usize = 16 << 20;
+
+pub mod bounded;
+pub mod memory;
+pub mod metered;
 
 /// How often the waiting connection looks at its page and the clock.
 const POLL: Duration = Duration::from_millis(100);
@@ -65,6 +88,17 @@ pub enum Unanswered {
 /// Run `sql` on `ctx` (see the module documentation); `gone` says whether the page that asked
 /// has gone away. Its columns, its first [`ROWS`] rows, the limit and whether rows were left.
 pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::result::Result<Value, Unanswered> {
+    if sql.len() > MAX_SQL {
+        return Err(Unanswered::Limit(format!(
+            "the query is {} bytes long: the SQL box takes at most {} KiB (`lucid query` has no such bound)",
+            sql.len(),
+            MAX_SQL >> 10
+        )));
+    }
+    let ctx = match bounded_context(ctx) {
+        Ok(c) => c,
+        Err(e) => return Err(Unanswered::Failed(Error::query_from("the SQL box's session", e))),
+    };
     let Some(place) = Place::take(&RUNNING, AT_ONCE) else {
         return Err(Unanswered::Limit(format!(
             "{AT_ONCE} queries of the SQL box are running: try again when one of them has ended"
@@ -94,7 +128,8 @@ pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::res
     let deadline = Instant::now() + TIMEOUT;
     loop {
         match answer.recv_timeout(POLL) {
-            Ok(Some(read)) => return read.map_err(Unanswered::Failed),
+            Ok(Some(Err(Refusal::Memory(why)))) => return Err(Unanswered::Limit(why)),
+            Ok(Some(read)) => return read.map_err(|r| Unanswered::Failed(r.into_error())),
             Ok(None) | Err(RecvTimeoutError::Disconnected) => {
                 return Err(Unanswered::Failed(Error::query("the query stopped before it answered")));
             }
@@ -114,25 +149,80 @@ pub fn run(ctx: &SessionContext, sql: &str, gone: &dyn Fn() -> bool) -> std::res
     }
 }
 
-/// Plan `sql`, refuse it if it writes, and read its first [`ROWS`] rows.
-async fn read(ctx: &SessionContext, sql: &str) -> Result<Value> {
-    let plan = ctx.state().create_logical_plan(sql).await.map_err(plain)?;
+/// The SQL box's session over `ctx`: `ctx`'s tables and functions, its own runtime (a memory
+/// pool of this query's own, no disk), batches of [`BATCH`] rows.
+fn bounded_context(ctx: &SessionContext) -> datafusion::error::Result<SessionContext> {
+    let runtime = memory::runtime(ctx.runtime_env().as_ref())?;
+    // The runs' tables are in the default catalog: keep it (a config that asks for a new one replaces it).
+    let config = ctx.copied_config().with_batch_size(BATCH).with_create_default_catalog_and_schema(false);
+    let state =
+        SessionStateBuilder::new_from_existing(ctx.state()).with_runtime_env(runtime).with_config(config).build();
+    Ok(SessionContext::new_with_state(state))
+}
+
+/// Prepare `ctx` (the runs' `lucid query` session) for the SQL box: its growing functions
+/// bounded ([`bounded`]).
+pub fn prepare(ctx: &SessionContext) {
+    bounded::register(ctx);
+}
+
+/// Why [`read`] answered no rows: the user's error, or a memory bound of the box.
+#[derive(Debug)]
+enum Refusal {
+    Query(Error),
+    Memory(String),
+}
+
+impl Refusal {
+    fn into_error(self) -> Error {
+        match self {
+            Refusal::Query(e) => e,
+            Refusal::Memory(why) => Error::query(why),
+        }
+    }
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Query(e)
+    }
+}
+
+impl From<DataFusionError> for Refusal {
+    fn from(e: DataFusionError) -> Refusal {
+        match memory::exhausted(&e) {
+            Some(why) => Refusal::Memory(why),
+            None => Refusal::Query(plain(e)),
+        }
+    }
+}
+
+/// Plan `sql`, refuse it if it writes, and read its first [`ROWS`] rows (at most
+/// [`MAX_ANSWER`] bytes of them).
+async fn read(ctx: &SessionContext, sql: &str) -> std::result::Result<Value, Refusal> {
+    let plan = ctx.state().create_logical_plan(sql).await?;
     if let Some(what) = writes(&plan) {
         return Err(Error::query(format!(
             "the SQL box only reads: {what} is refused (it would create, change or set something)"
-        )));
+        ))
+        .into());
     }
     // What the box refuses, as DataFusion itself checks it: a second guard.
     let options = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
     options.verify_plan(&plan).map_err(|e| Error::query(format!("the SQL box only reads: {e}")))?;
-    let df = ctx.execute_logical_plan(plan).await.map_err(plain)?;
+    let df = ctx.execute_logical_plan(plan).await?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let physical = yielding(df.create_physical_plan().await.map_err(plain)?)?;
-    let mut stream = execute_stream(physical, ctx.task_ctx()).map_err(plain)?;
-    let (mut batches, mut n, mut more) = (Vec::new(), 0usize, false);
+    let physical = yielding(df.create_physical_plan().await?)?;
+    let mut stream = execute_stream(physical, ctx.task_ctx())?;
+    let (mut batches, mut n, mut bytes, mut more) = (Vec::new(), 0usize, 0usize, false);
     while let Some(batch) = stream.next().await {
-        let batch = batch.map_err(plain)?;
+        let batch = batch?;
+        bytes += batch.get_array_memory_size();
+        if bytes > MAX_ANSWER {
+            more = true;
+            break;
+        }
         if batch.num_rows() > ROWS - n {
             batches.push(batch.slice(0, ROWS - n));
             more = true;
@@ -143,21 +233,24 @@ async fn read(ctx: &SessionContext, sql: &str) -> Result<Value> {
     }
     drop(stream);
     let schema = batches.first().map_or(schema, |b| b.schema());
-    let batch = arrow::compute::concat_batches(&schema, &batches)?;
-    Ok(json!({"columns": columns, "rows": rows_json(&batch)?, "limit": ROWS, "more": more}))
+    let batch = arrow::compute::concat_batches(&schema, &batches).map_err(Error::from)?;
+    Ok(json!({"columns": columns, "rows": rows_json(&batch)?, "limit": ROWS, "more": more,
+              "answer_limit": MAX_ANSWER}))
 }
 
-/// `plan` with every operator's output made cooperative: each batch it passes up spends the
-/// task's budget, so the query's future yields every so often however its operators loop. Without
+/// `plan` with every operator's output counted in the query's pool ([`metered`]) and made
+/// cooperative: each batch it passes up spends the task's budget, so the query's future yields
+/// every so often however its operators loop. Without
 /// it an operator that makes many batches from one input batch (a cross join: one probe batch
 /// times every build row) held the thread for tens of seconds after its page had gone, its place
 /// and a core with it; DataFusion wraps only the leaves.
 fn yielding(plan: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
     let wrapped = plan.transform_up(|node| {
-        if node.name() == CooperativeExec::static_name() {
+        if node.name() == CooperativeExec::static_name() || node.name() == metered::MeteredExec::static_name() {
             return Ok(Transformed::no(node));
         }
-        Ok(Transformed::yes(Arc::new(CooperativeExec::new(node)) as Arc<dyn ExecutionPlan>))
+        let counted = Arc::new(metered::MeteredExec::new(node));
+        Ok(Transformed::yes(Arc::new(CooperativeExec::new(counted)) as Arc<dyn ExecutionPlan>))
     });
     Ok(wrapped.map_err(plain)?.data)
 }
@@ -250,6 +343,37 @@ mod tests {
             let outcome = run(&ctx, &format!("SELECT {i} AS n"), &|| false);
             assert!(outcome.is_ok(), "query {i}: {outcome:?}");
         }
+    }
+
+    #[test]
+    fn heavy_queries_are_stopped_at_the_memory_bounds_in_words() {
+        let ctx = SessionContext::new();
+        prepare(&ctx);
+        let memory = |sql: &str| match run(&ctx, sql, &|| false) {
+            Err(Unanswered::Limit(why)) => why,
+            other => panic!("{sql}: not stopped at a bound: {other:?}"),
+        };
+        // The query: a value of 200,000 bytes in every row, ordered, one row kept.
+        let why = memory(
+            "SELECT v FROM (SELECT repeat('x', 200000) AS s, v FROM generate_series(1, 60000) t(v)) ORDER BY s, v LIMIT 1",
+        );
+        assert!(why.contains("memory") && why.contains("repeat()"), "{why}");
+        // A sort of 3.6 GB: held by the sort, counted, stopped.
+        let why = memory("SELECT repeat('x', 60000) || v AS s FROM generate_series(1, 60000) t(v) ORDER BY s");
+        assert!(why.contains("256 MiB a query"), "{why}");
+        // Under the bounds the same shape answers: TopK keeps one row, each batch counted.
+        let out = run(&ctx, "SELECT v FROM (SELECT repeat('x', 20000) || v AS s, v FROM generate_series(1, 20000) t(v)) ORDER BY s LIMIT 1", &|| false)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(out["rows"][0]["v"], 1);
+        // The answer: at most MAX_ANSWER bytes of values.
+        let out = run(&ctx, "SELECT repeat('y', 60000) AS s FROM generate_series(1, 4000)", &|| false).unwrap();
+        assert!(
+            out["more"] == true && out["rows"].as_array().unwrap().len() < 4000,
+            "{}",
+            out["rows"].as_array().unwrap().len()
+        );
+        let long = format!("SELECT '{}'", "z".repeat(MAX_SQL));
+        assert!(matches!(run(&ctx, &long, &|| false), Err(Unanswered::Limit(_))));
     }
 
     #[test]

@@ -382,7 +382,11 @@ function sqlView(h) {
   };
   box.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); go({ sql: box.value }); } });
   if (h.get('sql')) run();
+  const l = D.sql_limits || {};
   return [el('p', { class: 'muted' }, 'Read-only SQL over the runs, their tables named as `lucid query` names them (no DDL, DML, COPY or SET). Ctrl+Enter runs.'),
+    el('p', { class: 'muted', id: 'sql-bounds' }, `Bounded: memory ${D.sql_bounds}; ${l.seconds} s a query, ${l.at_once} at once; ` +
+      `the first ${l.rows} rows or ${l.answer_mib} MiB of values; a value made by repeat, lpad, rpad, array_repeat, range at most ${l.value_kib} KiB; ` +
+      `the query's text at most ${l.sql_kib} KiB. A query past a bound is stopped and says which.`),
     box, el('div', { class: 'bar' }, el('button', { id: 'run', onclick: () => go({ sql: box.value }) }, 'Run'), reports), out];
 }
 
@@ -393,7 +397,7 @@ function sqlResult(r) {
   const names = has('seed') && has('arm') && has('step') && (has('run') || D.runs.length === 1);
   const keyOf = (row) => [has('run') ? row.run : D.runs[0].name, row.seed, row.arm, row.step].join('|');
   return [
-    el('p', { class: 'muted' }, `${r.rows.length} row${r.rows.length === 1 ? '' : 's'}` + (r.rows.length >= r.limit ? ` (the first ${r.limit})` : '') +
+    el('p', { class: 'muted' }, `${r.rows.length} row${r.rows.length === 1 ? '' : 's'}` + (r.rows.length >= r.limit ? ` (the first ${r.limit})` : r.more ? ` (the first ${r.answer_limit >> 20} MiB of values)` : '') +
       (names ? ' · a row opens its episode' : '')),
     el('table', { id: 'sql-result' }, el('tr', {}, names ? el('th', {}, '') : null, r.columns.map((c) => el('th', {}, c))),
       r.rows.map((row) => {
