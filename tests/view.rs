@@ -3,7 +3,7 @@
 //! compares the runs and runs a query, each checked against SQL over the same tables; the server
 //! refuses another site's Host and Origin, any API request without the page's secret (another
 //! site's page in Chromium reads no row, by script tag or fetch) and any SQL that is not a read;
-//! beyond loopback every request needs the printed token (a cookie after it, never in a page); a
+//! beyond loopback the API needs the printed token as a header (never a cookie, never in a page); a
 //! slow query and an idle connection hold up no other request; the export opens from
 //! disk with no server and shows the same episode, and holds the very bodies the server answers;
 //! the table sorted by how often a memory was shown later leads in one click to that memory's
@@ -555,51 +555,64 @@ fn study_run() -> (FakeServer, tempfile::TempDir) {
     (server, dir)
 }
 
-/// Beyond loopback every request needs the launch's token: the printed URL sets its cookie and
-/// sends the browser back to `/` without it in the address; no page, script or data holds the
-/// token; another Host is refused, token or not.
+/// Beyond loopback the API needs the launch's token as a header, never a cookie: the printed URL
+/// holds it in its fragment (never sent); no answer sets a cookie, so a browser sends nothing of
+/// it to another port of the host; `?token=` and a cookie open nothing; a run's report opens
+/// through a ticket the page asks for; no page, script or data holds the token; another Host is
+/// refused, token or not.
 #[test]
-fn beyond_loopback_every_request_needs_the_token_and_no_page_holds_it() {
+fn beyond_loopback_the_token_is_a_header_never_a_cookie_and_no_page_holds_it() {
     let (_model, dir) = study_run();
     let d = dir.path();
+    std::fs::create_dir_all(d.join("runs/study/report")).unwrap();
+    std::fs::write(d.join("runs/study/report/report.html"), "<p>the study's report</p>").unwrap();
     let viewer = serve_at(d, &["runs/study"], "0.0.0.0:0");
-    let (base, token) = viewer.url.split_once("/?token=").expect("the URL carries the token");
+    let (base, token) = viewer.url.split_once("/#token=").expect("the URL's fragment carries the token");
     assert!(token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()), "{token}");
     let port = host_of(base).rsplit(':').next().unwrap();
-    // Without the token, nothing: not the page, its script or style, the rows, a report.
-    for path in ["/", "/app.js", "/style.css", "/api/data", "/report/study/report.html"] {
-        assert_eq!(http(base, "GET", path, &[], "").0, 403, "{path}");
-    }
-    assert_eq!(http(base, "GET", "/?token=00000000000000000000000000000000", &[], "").0, 403);
-    // The printed URL: the cookie, and back to `/`.
-    let (status, head, _) = http_full(base, "GET", &format!("/?token={token}"), &[], "");
-    assert_eq!(status, 303, "{head}");
-    assert!(head.contains("\r\nLocation: /\r\n"), "{head}");
-    let cookie = format!("lucid_view_{port}={token}");
-    assert!(head.contains(&format!("Set-Cookie: {cookie}; HttpOnly; SameSite=Strict; Path=/")), "{head}");
-    // With the cookie: the page, its files and the rows, none of them holding the token.
-    let with = [("Cookie", cookie.as_str())];
-    let pass = secret(base, &with);
+    // The page's own files: the binary's, no run's data, no token, no cookie.
+    let pass = secret(base, &[]);
     assert_ne!(pass, token);
     for path in ["/", "/app.js", "/style.css"] {
-        let (status, body) = http(base, "GET", path, &with, "");
+        let (status, head, body) = http_full(base, "GET", path, &[], "");
         assert_eq!(status, 200, "{path}: {body}");
-        assert!(!body.contains(token), "{path} holds the token");
+        assert!(!body.contains(token) && !body.contains("memento"), "{path} holds the token or a row");
+        assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{path}: {head}");
     }
-    let api = [("Cookie", cookie.as_str()), ("X-Lucid-View", pass.as_str())];
-    let (status, body) = http(base, "GET", "/api/data", &api, "");
+    // The API: the secret alone, the token in the address or as a cookie open nothing.
+    let secret_only = [("X-Lucid-View", pass.as_str())];
+    assert_eq!(http(base, "GET", "/api/data", &secret_only, "").0, 403, "the secret alone");
+    let (status, head, _) = http_full(base, "GET", &format!("/?token={token}"), &[], "");
+    assert_eq!(status, 403, "{head}");
+    assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{head}");
+    let cookie = format!("lucid_view_{port}={token}");
+    let cookied = [("X-Lucid-View", pass.as_str()), ("Cookie", cookie.as_str())];
+    assert_eq!(http(base, "GET", "/api/data", &cookied, "").0, 403, "a cookie is not the token");
+    let wrong = [("X-Lucid-View", pass.as_str()), ("X-Lucid-Token", "00000000000000000000000000000000")];
+    assert_eq!(http(base, "GET", "/api/data", &wrong, "").0, 403);
+    // With the token's header: the rows, no cookie set, the token nowhere in them.
+    let api = [("X-Lucid-View", pass.as_str()), ("X-Lucid-Token", token)];
+    let (status, head, body) = http_full(base, "GET", "/api/data", &api, "");
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\"rows\":[") && !body.contains(token));
-    assert_eq!(http(base, "GET", "/api/data", &[("X-Lucid-View", pass.as_str())], "").0, 403, "the secret alone");
+    assert!(!head.to_ascii_lowercase().contains("set-cookie"), "{head}");
+    // A run's report: only through a ticket the page asked for with the token.
+    assert_eq!(http(base, "GET", "/report/study/report.html", &[], "").0, 403);
+    assert_eq!(http(base, "POST", "/api/ticket", &secret_only, "").0, 403);
+    let (status, body) = http(base, "POST", "/api/ticket", &api, "");
+    assert_eq!(status, 200, "{body}");
+    let ticket = serde_json::from_str::<Value>(&body).unwrap()["ticket"].as_str().unwrap().to_string();
+    assert_ne!(ticket, token);
+    let (status, body) = http(base, "GET", &format!("/report/~{ticket}/study/report.html"), &[], "");
+    assert_eq!((status, body.as_str()), (200, "<p>the study's report</p>"));
+    assert_eq!(http(base, "GET", "/report/~0123/study/report.html", &[], "").0, 403);
     // Loopback's names are this server's; another name is not, even with the token (DNS rebinding).
     let local = format!("localhost:{port}");
-    assert_eq!(http(base, "GET", "/", &[("Cookie", cookie.as_str()), ("Host", local.as_str())], "").0, 200);
+    assert_eq!(http(base, "GET", "/", &[("Host", local.as_str())], "").0, 200);
     let evil = format!("evil.example:{port}");
-    let (status, head, _) = http_full(base, "GET", &format!("/?token={token}"), &[("Host", evil.as_str())], "");
-    assert_eq!(status, 403);
-    assert!(!head.contains("Set-Cookie"), "{head}");
-    let evil_api = [("Cookie", cookie.as_str()), ("X-Lucid-View", pass.as_str()), ("Host", evil.as_str())];
+    let evil_api = [("X-Lucid-View", pass.as_str()), ("X-Lucid-Token", token), ("Host", evil.as_str())];
     assert_eq!(http(base, "GET", "/api/data", &evil_api, "").0, 403);
+    assert_eq!(http(base, "GET", "/", &[("Host", evil.as_str())], "").0, 403);
 }
 
 /// A query that runs for a long time and a connection that sends nothing hold up no other
@@ -684,21 +697,25 @@ fn heavy_queries_are_stopped_at_the_sql_boxs_memory_bound_and_the_page_answers()
 }
 
 /// A page of another site: a server on another port of this machine answering `html` to every
-/// request while the test runs. Its URL.
-fn other_site(html: String) -> String {
+/// request while the test runs. Its URL, and the head of every request it received.
+fn other_site(html: String) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     let html = Arc::new(html);
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&heads);
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
-            let html = Arc::clone(&html);
+            let (html, log) = (Arc::clone(&html), Arc::clone(&log));
             std::thread::spawn(move || {
                 let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
                 let mut reader = BufReader::new(conn);
-                let mut line = String::new();
+                let (mut line, mut head) = (String::new(), String::new());
                 while reader.read_line(&mut line).is_ok_and(|n| n > 0) && !line.trim().is_empty() {
+                    head.push_str(&line);
                     line.clear();
                 }
+                log.lock().unwrap().push(head);
                 let mut conn = reader.into_inner();
                 let head = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
@@ -710,7 +727,7 @@ fn other_site(html: String) -> String {
             });
         }
     });
-    url
+    (url, heads)
 }
 
 /// Another site's page trying every way a page has to read the viewer at `target` without the
@@ -744,11 +761,13 @@ read('page', target, { credentials: 'include' });
     .replace("TARGET", target)
 }
 
-/// In Chromium: the printed URL of a server beyond loopback opens the page (the cookie set, the
-/// token out of the address, the rows loaded); a page of another site (another port of this
-/// machine) reads no row of a loopback server, by script tag or by fetch, with a header or not.
+/// In Chromium: the printed URL of a server beyond loopback opens the page (the token from the
+/// fragment into the tab's storage and out of the address, the rows loaded), and a service on
+/// another port of the same host, opened next in the same browser, receives no token (it did,
+/// as a cookie); a page of another site reads no row of a loopback server, by script tag or by
+/// fetch, with a header or not.
 #[test]
-fn in_chromium_the_token_url_opens_the_page_and_another_sites_page_reads_no_row() {
+fn in_chromium_the_token_url_opens_the_page_and_another_port_receives_no_token() {
     if !require(Probe::Chromium) {
         return;
     }
@@ -758,13 +777,19 @@ fn in_chromium_the_token_url_opens_the_page_and_another_sites_page_reads_no_row(
         query_run(&d.join("cache"), d, "runs/study", "SELECT count(*) AS n FROM episodes")[0]["n"].as_u64().unwrap();
     let profile = d.join("chromium");
     let beyond = serve_at(d, &["runs/study"], "0.0.0.0:0");
-    let token = beyond.url.split("?token=").nth(1).expect("the URL carries the token");
+    let token = beyond.url.split("#token=").nth(1).expect("the URL carries the token");
     let page = dom(&profile, &beyond.url);
     assert!(page.contains(&format!("{total} episodes")), "{page}");
     assert!(!page.contains(token), "the page holds the token");
+    let (logger, heads) = other_site("<p>a logging server</p>".to_string());
+    let port = logger.trim_end_matches('/').rsplit(':').next().unwrap().to_string();
+    let logged = dom(&profile, &format!("http://127.0.0.1:{port}/"));
+    assert!(logged.contains("a logging server"), "{logged}");
+    let heads = heads.lock().unwrap().join("\n");
+    assert!(!heads.is_empty() && !heads.contains(token), "another port received the token: {heads}");
 
     let viewer = serve(d, &["runs/study"]);
-    let page = dom(&profile, &other_site(attacker_page(&viewer.url)));
+    let page = dom(&profile, &other_site(attacker_page(&viewer.url)).0);
     let out = page.split("<pre id=\"out\">").nth(1).and_then(|r| r.split("</pre>").next()).unwrap_or_default();
     assert!(out.starts_with("done "), "{page}");
     for probe in ["datajs", "script", "fetch", "header", "page"] {

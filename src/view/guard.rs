@@ -1,8 +1,14 @@
 //! Who may read `lucid view`'s server, decided for each request before it is routed (the threats
-//! and the design are in [`super`]'s documentation): the Host, the Origin, the launch's token (its
-//! cookie, or in the URL) and, for `/api/`, the page's secret header.
+//! and the design are in [`super`]'s documentation): the Host, the Origin, the page's secret
+//! header for `/api/`, and beyond loopback the launch's token as a header ([`TOKEN_HEADER`]) or,
+//! for a run's report files, a ticket in their path ([`Gate::ticket`]). No cookie is ever set:
+//! a browser sends a host's cookies to every port of it, so a service on another port of the same
+//! host would receive the token with each of its own requests.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Invalid, Result};
 use crate::loopback::Request;
@@ -11,58 +17,69 @@ use crate::loopback::Request;
 /// [`Request::header`] looks it up).
 pub const SECRET_HEADER: &str = "x-lucid-view";
 
+/// The header the page sends the launch's token in, beyond loopback (lower case).
+pub const TOKEN_HEADER: &str = "x-lucid-token";
+
+/// How long a report ticket opens the run's report files.
+pub const TICKET_LIFE: Duration = Duration::from_secs(600);
+
+/// The most report tickets alive at once (the oldest go first).
+const MAX_TICKETS: usize = 256;
+
 /// This launch's token and secret, and where the server listens.
 pub struct Gate {
-    /// Required of every request beyond loopback: in the URL once, then as a cookie.
+    /// Required of every `/api/` request beyond loopback, as [`TOKEN_HEADER`].
     token: String,
     /// Required of every `/api/` request as [`SECRET_HEADER`]; written into the page only.
     secret: String,
     port: u16,
-    /// Served beyond loopback: every request needs the token.
+    /// Served beyond loopback: the API and the reports need the token.
     beyond: bool,
-}
-
-/// How a request got through the gate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Admit {
-    /// With the token's cookie, or without it where none is needed (on loopback).
-    Plain,
-    /// With the token in its URL: the answer sets the cookie (and `/` sends the browser back to
-    /// `/`, the token out of its address bar and history).
-    Token,
+    /// Report tickets and when each was drawn.
+    tickets: Mutex<HashMap<String, Instant>>,
 }
 
 impl Gate {
     /// A gate for a server on `port` with a fresh token and secret; `beyond` when it listens
-    /// beyond loopback (every request then needs the token).
+    /// beyond loopback (the API and the reports then need the token).
     pub fn new(port: u16, beyond: bool) -> Result<Gate> {
-        Ok(Gate { token: new_token()?, secret: new_token()?, port, beyond })
+        Ok(Gate { token: new_token()?, secret: new_token()?, port, beyond, tickets: Mutex::default() })
     }
 
-    /// The launch's token (printed once, in the URL, beyond loopback).
+    /// The launch's token (printed once, in the URL's fragment, beyond loopback).
     pub fn token(&self) -> &str {
         &self.token
     }
 
-    /// Whether every request needs the token.
+    /// Whether the API needs the token.
     pub fn beyond(&self) -> bool {
         self.beyond
-    }
-
-    /// The cookie's name: cookies do not tell ports apart, so two servers of one host keep theirs.
-    fn cookie_name(&self) -> String {
-        format!("lucid_view_{}", self.port)
-    }
-
-    /// The `Set-Cookie` header line (with its line end) an answer to a request with the token
-    /// carries: not readable by scripts, never sent by another site's request.
-    pub fn set_cookie(&self) -> String {
-        format!("Set-Cookie: {}={}; HttpOnly; SameSite=Strict; Path=/\r\n", self.cookie_name(), self.token)
     }
 
     /// The tag the served page holds its secret in (read by its script, sent as [`SECRET_HEADER`]).
     pub fn meta(&self) -> String {
         format!("<meta name=\"lucid-view\" content=\"{}\">", self.secret)
+    }
+
+    /// A fresh ticket for the runs' report files (`/report/~TICKET/<run>/<file>`), good for
+    /// [`TICKET_LIFE`]: a report opened in a tab, and the files it loads, cannot carry a header.
+    pub fn ticket(&self) -> Result<String> {
+        let t = new_token()?;
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        tickets.retain(|_, at| at.elapsed() < TICKET_LIFE);
+        if tickets.len() >= MAX_TICKETS
+            && let Some(oldest) = tickets.iter().min_by_key(|(_, at)| **at).map(|(k, _)| k.clone())
+        {
+            tickets.remove(&oldest);
+        }
+        tickets.insert(t.clone(), Instant::now());
+        Ok(t)
+    }
+
+    /// Whether `t` is a live report ticket.
+    fn ticketed(&self, t: &str) -> bool {
+        let tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        tickets.iter().any(|(k, at)| same(k, t) && at.elapsed() < TICKET_LIFE)
     }
 
     /// The Host names this server answers to on a connection it accepted at `local`: loopback's
@@ -74,9 +91,11 @@ impl Gate {
         [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}"), local.to_string()]
     }
 
-    /// Whether `req`, received on a connection accepted at `local`, may be answered, and how;
-    /// the error says why not (answered 403).
-    pub fn check(&self, req: &Request, local: SocketAddr) -> std::result::Result<Admit, Invalid> {
+    /// Whether `req`, received on a connection accepted at `local`, may be answered; the error
+    /// says why not (answered 403). The page's own files (`/`, `/app.js`, `/style.css`: the
+    /// binary's, no run's data) need only the Host; `/api/` needs the secret and, beyond
+    /// loopback, the token header; `/report/` beyond loopback a ticket as its first segment.
+    pub fn check(&self, req: &Request, local: SocketAddr) -> std::result::Result<(), Invalid> {
         let host = req.header("host").unwrap_or("");
         let named = with_port(host);
         if !self.hosts(local).iter().any(|h| h.eq_ignore_ascii_case(&named)) {
@@ -92,32 +111,29 @@ impl Gate {
         if req.method == "OPTIONS" {
             return Err(Invalid::from("no cross-origin requests: this server answers its own page only"));
         }
-        let admit = match req.param("token") {
-            Some(t) if same(&t, &self.token) => Admit::Token,
-            Some(_) => return Err(Invalid::from("wrong token: open the URL `lucid view` printed when it started")),
-            None if self.beyond && !self.has_cookie(req) => {
+        if req.param("token").is_some() {
+            return Err(Invalid::from(
+                "the token goes in the URL's fragment (http://HOST:PORT/#token=...), never to the server in the address",
+            ));
+        }
+        let path = req.path();
+        if path.starts_with("/api/") {
+            if !req.header(SECRET_HEADER).is_some_and(|s| same(s, &self.secret)) {
+                return Err(Invalid::from("the API answers the viewer's own page only (its X-Lucid-View header)"));
+            }
+            if self.beyond && !req.header(TOKEN_HEADER).is_some_and(|t| same(t, &self.token)) {
                 return Err(Invalid::from(
                     "this server needs the token it printed when it started: open the URL it printed \
-                     (http://HOST:PORT/?token=...)",
+                     (http://HOST:PORT/#token=...)",
                 ));
             }
-            None => Admit::Plain,
-        };
-        if req.path().starts_with("/api/") && !req.header(SECRET_HEADER).is_some_and(|s| same(s, &self.secret)) {
-            return Err(Invalid::from("the API answers the viewer's own page only (its X-Lucid-View header)"));
+        } else if self.beyond && path.starts_with("/report/") {
+            let ticket = path["/report/".len()..].strip_prefix('~').and_then(|r| r.split('/').next());
+            if !ticket.is_some_and(|t| self.ticketed(t)) {
+                return Err(Invalid::from("a run's report opens from the viewer's page (its link holds a ticket)"));
+            }
         }
-        Ok(admit)
-    }
-
-    /// Whether `req` carries the token's cookie.
-    fn has_cookie(&self, req: &Request) -> bool {
-        let name = self.cookie_name();
-        req.headers
-            .iter()
-            .filter(|(k, _)| k == "cookie")
-            .flat_map(|(_, v)| v.split(';'))
-            .filter_map(|c| c.trim().split_once('='))
-            .any(|(k, v)| k == name && same(v, &self.token))
+        Ok(())
     }
 }
 
@@ -156,22 +172,27 @@ mod tests {
     }
 
     #[test]
-    fn the_host_is_checked_with_or_without_the_token() {
+    fn beyond_loopback_the_api_needs_the_token_header_and_reports_a_ticket() {
         let gate = Gate::new(8377, true).unwrap();
         let local: SocketAddr = "192.0.2.2:8377".parse().unwrap();
+        let secret = gate.meta().split('"').nth(3).unwrap().to_string();
+        let host = ("host", "192.0.2.2:8377");
+        assert_eq!(gate.check(&request("GET", "/", &[host]), local), Ok(()));
+        assert!(gate.check(&request("GET", "/", &[("host", "evil.example:8377")]), local).is_err());
         let token = format!("/?token={}", gate.token());
-        assert_eq!(gate.check(&request("GET", &token, &[("host", "192.0.2.2:8377")]), local), Ok(Admit::Token));
-        assert_eq!(gate.check(&request("GET", &token, &[("host", "127.0.0.1:8377")]), local), Ok(Admit::Token));
-        assert!(gate.check(&request("GET", &token, &[("host", "evil.example:8377")]), local).is_err());
-        assert!(gate.check(&request("GET", &token, &[]), local).is_err());
-        assert!(gate.check(&request("GET", "/?token=0", &[("host", "192.0.2.2:8377")]), local).is_err());
-        assert!(gate.check(&request("GET", "/", &[("host", "192.0.2.2:8377")]), local).is_err());
-        let cookie = format!("a=b; lucid_view_8377={}", gate.token());
-        let with = [("host", "192.0.2.2:8377"), ("cookie", cookie.as_str())];
-        assert_eq!(gate.check(&request("GET", "/", &with), local), Ok(Admit::Plain));
-        let other = format!("lucid_view_8378={}", gate.token());
-        let elsewhere = [("host", "192.0.2.2:8377"), ("cookie", other.as_str())];
-        assert!(gate.check(&request("GET", "/", &elsewhere), local).is_err());
+        assert!(gate.check(&request("GET", &token, &[host]), local).is_err(), "never in the address");
+        let api = [host, ("x-lucid-view", secret.as_str())];
+        assert!(gate.check(&request("GET", "/api/data", &api), local).is_err());
+        let cookie = format!("lucid_view_8377={}", gate.token());
+        let cookied = [host, ("x-lucid-view", secret.as_str()), ("cookie", cookie.as_str())];
+        assert!(gate.check(&request("GET", "/api/data", &cookied), local).is_err(), "a cookie is not the token");
+        let with = [host, ("x-lucid-view", secret.as_str()), ("x-lucid-token", gate.token())];
+        assert_eq!(gate.check(&request("GET", "/api/data", &with), local), Ok(()));
+        assert!(gate.check(&request("GET", "/report/study/report.html", &[host]), local).is_err());
+        let ticket = gate.ticket().unwrap();
+        let ticketed = format!("/report/~{ticket}/study/report.html");
+        assert_eq!(gate.check(&request("GET", &ticketed, &[host]), local), Ok(()));
+        assert!(gate.check(&request("GET", "/report/~0123/study/report.html", &[host]), local).is_err());
     }
 
     #[test]
@@ -179,14 +200,14 @@ mod tests {
         let gate = Gate::new(80, false).unwrap();
         let local: SocketAddr = "127.0.0.1:80".parse().unwrap();
         let secret = gate.meta().split('"').nth(3).unwrap().to_string();
-        assert_eq!(gate.check(&request("GET", "/", &[("host", "localhost")]), local), Ok(Admit::Plain));
+        assert_eq!(gate.check(&request("GET", "/", &[("host", "localhost")]), local), Ok(()));
         assert!(gate.check(&request("GET", "/api/data", &[("host", "localhost")]), local).is_err());
         let api = [("host", "127.0.0.1"), ("x-lucid-view", secret.as_str())];
-        assert_eq!(gate.check(&request("GET", "/api/data", &api), local), Ok(Admit::Plain));
+        assert_eq!(gate.check(&request("GET", "/api/data", &api), local), Ok(()));
         let cross = [("host", "127.0.0.1"), ("x-lucid-view", secret.as_str()), ("origin", "http://evil.example")];
         assert!(gate.check(&request("GET", "/api/data", &cross), local).is_err());
         let own = [("host", "127.0.0.1"), ("x-lucid-view", secret.as_str()), ("origin", "http://127.0.0.1")];
-        assert_eq!(gate.check(&request("POST", "/api/query", &own), local), Ok(Admit::Plain));
+        assert_eq!(gate.check(&request("POST", "/api/query", &own), local), Ok(()));
         assert!(gate.check(&request("OPTIONS", "/api/query", &[("host", "127.0.0.1")]), local).is_err());
         assert_ne!(gate.token(), secret);
     }

@@ -11,13 +11,22 @@
 //! another site's page open in the same browser (cross-site reads, DNS rebinding), and, served
 //! beyond loopback, nobody without the launch's token.
 //!
-//! - **Token.** Each launch draws a token of 128 bits from `/dev/urandom`. Beyond loopback every
-//!   request, the page itself included, needs it; it is delivered out of band, printed once in the
-//!   URL `http://HOST:PORT/?token=T` (as Jupyter does). A request with the right `?token=` gets the
-//!   cookie `lucid_view_<port>=T; HttpOnly; SameSite=Strict; Path=/` (and `/?token=T` answers 303
-//!   to `/`, the token out of the address bar); later requests carry the cookie. The token is
-//!   never written into a page or a script. On loopback the page needs no token (the server
-//!   opens at `http://127.0.0.1:PORT/`).
+//! - **Token, never a cookie.** Each launch draws a token of 128 bits from `/dev/urandom`. Beyond
+//!   loopback every `/api/` request needs it as the header `X-Lucid-Token`; it is delivered out
+//!   of band, printed once in the URL's fragment, `http://HOST:PORT/#token=T` (a fragment is
+//!   never sent to a server, nor in a Referer). The page's script moves it into the tab's
+//!   `sessionStorage` (kept per origin, and an origin is scheme, host *and port*; per tab; gone
+//!   when the tab closes), takes it out of the address bar and sends it with each API request.
+//!   A cookie was what leaked it: cookies are not split by port, so the browser sent
+//!   `lucid_view_<port>=T` to every other service of the same host, in clear over http, and no
+//!   attribute prevents that. Nothing the browser sends by itself carries the token now, so a
+//!   service on another port of the host receives it only if the user types it there. The page's
+//!   own files (`/`, `/app.js`, `/style.css`) are the binary's and hold no run's data; they are
+//!   served to any request with this server's Host. A run's report, opened as a tab, cannot send
+//!   a header: the page asks `POST /api/ticket` (with the token) for a ticket good for
+//!   [`guard::TICKET_LIFE`] and opens `/report/~TICKET/<run>/<file>` (the files it loads resolve
+//!   under the same ticket). A `?token=` in an address is refused. On loopback the API needs no
+//!   token (the server opens at `http://127.0.0.1:PORT/`).
 //! - **Host and Origin.** Every request's Host must be `127.0.0.1:PORT`, `localhost:PORT`,
 //!   `[::1]:PORT` or the IP address the client connected to (the bound address; bound to
 //!   `0.0.0.0`, the interface's), whatever else it carries: a page of another site that rebinds
@@ -29,7 +38,7 @@
 //!   (`<meta name="lucid-view" content="S">`). Another site's page cannot read the page (no CORS
 //!   header is ever sent; a rebound name fails the Host check), a `<script>` or `<img>` load
 //!   cannot add a header, and a cross-site `fetch` with one needs a CORS preflight, which is
-//!   refused (`OPTIONS` answers 403). Beyond loopback the page holding S needs the token's cookie.
+//!   refused (`OPTIONS` answers 403). Beyond loopback S alone is not enough: the API needs the token.
 //! - **Headers on every answer:** `Cross-Origin-Resource-Policy: same-origin`,
 //!   `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`, `Referrer-Policy: no-referrer`,
 //!   `X-Frame-Options: DENY`, and `Content-Security-Policy: default-src 'self'; script-src 'self';

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::data::Catalog;
-use super::guard::{Admit, Gate};
+use super::guard::Gate;
 use super::sql_box::Unanswered;
 use super::{assets, data_json, page};
 use crate::error::{Error, Result};
@@ -126,7 +126,7 @@ impl Server {
         let addr = self.addr();
         let host = if addr.ip().is_unspecified() { format!("127.0.0.1:{}", addr.port()) } else { addr.to_string() };
         if self.state.gate.beyond() {
-            format!("http://{host}/?token={}", self.state.gate.token())
+            format!("http://{host}/#token={}", self.state.gate.token())
         } else {
             format!("http://{host}/")
         }
@@ -173,16 +173,7 @@ impl State {
         };
         let answer = match self.gate.check(&req, local) {
             Err(why) => Some(Answer::text(403, &why.0)),
-            Ok(Admit::Token) if req.method == "GET" && req.path() == "/" => {
-                let mut to_page = Answer::new(303, TEXT, Vec::new());
-                to_page.headers = format!("Location: /\r\n{}", self.gate.set_cookie());
-                Some(to_page)
-            }
-            Ok(Admit::Token) => self.route(&req, &conn).map(|mut a| {
-                a.headers.push_str(&self.gate.set_cookie());
-                a
-            }),
-            Ok(Admit::Plain) => self.route(&req, &conn),
+            Ok(()) => self.route(&req, &conn),
         };
         // None: the page went away while its query ran; nobody to answer.
         if let Some(answer) = answer {
@@ -203,6 +194,7 @@ impl State {
             ("GET", "/style.css") => Answer::new(200, "text/css; charset=utf-8", assets::STYLE.as_bytes().to_vec()),
             ("GET", "/api/data") => Answer::new(200, JSON, self.data.clone()),
             ("GET", "/api/episode") => of(self.catalog.episode(&req.param("key").unwrap_or_default())),
+            ("POST", "/api/ticket") => of(self.gate.ticket().map(|t| json!({"ticket": t}))),
             ("GET", "/api/search") => of(self.catalog.search(&req.param("q").unwrap_or_default()).map(|k| json!(k))),
             ("POST", "/api/query") => {
                 let sql = String::from_utf8_lossy(&req.body);
@@ -224,6 +216,11 @@ impl State {
             .next()
             .map(|(_, v)| v.into_owned())
             .unwrap_or_default();
+        // `~TICKET/` first: the gate has checked it (beyond loopback, where it is needed).
+        let decoded = match decoded.strip_prefix('~') {
+            Some(rest) => rest.split_once('/').map_or(String::new(), |(_, r)| r.to_string()),
+            None => decoded,
+        };
         let (run, file) = decoded.split_once('/').unwrap_or((&decoded, "report.html"));
         let file = if file.is_empty() { "report.html" } else { file };
         let safe = Path::new(file).components().all(|c| matches!(c, Component::Normal(_)));

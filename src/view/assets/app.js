@@ -5,14 +5,27 @@
 'use strict';
 
 // The server's API answers only requests that carry the page's secret (its <meta name="lucid-view">,
-// which another site's page cannot read) in the X-Lucid-View header; beyond loopback the token's
-// cookie goes along by itself. The token is never in the page.
+// which another site's page cannot read) in the X-Lucid-View header; beyond loopback also the
+// launch's token in X-Lucid-Token. The token comes in the address's fragment (#token=..., never
+// sent to a server), is kept in this tab's sessionStorage (per origin, so per port, and per tab)
+// and taken out of the address. It is never a cookie: a host's cookies go to all of its ports.
 const SECRET = document.querySelector('meta[name="lucid-view"]')?.content || '';
+const TOKEN = (() => {
+  const h = new URLSearchParams(location.hash.slice(1));
+  const given = h.get('token');
+  if (given) {
+    try { sessionStorage.setItem('lucid-view-token', given); } catch (e) { /* storage off: this load only */ }
+    h.delete('token');
+    history.replaceState(null, '', location.pathname + location.search + (h.toString() ? '#' + h.toString() : ''));
+    return given;
+  }
+  try { return sessionStorage.getItem('lucid-view-token') || ''; } catch (e) { return ''; }
+})();
 // GET or POST `path` of the server's API: its JSON (an error's `error` included), or an Error
 // when the answer is not JSON (refused, say).
 async function api(path, init) {
   const o = init || {};
-  const res = await fetch(path, { ...o, credentials: 'same-origin', headers: { ...(o.headers || {}), 'X-Lucid-View': SECRET } });
+  const res = await fetch(path, { ...o, credentials: 'omit', headers: { ...(o.headers || {}), 'X-Lucid-View': SECRET, ...(TOKEN ? { 'X-Lucid-Token': TOKEN } : {}) } });
   const text = await res.text();
   try { return JSON.parse(text); } catch (e) { throw new Error(`${res.status} ${res.statusText}: ${text}`); }
 }
@@ -366,11 +379,21 @@ function compareView(h) {
   ];
 }
 
+// A run's report: served, it opens in a tab through a ticket (a tab cannot send the token's
+// header); the ticket is asked for when the link is drawn.
+function reportLink(run) {
+  const a = el('a', { class: 'report', target: '_blank', rel: 'noopener' }, `${run} report`);
+  api('api/ticket', { method: 'POST' }).then((t) => {
+    if (t.ticket) a.setAttribute('href', `report/~${t.ticket}/${encodeURIComponent(run)}/report.html`);
+  }).catch(() => {});
+  return a;
+}
+
 function sqlView(h) {
-  const reports = D.runs.filter((r) => r.report).map((r) => el('a', { href: `report/${encodeURIComponent(r.name)}/report.html` }, `${r.name} report`));
   if (!D.served) {
     return el('p', { class: 'muted' }, 'The SQL box needs the server: run `lucid view RUN`. This export holds the table, the episodes, the memories and the comparison.');
   }
+  const reports = D.runs.filter((r) => r.report).map((r) => reportLink(r.name));
   const box = el('textarea', { id: 'sql', spellcheck: 'false' }, h.get('sql') || 'SELECT arm, count(*) AS episodes, avg(r) AS self_grade FROM episodes GROUP BY arm ORDER BY arm');
   const out = el('div', { id: 'result' });
   const run = async () => {
