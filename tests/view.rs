@@ -377,6 +377,38 @@ fn the_viewer_refuses_other_sites_and_any_sql_that_is_not_a_read() {
     assert_eq!(http(&viewer.url, "GET", "/report/study/..%2F..%2Fstudy.yaml", &[], "").0, 404);
 }
 
+/// Hostile first: a symlink in a run's `report/` that leads out of the run's folder — to a file,
+/// to a folder, or the `report/` folder itself — is not followed; a file inside is served.
+#[test]
+fn report_files_are_served_from_inside_the_run_only_and_symlinks_out_are_not_followed() {
+    let (_model, dir) = study_run();
+    let d = dir.path();
+    let report = d.join("runs/study/report");
+    std::fs::create_dir_all(report.join("figs")).unwrap();
+    std::fs::write(report.join("report.html"), "<p>inside</p>").unwrap();
+    std::fs::write(report.join("figs/a.txt"), "a figure").unwrap();
+    std::fs::write(d.join("secret.txt"), "outside the run").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", report.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(d.join("secret.txt"), report.join("secret.txt")).unwrap();
+    std::os::unix::fs::symlink("/etc", report.join("etc")).unwrap();
+    std::os::unix::fs::symlink("figs/a.txt", report.join("inner.txt")).unwrap();
+    let viewer = serve(d, &["runs/study"]);
+    for path in ["link.txt", "secret.txt", "etc/passwd", "etc/hostname", "figs", "..%2F..%2F..%2Fsecret.txt"] {
+        let (status, body) = http(&viewer.url, "GET", &format!("/report/study/{path}"), &[], "");
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(!body.contains("root:") && !body.contains("outside the run"), "{path}: {body}");
+    }
+    assert_eq!(http(&viewer.url, "GET", "/report/study/figs/a.txt", &[], ""), (200, "a figure".to_string()));
+    assert_eq!(http(&viewer.url, "GET", "/report/study/inner.txt", &[], ""), (200, "a figure".to_string()));
+    assert_eq!(http(&viewer.url, "GET", "/report/study/report.html", &[], "").1, "<p>inside</p>");
+    // The report folder itself a link out of the run: nothing of it is served.
+    drop(viewer);
+    std::fs::rename(&report, d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(d.join("elsewhere"), &report).unwrap();
+    let viewer = serve(d, &["runs/study"]);
+    assert_eq!(http(&viewer.url, "GET", "/report/study/report.html", &[], "").0, 404);
+}
+
 /// Every body of a `--export DIR` (its `details/*.js` files), by key.
 fn exported_bodies(export: &Path) -> serde_json::Map<String, Value> {
     let mut out = serde_json::Map::new();
@@ -542,6 +574,57 @@ fn the_most_shown_memory_is_one_click_from_the_sorted_table_to_its_life_with_ans
     let page = dom(&profile, &format!("{}{}", viewer.url, hash(&[("view", "sql"), ("sql", &sql)])));
     let open = format!("ep={}", url::form_urlencoded::byte_serialize(mem_key.as_bytes()).collect::<String>());
     assert!(page.contains("class=\"open\"") && page.contains(&open), "{page}");
+}
+
+/// Harm, counted: the preset "inflated memories by harm" is a link of the first page, and its
+/// rows — stored as trusted, U = 0, by harm (the later episodes shown the memory that went wrong
+/// on a task the no-memory arm got right) — come in the order `pipelines/reports/harm.sql`
+/// recomputes from the tables, with the same counts.
+#[test]
+fn the_preset_harm_view_is_one_click_from_the_first_page_in_the_order_harm_sql_recomputes() {
+    let (_model, dir) = study_run();
+    let d = dir.path();
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipelines/reports/harm.sql");
+    let want = query_run(&d.join("cache"), d, "runs/study", &report.display().to_string());
+    assert!(!want.is_empty(), "the study has inflated memories");
+    let viewer = serve(d, &["runs/study"]);
+    let pass = secret(&viewer.url, &[]);
+    let data: Value =
+        serde_json::from_str(&http(&viewer.url, "GET", "/api/data", &[("X-Lucid-View", pass.as_str())], "").1).unwrap();
+    // The page's preset: its filter (the memory arms, stored = 1, U = 0) and its sort (harm, descending, ties in
+    // the table's order, as the page's script sorts).
+    let mut got: Vec<&Value> = data["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["arm"] != "no-memory" && r["stored_q"] == 1 && r["u"] == 0)
+        .collect();
+    got.sort_by_key(|r| std::cmp::Reverse(r["harm"].as_u64()));
+    let fields =
+        |r: &Value| ["arm", "seed", "step", "shown_later", "later_wrong", "harm"].map(|k| r[k].to_string()).join(" ");
+    let got: Vec<String> = got.iter().map(|r| fields(r)).collect();
+    let want: Vec<String> = want.iter().map(fields).collect();
+    assert_eq!(got, want, "the preset's order is not harm.sql's");
+    if !require(Probe::Chromium) {
+        return;
+    }
+    let profile = d.join("chromium");
+    let first = dom(&profile, &viewer.url);
+    assert!(
+        first.contains("id=\"preset-harm\" href=\"#arms=memory&amp;stored=1&amp;u=0&amp;sort=harm&amp;desc=1\""),
+        "{first}"
+    );
+    let page = dom(&profile, &format!("{}#arms=memory&stored=1&u=0&sort=harm&desc=1", viewer.url));
+    let keys: Vec<&str> = page.split("data-key=\"").skip(1).filter_map(|r| r.split('"').next()).collect();
+    let expect: Vec<String> = want
+        .iter()
+        .take(200)
+        .map(|w| {
+            let f: Vec<&str> = w.split(' ').collect();
+            format!("study|{}|{}|{}", f[1], f[0].trim_matches('"'), f[2])
+        })
+        .collect();
+    assert_eq!(keys, expect, "{page}");
 }
 
 /// The scripted study run in a fresh project: its model server (kept while the test runs) and

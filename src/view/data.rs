@@ -22,6 +22,7 @@ use crate::session::block_on;
 
 mod bodies;
 mod later;
+pub use later::{HARM_SQL, NO_MEMORY};
 mod prompts;
 
 /// The paired comparison of every two (run, arm) cells, the report file a user reruns.

@@ -90,7 +90,8 @@ pub fn data_json(c: &Catalog, served: bool) -> Value {
         .map(|r| json!({"name": r.name, "artifact": r.artifact, "report": r.path.join("report/report.html").is_file()}))
         .collect();
     json!({"runs": runs, "rows": c.rows, "verifiers": c.verifiers, "compare": c.compare,
-           "served": served, "compare_sql": data::COMPARE_SQL, "sql_bounds": sql_box::memory::bounds(),
+           "served": served, "compare_sql": data::COMPARE_SQL,
+           "harm_sql": data::HARM_SQL, "no_memory": data::NO_MEMORY, "sql_bounds": sql_box::memory::bounds(),
            "sql_limits": {"rows": sql_box::ROWS, "seconds": sql_box::TIMEOUT.as_secs(),
                           "answer_mib": sql_box::MAX_ANSWER >> 20, "value_kib": sql_box::bounded::MAX_VALUE >> 10,
                           "sql_kib": sql_box::MAX_SQL >> 10, "at_once": sql_box::AT_ONCE}})

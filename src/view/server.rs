@@ -227,11 +227,20 @@ impl State {
         let Some(info) = self.catalog.runs.iter().find(|r| r.name == run).filter(|_| safe) else {
             return Answer::text(404, "not found");
         };
-        match std::fs::read(info.path.join("report").join(file)) {
-            Ok(bytes) => Answer { policy: REPORT_POLICY, ..Answer::new(200, content_type(file), bytes) },
-            Err(_) => Answer::text(404, "not found"),
+        match inside(&info.path, &Path::new("report").join(file)).and_then(|p| std::fs::read(p).ok()) {
+            Some(bytes) => Answer { policy: REPORT_POLICY, ..Answer::new(200, content_type(file), bytes) },
+            None => Answer::text(404, "not found"),
         }
     }
+}
+
+/// `rel` under the run folder `run` as the file it names, if it is a file inside the run's folder
+/// once every symlink is resolved: a link in `report/` (or `report/` itself a link) that leads
+/// out of the run is not followed; one that stays inside is.
+fn inside(run: &Path, rel: &Path) -> Option<std::path::PathBuf> {
+    let root = run.canonicalize().ok()?;
+    let target = root.join(rel).canonicalize().ok()?;
+    (target.starts_with(&root) && target.is_file()).then_some(target)
 }
 
 fn content_type(file: &str) -> &'static str {

@@ -82,7 +82,7 @@ function hrefWith(updates) {
 function go(updates) { location.hash = hrefWith(updates); }
 
 // Filters: every one a key of the address.
-const FILTERS = ['run', 'arm', 'seed', 'u', 'r', 'stored', 'flagged', 'channel', 'verifier', 'vote', 'text', 'hits'];
+const FILTERS = ['run', 'arm', 'arms', 'seed', 'u', 'r', 'stored', 'flagged', 'channel', 'verifier', 'vote', 'text', 'hits'];
 let hitSet = null; // keys matched by the server's search of model text
 
 function filtered(h) {
@@ -90,7 +90,7 @@ function filtered(h) {
   const text = (f.text || '').toLowerCase();
   const num = (v) => (v === 'none' ? null : Number(v));
   let out = ROWS.filter((r) =>
-    (!f.run || r.run === f.run) && (!f.arm || r.arm === f.arm) && (!f.seed || String(r.seed) === f.seed) &&
+    (!f.run || r.run === f.run) && (!f.arm || r.arm === f.arm) && (f.arms !== 'memory' || r.arm !== D.no_memory) && (!f.seed || String(r.seed) === f.seed) &&
     (!f.u || r.u === num(f.u)) && (!f.r || r.r === num(f.r)) && (!f.stored || r.stored_q === num(f.stored)) &&
     (!f.flagged || String(!!r.flagged) === f.flagged) && (!f.channel || r.channels.includes(f.channel)) &&
     (!f.verifier || !f.vote || voteOf(r, f.verifier) === f.vote) &&
@@ -126,6 +126,9 @@ function select(name, label, options, h) {
   return el('label', {}, label, s);
 }
 
+// The preset view of the first page: inflated memories (stored as trusted, U = 0) by harm.
+const PRESET_HARM = 'arms=memory&stored=1&u=0&sort=harm&desc=1';
+
 function listView(h) {
   const rows = filtered(h);
   const multi = D.runs.length > 1;
@@ -148,10 +151,13 @@ function listView(h) {
       type: 'search', id: 'hits', value: h.get('hits') || '', placeholder: 'search calls and plans',
       onchange: (e) => go({ hits: e.target.value, page: null }),
     })) : el('span', { class: 'muted' }, 'search of model text: with the server (lucid view RUN)'),
-    el('span', { id: 'count' }, `${rows.length} of ${ROWS.length} episodes`));
+    el('span', { id: 'count' }, `${rows.length} of ${ROWS.length} episodes`),
+    el('a', { id: 'preset-harm', href: '#' + PRESET_HARM, title: 'stored as trusted but wrong (U = 0), most harmful first: ' +
+      'harm = later episodes shown the memory that went wrong on a task the ' + D.no_memory + ' arm got right (pipelines/reports/harm.sql)' },
+    'inflated memories by harm'));
   const cols = [multi ? ['run', 'run'] : null, ['arm', 'arm'], ['seed', 'seed'], ['step', 'step'], ['question', 'question'],
     ['artifact', 'answer'], ['r', 'r'], ['u', 'U'], ['stored_q', 'stored'], ['channels', 'channels fired'],
-    ['memories', 'memories shown'], ['shown_later', 'shown later'], ['later_right', 'later right'],
+    ['memories', 'memories shown'], ['shown_later', 'shown later'], ['later_right', 'later right'], ['later_wrong', 'later wrong'], ['harm', 'harm'],
     ...D.verifiers.map((v) => [v, v])].filter(Boolean);
   // Its own memory's later life, one click to the memory's page (not the row's episode).
   const life = (r, v) => el('td', { class: 'num' }, el('a', { class: 'life', href: lifeHref(r.key), title: 'this memory’s life',
@@ -170,6 +176,7 @@ function listView(h) {
   el('td', {}, fmt(r.r)), uCell(r.u), el('td', {}, fmt(r.stored_q)),
   el('td', {}, r.channels.map((c) => el('span', { class: 'chip' }, c))),
   el('td', { class: 'num' }, r.retrieved.length), life(r, r.shown_later), life(r, r.later_right),
+  life(r, r.later_wrong), life(r, r.harm),
   D.verifiers.map((v) => el('td', { class: voteOf(r, v) === 'accept' ? 'yes' : voteOf(r, v) === 'reject' ? 'no' : 'muted' }, fmt(r[v])))));
   const more = rows.length > shown
     ? el('button', { onclick: () => go({ page: String(Number(h.get('page') || 1) + 1) }) }, `show ${Math.min(PAGE, rows.length - shown)} more`)
