@@ -1,7 +1,9 @@
 //! The math domain: gold comparison on every generated answer (the answer equals itself, a
-//! perturbed one does not); each answer-free channel on every gold answer it can speak to (lint
-//! never fires on one; units and substitute accept it and refuse it perturbed); the loop through
-//! every arm with a planted model, its channels and U as the rules say, and no gold in any request.
+//! perturbed one does not; each right answer written in the other common forms of #69 scores
+//! right and its perturbed twin in the same form wrong); each answer-free channel on every gold
+//! answer it can speak to (lint never fires on one; units and substitute accept it and refuse it
+//! perturbed); the loop through every arm with a planted model, its channels and U as the rules
+//! say, and no gold in any request.
 
 use lucid::domains::math::answer::{self, MathValue};
 use lucid::domains::math::{lint, substitute, tables, units};
@@ -318,4 +320,241 @@ fn cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_un
     assert_eq!(cross_path::check(py, "arithmetic__add_or_sub", "1/2", right, &limits), Some((true, String::new())));
     let refused = cross_path::check(py, "arithmetic__add_or_sub", "7/12", right, &limits).unwrap();
     assert_eq!(refused, (false, "the program printed \"1/2\"".to_string()));
+}
+
+/// One right answer written in another form and its perturbed twin: (form, right text, wrong text).
+type Twin = (&'static str, String, String);
+
+/// Each way of writing `right` beside the same way of writing `wrong`.
+fn paired(form: &'static str, right: Vec<String>, wrong: Vec<String>) -> Vec<Twin> {
+    assert_eq!(right.len(), wrong.len());
+    right.into_iter().zip(wrong).map(|(r, w)| (form, r, w)).collect()
+}
+
+/// The twins of one problem's gold, each form where the gold has it: Markdown bold around a
+/// labelled answer (and `**` inside one, a power), scientific notation, LaTeX fractions and `÷`,
+/// superscript powers, lists in prose, 1/0 for True/False, choice letters, clock times.
+fn twins(module: &str, gold: &str) -> Vec<Twin> {
+    let mut out = bold_twins(module, gold);
+    if module != "numbers__base_conversion" {
+        for forms in [scientific_twins, fraction_twins, superscript_twins, list_twins, boolean_twins] {
+            out.extend(forms(gold));
+        }
+        out.extend(choice_twins(module, gold));
+        out.extend(time_twins(gold));
+    }
+    out
+}
+
+/// The gold in bold, around a label or itself, against the perturbed answer so written; and a
+/// polynomial's `**` (a power) against the gold with every `**` dropped.
+fn bold_twins(module: &str, gold: &str) -> Vec<Twin> {
+    let write = |a: &str| {
+        ["Answer: {}", "**Answer:** {}", "**Answer: {}**", "Answer: **{}**", "**{}**", "Work.\n**Answer**: {}"]
+            .map(|f| f.replace("{}", a))
+            .to_vec()
+    };
+    let mut out = paired("bold", write(gold), write(&perturbed(module, gold)));
+    if gold.contains("**") {
+        out.push(("power, not bold", format!("Answer: {gold}"), format!("Answer: {}", gold.replace("**", ""))));
+    }
+    out
+}
+
+/// A number (no fraction) as Rust's `{:e}` writes it (`1.5046e4`), with `E+`, and an integer as
+/// `15046e0`; the twin's last mantissa digit changed.
+fn scientific_twins(gold: &str) -> Vec<Twin> {
+    let is_number = answer::number(&answer::parse(gold)).is_some() && !gold.contains('/') && gold.len() <= 15;
+    let Some(x) = gold.parse::<f64>().ok().filter(|_| is_number) else { return vec![] };
+    let e = format!("{x:e}");
+    let (mantissa, exponent) = e.split_once('e').unwrap();
+    let last = mantissa.chars().last().and_then(|c| c.to_digit(10)).unwrap();
+    let bumped = format!("{}{}e{exponent}", &mantissa[..mantissa.len() - 1], (last + 1) % 10);
+    let write = |s: &str| {
+        let mut forms = vec![s.to_string(), s.replacen('e', if exponent.starts_with('-') { "E" } else { "E+" }, 1)];
+        if let Ok(n) = gold.parse::<i64>() {
+            forms.push(format!("{}e0", if s == e { n } else { n + 1 }));
+        }
+        forms
+    };
+    paired("scientific", write(&e), write(&bumped))
+}
+
+/// A fraction `a/b` as `\frac{a}{b}` (`\dfrac`, `\tfrac`, in `$` or `\boxed{}`) and as `a÷b`;
+/// the twin's denominator one more.
+fn fraction_twins(gold: &str) -> Vec<Twin> {
+    let Some((n, d)) = gold.split_once('/').and_then(|(n, d)| Some((n.parse::<i64>().ok()?, d.parse::<i64>().ok()?)))
+    else {
+        return vec![];
+    };
+    let write = |d: i64| {
+        let (sign, a) = (if n < 0 { "-" } else { "" }, n.abs());
+        vec![
+            format!("{sign}\\frac{{{a}}}{{{d}}}"),
+            format!("$\\dfrac{{{n}}}{{{d}}}$"),
+            format!("Answer: $\\boxed{{{sign}\\tfrac{{{a}}}{{{d}}}}}$"),
+            format!("{n}÷{d}"),
+            format!("{n} ÷ {d}"),
+        ]
+    };
+    paired("fraction", write(d), write(d + 1))
+}
+
+/// Superscript digits for a number.
+fn superscript(n: u32) -> String {
+    n.to_string().chars().map(|c| "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().nth(c.to_digit(10).unwrap() as usize).unwrap()).collect()
+}
+
+/// A polynomial's powers in superscripts (`u³ + u² - 225`), the twin's first power one more; a
+/// decimal as digits times a power of ten (`695×10⁻⁵`), the twin's power one less.
+fn superscript_twins(gold: &str) -> Vec<Twin> {
+    let powers: Vec<(usize, u32)> = gold
+        .match_indices("**")
+        .filter_map(|(i, _)| gold[i + 2..].chars().next().and_then(|c| c.to_digit(10)).map(|e| (i, e)))
+        .collect();
+    if !powers.is_empty() && powers.iter().all(|&(i, _)| !gold[i + 3..].starts_with(|c: char| c.is_ascii_digit())) {
+        let write = |bump: u32| {
+            let mut s = gold.to_string();
+            for (k, &(i, e)) in powers.iter().enumerate().rev() {
+                s.replace_range(i..i + 3, &superscript(e + if k == 0 { bump } else { 0 }));
+            }
+            vec![s]
+        };
+        return paired("superscript", write(0), write(1));
+    }
+    let decimal = answer::number(&answer::parse(gold)).is_some() && !gold.contains('/');
+    let Some((whole, frac)) = gold.split_once('.').filter(|_| decimal) else { return vec![] };
+    let digits = format!("{whole}{frac}").trim_start_matches(['-', '0']).to_string();
+    let sign = if gold.starts_with('-') { "-" } else { "" };
+    let write = |k: usize| vec![format!("{sign}{digits}×10⁻{}", superscript(k as u32))];
+    paired("superscript", write(frac.len()), write(frac.len() + 1))
+}
+
+/// A list as `a; b; c`, `a, b and c`, `a, b, and c`; the twin's last item one more.
+fn list_twins(gold: &str) -> Vec<Twin> {
+    let Some(MathValue::List(items)) = answer::parse(gold) else { return vec![] };
+    let mut items: Vec<String> = items.iter().map(answer::canonical).collect();
+    let write = |items: &[String]| {
+        let (last, head) = items.split_last().unwrap();
+        vec![items.join("; "), format!("{} and {last}", head.join(", ")), format!("{}, and {last}", head.join(", "))]
+    };
+    let right = write(&items);
+    let last = items.last_mut().unwrap();
+    *last = lucid::domains::math::exact::parse(&format!("{last} + 1")).unwrap().to_string();
+    paired("list", right, write(&items))
+}
+
+/// True/False as 1/0, the twin the other digit; a number 1 or 0 against True/False, which it is not.
+fn boolean_twins(gold: &str) -> Vec<Twin> {
+    match answer::parse(gold) {
+        Some(MathValue::Bool(b)) => paired("boolean", vec![u8::from(b).to_string()], vec![u8::from(!b).to_string()]),
+        _ if gold == "1" || gold == "0" => {
+            vec![("number, not boolean", gold.into(), if gold == "1" { "True" } else { "False" }.into())]
+        }
+        _ => vec![],
+    }
+}
+
+/// A letter gold (`b`) as `B`, `b)`, `(B)`, `B.`, `Option B`, `option (b)`, `**(b)**` and
+/// `Answer: (B)`; the twin the next letter.
+fn choice_twins(module: &str, gold: &str) -> Vec<Twin> {
+    let letter = gold.chars().next().filter(|c| gold.len() == 1 && c.is_ascii_lowercase());
+    let Some(c) = letter.filter(|_| module.starts_with("comparison__")) else { return vec![] };
+    let write = |c: char| {
+        let u = c.to_ascii_uppercase();
+        vec![
+            u.to_string(),
+            format!("{c})"),
+            format!("({u})"),
+            format!("{u}."),
+            format!("Option {u}"),
+            format!("option ({c})"),
+            format!("**({c})**"),
+            format!("Answer: ({u})"),
+        ]
+    };
+    paired("choice", write(c), write(char::from(c as u8 + 1)))
+}
+
+/// A clock time on the 24-hour clock (`04:55`, `4:55`, `16:28`) and in 12-hour forms (`4:55
+/// a.m.`, `4:55am`, `04:55 AM`, `4:55 A.M.`); the twins a minute later and twelve hours on; and
+/// a PM time's 12-hour digits bare, which read as the morning.
+fn time_twins(gold: &str) -> Vec<Twin> {
+    let Some(MathValue::Time(m)) = answer::parse(gold) else { return vec![] };
+    let write = |m: u32| {
+        let (h, min) = (m / 60, m % 60);
+        let (h12, am) = ((h + 11) % 12 + 1, h < 12);
+        let (lower, upper) = if am { ("a.m.", "AM") } else { ("p.m.", "PM") };
+        vec![
+            format!("{h:02}:{min:02}"),
+            format!("{h}:{min:02}"),
+            format!("{h12}:{min:02} {lower}"),
+            format!("{h12}:{min:02}{}", upper.to_ascii_lowercase()),
+            format!("{h12:02}:{min:02} {upper}"),
+            format!("{h12}:{min:02} {}", lower.to_ascii_uppercase()),
+        ]
+    };
+    let mut out = paired("time", write(m), write((m + 1) % 1440));
+    out.extend(paired("time", write(m), write((m + 720) % 1440)));
+    let bare = format!("{}:{:02}", (m / 60 + 11) % 12 + 1, m % 60);
+    if bare != write(m)[1] {
+        out.push(("time", gold.into(), bare));
+    }
+    out
+}
+
+#[test]
+fn issue_69_right_answers_in_every_common_form_score_right_and_their_perturbed_twins_wrong() {
+    use lucid::domains::math::{MathConfig, MathDomain};
+    use lucid::seam::{Domain, Judge};
+    if !require(Probe::Math) {
+        return;
+    }
+    let domain = MathDomain::new(MathConfig::default()).unwrap();
+    let score = |t: &tables::MathTask, g: &tables::MathGold, text: &str| {
+        let artifact = domain.extract(text).ok();
+        domain.score(t, g, artifact.as_deref()).unwrap()
+    };
+    let (tasks, gold) = generated();
+    let mut checked = std::collections::BTreeMap::<&str, usize>::new();
+    let mut written = std::collections::BTreeSet::new();
+    let mut misjudged = Vec::new();
+    for (t, g) in tasks.iter().zip(&gold) {
+        for (form, right, wrong) in twins(&t.module, &g.answer) {
+            if score(t, g, &right) != 1 {
+                misjudged.push(format!("{form}: {right:?} scored wrong for {:?} ({})", g.answer, t.module));
+            }
+            if score(t, g, &wrong) != 0 {
+                misjudged.push(format!("{form}: {wrong:?} scored right for {:?} ({})", g.answer, t.module));
+            }
+            *checked.entry(form).or_default() += 1;
+            written.insert(right);
+        }
+    }
+    assert!(
+        misjudged.is_empty(),
+        "{} misjudged:\n{}",
+        misjudged.len(),
+        misjudged[..misjudged.len().min(40)].join("\n")
+    );
+    eprintln!("twins checked per form: {checked:?}");
+    let forms =
+        ["bold", "power, not bold", "scientific", "fraction", "superscript", "list", "boolean", "choice", "time"];
+    for form in forms.into_iter().chain(["number, not boolean"]) {
+        assert!(checked.get(form).is_some_and(|n| *n >= 20), "{form}: {checked:?}");
+    }
+    // The issue's own examples are among them.
+    let examples = [
+        "Answer: u**3 + u**2 - 225",
+        "15046e0",
+        "\\frac{2}{7}",
+        "2÷7",
+        "2; 7; 2381",
+        "2, 7 and 2381",
+        "04:55",
+        "4:55 a.m.",
+    ];
+    for e in examples.into_iter().chain(["u³ + u² - 225", "B", "b)"]) {
+        assert!(written.contains(e), "{e} was not checked");
+    }
 }

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::notation;
+
 /// The largest exponent a parsed power may have.
 pub const MAX_POWER: u32 = 64;
 /// The most terms a polynomial may have.
@@ -283,12 +285,13 @@ impl fmt::Display for Poly {
     }
 }
 
-/// Parse an expression: numbers (integers and decimals, exactly), single-letter variables,
-/// `+ - * / ** ^`, parentheses, and a number written before a variable or a parenthesis
-/// (`2x`, `3(x + 1)`). Division only by a constant. None: not such an expression, or past the
-/// bounds.
+/// Parse an expression: numbers (integers, decimals and scientific numerals such as `1.5e-3`,
+/// exactly), single-letter variables, `+ - * / ** ^`, parentheses, and a number written before
+/// a variable or a parenthesis (`2x`, `3(x + 1)`); also the notations of [`notation`]: LaTeX
+/// fractions, `×` `·` `÷` `−`, superscript powers. Division only by a constant. None: not such
+/// an expression, or past the bounds.
 pub fn parse(text: &str) -> Option<Poly> {
-    let tokens = tokens(text)?;
+    let tokens = tokens(&notation::latex(text)?)?;
     let mut p = Parser { t: &tokens, i: 0, depth: 0 };
     let e = p.sum()?;
     (p.i == tokens.len()).then_some(e)
@@ -316,7 +319,12 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
                 while i < c.len() && (c[i].is_ascii_digit() || c[i] == '.') {
                     i += 1;
                 }
-                out.push(Tok::Num(decimal(&c[start..i].iter().collect::<String>())?));
+                let mut n = decimal(&c[start..i].iter().collect::<String>())?;
+                if let Some((e, end)) = notation::scientific(&c, i) {
+                    n = n.times(ten_to(e)?)?;
+                    i = end;
+                }
+                out.push(Tok::Num(n));
             }
             '*' if c.get(i + 1) == Some(&'*') => {
                 out.push(Tok::Pow);
@@ -324,10 +332,6 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
             }
             '^' => {
                 out.push(Tok::Pow);
-                i += 1;
-            }
-            '+' | '-' | '*' | '/' => {
-                out.push(Tok::Op(c[i]));
                 i += 1;
             }
             '(' => {
@@ -346,13 +350,33 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
                 out.push(Tok::Var(v));
                 i += 1;
             }
-            _ => return None,
+            s => {
+                if let Some(op) = notation::operator(s) {
+                    out.push(Tok::Op(op));
+                    i += 1;
+                } else {
+                    // A power in superscripts (`u²`, `10⁻³`): `**`, its sign, its digits.
+                    let (e, end) = notation::superscript_power(&c, i)?;
+                    out.push(Tok::Pow);
+                    if e < 0 {
+                        out.push(Tok::Op('-'));
+                    }
+                    out.push(Tok::Num(Rat::int(i128::from(e.unsigned_abs()))));
+                    i = end;
+                }
+            }
         }
         if out.len() > 4 * MAX_TERMS {
             return None;
         }
     }
     Some(out)
+}
+
+/// `10` to the power `e`, exactly.
+fn ten_to(e: i32) -> Option<Rat> {
+    let p = Rat::int(10).pow(e.unsigned_abs())?;
+    if e < 0 { Rat::new(1, p.numer()) } else { Some(p) }
 }
 
 /// A decimal numeral exactly (`0.08` is 8/100).
@@ -424,15 +448,26 @@ impl Parser<'_> {
             return Some(base);
         }
         self.i += 1;
-        let negative = self.peek() == Some(&Tok::Op('-'));
-        if negative {
-            self.i += 1;
-        }
+        let e = self.exponent()?;
+        let p = base.pow(u32::try_from(e.unsigned_abs()).ok()?)?;
+        if e < 0 { Poly::constant(Rat::int(1)).over(&p) } else { Some(p) }
+    }
+    /// An integer exponent: `3`, `-3`, or a parenthesised constant (`(-3)`, from `^{-3}`).
+    fn exponent(&mut self) -> Option<i128> {
+        let e = match self.peek() {
+            Some(Tok::Open) => self.atom()?.as_constant()?,
+            Some(Tok::Op('-')) => {
+                self.i += 1;
+                self.exponent_number()?.negated()?
+            }
+            _ => self.exponent_number()?,
+        };
+        e.is_int().then(|| e.numer())
+    }
+    fn exponent_number(&mut self) -> Option<Rat> {
         let Some(Tok::Num(e)) = self.peek().cloned() else { return None };
         self.i += 1;
-        let e = u32::try_from(e.numer()).ok().filter(|_| e.is_int())?;
-        let p = base.pow(e)?;
-        if negative { Poly::constant(Rat::int(1)).over(&p) } else { Some(p) }
+        Some(e)
     }
     fn atom(&mut self) -> Option<Poly> {
         let t = self.peek()?.clone();

@@ -19,7 +19,7 @@ pub enum Form {
     Number,
     /// A polynomial whose variables are among these.
     Polynomial(Vec<char>),
-    /// True or False.
+    /// True or False (also yes/no, 1/0).
     Boolean,
     /// Numbers separated by commas, ascending (or descending), as many as `Some(n)` when known.
     Sorted {
@@ -30,9 +30,9 @@ pub enum Form {
     },
     /// Distinct numbers, ascending (one number alone is a list of one).
     Roots,
-    /// One of these letters.
+    /// One of these letters (in any form [`answer::letter`] reads: `b`, `(b)`, `B`, ...).
     Choice(Vec<char>),
-    /// A clock time `H:MM AM|PM`.
+    /// A clock time (`H:MM AM|PM`, or on the 24-hour clock).
     Time,
     /// Digits of this base, with an optional `-`.
     Digits(u32),
@@ -130,7 +130,7 @@ pub fn fits(form: &Form, text: &str) -> bool {
         Form::Polynomial(vars) => {
             matches!(&value, Some(MathValue::Poly(p)) if p.variables().iter().all(|v| vars.contains(v)))
         }
-        Form::Boolean => matches!(value, Some(MathValue::Bool(_))),
+        Form::Boolean => matches!(value, Some(MathValue::Bool(_))) || t == "1" || t == "0",
         Form::Sorted { descending, len } => {
             let numbers = answer::numbers(&value);
             numbers.as_ref().is_some_and(|n| {
@@ -139,10 +139,7 @@ pub fn fits(form: &Form, text: &str) -> bool {
             })
         }
         Form::Roots => answer::numbers(&value).is_some_and(|n| n.windows(2).all(|w| w[0] < w[1])),
-        Form::Choice(letters) => {
-            let inner = t.trim_start_matches('(').trim_end_matches(')');
-            inner.len() == 1 && inner.chars().next().is_some_and(|c| letters.contains(&c))
-        }
+        Form::Choice(letters) => answer::letter(t).is_some_and(|c| letters.contains(&c)),
         Form::Time => matches!(value, Some(MathValue::Time(_))),
         Form::Digits(base) => {
             let digits = t.strip_prefix('-').unwrap_or(t);

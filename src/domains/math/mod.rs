@@ -18,6 +18,7 @@ pub mod data;
 pub mod exact;
 mod kind;
 pub mod lint;
+pub mod notation;
 pub mod sources;
 pub mod substitute;
 pub mod tables;
@@ -88,7 +89,7 @@ impl Domain for MathDomain {
     const GROUP_DOC: &'static str = "The problem's module (algebra__linear_1d, numbers__gcd, ...).";
     const ARTIFACT: &'static str = "answer";
     const PROMPTS: &'static str = "pipelines/prompts-math";
-    const ARTIFACT_DOC: &'static str = "The answer the executor gave: the rest of its last line labelled 'Answer:' / 'Final answer:', else its first non-empty line; without $, \\boxed{}, backticks, quotes, a final period, or a leading 'x = '. Null when the text holds none or the executor call failed.";
+    const ARTIFACT_DOC: &'static str = "The answer the executor gave: the rest of its last line labelled 'Answer:' / 'Final answer:', or the line after a bare label, else its first non-empty line; without $, \\boxed{}, Markdown bold or backticks or quotes at its edges, a final period, or a leading 'x = '. Null when the text holds none or the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["lint", "units", "substitute"];
     const PLANNER_OPTIONAL: bool = true;
 
