@@ -93,6 +93,12 @@ llama-server:
 bench-box:
     tests/bench/bench_box.sh
 
+# The referees on everything (#69): lucid's tool-use verdicts against BFCL's own on every generated
+# reply, the ones only BFCL's decoder reads included (one sandbox process each: slow), and the code
+# domain's gold check against its held-out attacks; the counts go to tests/bench/results/referees.log.
+bench-referees:
+    LUCID_REFEREE=all cargo test --test integration -- --nocapture tools_domain::the_checker code_verdicts 2>&1 | tee tests/bench/results/referees.log
+
 # lucid view over a generated run of 10,000 episodes in headless Chromium: page open and filter, one
 # episode's body served, and --export (wall and CPU); BEFORE=path/to/an/older/lucid adds its export
 # time. tests/bench/results/view.md.

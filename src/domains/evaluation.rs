@@ -65,6 +65,9 @@ pub fn generic<D: DomainKind>(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inp
     let qid = crate::table::column::<Int64Array>(episodes, path, "question_id")?;
     let artifact = crate::table::column::<StringArray>(episodes, path, D::ARTIFACT)?;
     let task_of: HashMap<i64, &D::Task> = tasks.iter().map(|t| (D::id(t), t)).collect();
+    let all: Vec<&str> =
+        (0..episodes.num_rows()).filter(|i| artifact.is_valid(*i)).map(|i| artifact.value(i)).collect();
+    domain.prepare(&all);
     let mut rows = Vec::with_capacity(episodes.num_rows());
     for i in 0..episodes.num_rows() {
         let q = qid.value(i);

@@ -123,6 +123,10 @@ pub trait Judge: Domain {
     fn gold(&self, batch: &RecordBatch, path: &Path) -> Result<HashMap<i64, Self::Gold>>;
     /// U: 1 when `artifact` answers `task` as `gold` does, else 0.
     fn score(&self, task: &Self::Task, gold: &Self::Gold, artifact: Option<&str>) -> Result<u8>;
+    /// Called with every artifact before they are scored one by one, so a judge that reads them
+    /// in batches can (tool use reads the replies its own reader refuses with BFCL's decoder in
+    /// the sandbox, many to a process). Default: nothing.
+    fn prepare(&self, _artifacts: &[&str]) {}
 }
 
 /// Check that every name of `names` is a channel of `D` (`what` names the list in errors).

@@ -22,7 +22,10 @@ pub fn decode(text: &str) -> Result<Vec<Py>, Invalid> {
     if !text.ends_with(']') {
         text.push(']');
     }
-    let cleaned = text.trim().trim_matches('\'');
+    // Python's `str.strip()`: `str.isspace` holds for Unicode's white space and for the
+    // separators U+001C..U+001F, which Rust's `trim` keeps.
+    let cleaned =
+        text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)).trim_matches('\'');
     match syntax::parse(cleaned)? {
         call @ Expr::Call(..) => Ok(vec![resolve_call(&call)?]),
         Expr::List(items) | Expr::Tuple(items) => items
@@ -82,10 +85,15 @@ fn resolve(e: &Expr) -> Result<Py, Invalid> {
         }
         Expr::Binary(..) => evaluate(e)?,
         Expr::Name(n) => Py::Str(n.clone()),
+        Expr::Call(_, _, keywords) if keywords.is_empty() && e.has_opaque() => {
+            return Err("a source text lucid does not write back".into());
+        }
         Expr::Call(_, _, keywords) if keywords.is_empty() => Py::Str(unparse(e)),
         Expr::Call(..) => resolve_call(e)?,
+        Expr::Subscript(..) if e.has_opaque() => return Err("a source text lucid does not write back".into()),
         Expr::Subscript(value, index) => Py::Str(format!("{}[{}]", unparse(value), unparse_index(index))),
         Expr::Attribute(..) => return Err("Unsupported AST type: <class 'ast.Attribute'>".into()),
+        Expr::Opaque(what) => return Err(format!("{what} is not resolved").into()),
     })
 }
 
@@ -121,6 +129,11 @@ fn evaluate(e: &Expr) -> Result<Py, Invalid> {
                     Py::Int(_) | Py::Float(_) => Ok(v),
                     _ => Err("bad operand type for unary +".into()),
                 },
+                "~" => match v {
+                    Py::Bool(b) => Ok(Py::Int(!i128::from(b))),
+                    Py::Int(i) => Ok(Py::Int(!i)),
+                    _ => Err("bad operand type for unary ~".into()),
+                },
                 _ => Err(format!("`{op}` is not evaluated").into()),
             }
         }
@@ -142,8 +155,27 @@ fn arithmetic(a: &Py, op: &str, b: &Py) -> Result<Py, Invalid> {
         v => int(v).map(|x| x as f64),
     };
     let overflow = || Invalid::from("an integer too large");
+    if let (Py::Bool(x), Py::Bool(y)) = (a, b) {
+        match op {
+            "&" => return Ok(Py::Bool(x & y)),
+            "|" => return Ok(Py::Bool(x | y)),
+            "^" => return Ok(Py::Bool(x ^ y)),
+            _ => {}
+        }
+    }
     if let (Some(x), Some(y)) = (int(a), int(b)) {
         return match op {
+            "&" => Ok(Py::Int(x & y)),
+            "|" => Ok(Py::Int(x | y)),
+            "^" => Ok(Py::Int(x ^ y)),
+            "<<" | ">>" if y < 0 => Err("negative shift count".into()),
+            "<<" if x == 0 => Ok(Py::Int(0)),
+            "<<" => u32::try_from(y)
+                .ok()
+                .filter(|y| *y < 127 && (x << y) >> y == x)
+                .map(|y| Py::Int(x << y))
+                .ok_or_else(overflow),
+            ">>" => Ok(Py::Int(x >> y.min(127))),
             "+" => x.checked_add(y).map(Py::Int).ok_or_else(overflow),
             "-" => x.checked_sub(y).map(Py::Int).ok_or_else(overflow),
             "*" => x.checked_mul(y).map(Py::Int).ok_or_else(overflow),
@@ -152,6 +184,7 @@ fn arithmetic(a: &Py, op: &str, b: &Py) -> Result<Py, Invalid> {
             "//" | "%" if y == 0 => Err("integer division or modulo by zero".into()),
             "//" => Ok(Py::Int(x.div_euclid(y) - i128::from(y < 0 && x.rem_euclid(y) != 0))),
             "%" => Ok(Py::Int(x - y * (x.div_euclid(y) - i128::from(y < 0 && x.rem_euclid(y) != 0)))),
+            "**" if x == 0 && y < 0 => Err("0.0 cannot be raised to a negative power".into()),
             "**" if y >= 0 => u32::try_from(y).ok().and_then(|y| x.checked_pow(y)).map(Py::Int).ok_or_else(overflow),
             "**" => Ok(Py::Float((x as f64).powf(y as f64))),
             _ => Err(format!("`{op}` is not evaluated").into()),
@@ -164,8 +197,11 @@ fn arithmetic(a: &Py, op: &str, b: &Py) -> Result<Py, Invalid> {
             "*" => Ok(Py::Float(x * y)),
             "/" | "//" | "%" if y == 0.0 => Err("float division by zero".into()),
             "/" => Ok(Py::Float(x / y)),
-            "//" => Ok(Py::Float((x / y).floor())),
-            "%" => Ok(Py::Float(x - y * (x / y).floor())),
+            "//" => Ok(Py::Float(float_divmod(x, y).0)),
+            "%" => Ok(Py::Float(float_divmod(x, y).1)),
+            "**" if x == 0.0 && y < 0.0 => Err("0.0 cannot be raised to a negative power".into()),
+            // A negative base to a fractional power is a complex number in Python.
+            "**" if x < 0.0 && y.fract() != 0.0 => Err("a complex result lucid does not hold".into()),
             "**" => Ok(Py::Float(x.powf(y))),
             _ => Err(format!("`{op}` is not evaluated").into()),
         };
@@ -173,6 +209,7 @@ fn arithmetic(a: &Py, op: &str, b: &Py) -> Result<Py, Invalid> {
     match (a, op, b) {
         (Py::Str(x), "+", Py::Str(y)) => Ok(Py::Str(format!("{x}{y}"))),
         (Py::List(x), "+", Py::List(y)) => Ok(Py::List([x.clone(), y.clone()].concat())),
+        (Py::Tuple(x), "+", Py::Tuple(y)) => Ok(Py::Tuple([x.clone(), y.clone()].concat())),
         (Py::Str(s), "*", n) | (n, "*", Py::Str(s)) if int(n).is_some() => {
             let n = usize::try_from(int(n).unwrap_or(0)).unwrap_or(0);
             if s.len().saturating_mul(n) > 1 << 20 {
@@ -182,6 +219,28 @@ fn arithmetic(a: &Py, op: &str, b: &Py) -> Result<Py, Invalid> {
         }
         _ => Err(format!("unsupported operand types for {op}").into()),
     }
+}
+
+/// `divmod(x, y)` for floats as CPython computes it (`float_divmod` in `floatobject.c`): from
+/// `fmod`, so `1 // 0.1` is 9.0, not `floor(1 / 0.1)` = 10.0.
+fn float_divmod(x: f64, y: f64) -> (f64, f64) {
+    let mut m = x % y;
+    let mut div = (x - m) / y;
+    if m != 0.0 {
+        if (y < 0.0) != (m < 0.0) {
+            m += y;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(y);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 { f + 1.0 } else { f }
+    } else {
+        0.0f64.copysign(x / y)
+    };
+    (floordiv, m)
 }
 
 /// `ast.unparse(e)`, as Python writes an expression back.
@@ -209,6 +268,7 @@ pub fn unparse(e: &Expr) -> String {
         Expr::Unary("not", x) => format!("not {}", unparse(x)),
         Expr::Unary(op, x) => format!("{op}{}", unparse(x)),
         Expr::Binary(a, op, b) => format!("{} {op} {}", unparse(a), unparse(b)),
+        Expr::Opaque(what) => format!("<{what}>"),
     }
 }
 
@@ -256,5 +316,48 @@ mod tests {
         assert_eq!(canonical(&decode("f(a=1, b=2, a=3)").unwrap()), "[f(a=3, b=2)]");
         assert!(decode("I cannot help with that.").is_err());
         assert!(decode("f(a=g.h)").is_err());
+    }
+
+    /// Each class where lucid's reader once parted from Python's (issue #69), as Python reads it.
+    #[test]
+    fn replies_are_read_as_pythons_tokenizer_and_evaluator_read_them() {
+        let read = |t: &str| decode(t).map(|c| canonical(&c));
+        // Edges: BFCL strips backticks, newlines and spaces only, then brackets the text; a `\r`
+        // or a separator at the edge stays inside the brackets.
+        assert!(read("[f(a=1)]\r\n").is_err());
+        assert!(read("\u{1c}f(a=1)\u{1f}").is_err());
+        assert!(read("f(a=1)\t").is_ok());
+        // An empty or blank reply decodes to no call.
+        assert_eq!(read("").unwrap(), "[]");
+        assert_eq!(read(" \n ").unwrap(), "[]");
+        // Identifiers NFKC-normalised.
+        assert_eq!(read("\u{fb01}le(a=1)").unwrap(), "[file(a=1)]");
+        // Keywords are not names.
+        assert!(read("f(from=1)").is_err());
+        assert!(read("f(class='x')").is_err());
+        assert!(read("f(a=None)").is_ok());
+        // Bitwise operators, shifts and tuple `+` evaluate; a unary operator at the top of a value
+        // is BFCL's `-value.operand.value` whatever it is (`~5` is -5), inside arithmetic Python's.
+        assert_eq!(
+            read("f(a=1 | 2, b=6 ^ 3, c=1 << 4, d=~5, e=True | False, g=(1,) + (2,), h=0 + ~5)").unwrap(),
+            "[f(a=3, b=5, c=16, d=-5, e=True, g=(1, 2), h=-6)]"
+        );
+        // Floor division and modulo of floats as CPython computes them.
+        assert_eq!(read("f(a=1 // 0.1, b=-7.5 % 2)").unwrap(), "[f(a=9.0, b=0.5)]");
+        // Underscores only between digits; no-break space is no separator.
+        assert!(read("f(a=1__0)").is_err());
+        assert!(read("f(a=10_)").is_err());
+        assert!(read("f(a=0x_1f)").is_ok());
+        assert!(read("f(a=1,\u{a0}b=2)").is_err());
+        // Positional arguments BFCL drops unread; the same things as values fail.
+        for positional in ["lambda x, y=2: x", "[i for i in range(3) if i]", "*args", "f'{x}!'", &"9".repeat(42)] {
+            assert_eq!(read(&format!("f({positional}, a=1)")).unwrap(), "[f(a=1)]", "{positional}");
+            // (An int past 128 bits as a value is Python's int, which lucid does not hold: refused.)
+            assert!(read(&format!("f(a=[{positional}])")).is_err(), "{positional}");
+        }
+        assert_eq!(read("f(x for x in y)").unwrap(), "[f()]");
+        assert!(read("f(x for x in y, a=1)").is_err());
+        assert_eq!(read("f(a=1, *b)").unwrap(), "[f(a=1)]");
+        assert_eq!(read("f(a=g(lambda: 0, b=2))").unwrap(), "[f(a={'g': {'b': 2}})]");
     }
 }

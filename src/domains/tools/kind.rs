@@ -24,8 +24,8 @@ impl DomainKind for ToolsDomain {
         ToolsDomain::new(o.clone()).map(|_| ())
     }
 
-    fn configure(options: ToolsConfig, _: &StageContext) -> Result<ToolsDomain> {
-        ToolsDomain::new(options).map_err(Error::usage)
+    fn configure(options: ToolsConfig, ctx: &StageContext) -> Result<ToolsDomain> {
+        Ok(ToolsDomain::new(options).map_err(Error::usage)?.scoring_with(&ctx.cache_dir))
     }
 
     fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
@@ -42,7 +42,7 @@ impl DomainKind for ToolsDomain {
 
     /// The calls written canonically (two samples agree when they make the same calls).
     fn canonical(text: &str) -> String {
-        super::calls::decode(text.trim()).map(|c| super::calls::canonical(&c)).unwrap_or_default()
+        super::calls::decode(text).map(|c| super::calls::canonical(&c)).unwrap_or_default()
     }
 
     fn tables() -> Vec<serde_json::Value> {

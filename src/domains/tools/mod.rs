@@ -9,6 +9,7 @@
 //! on repeat", the paper's other tool-use signal, is the ladder's resample rung (the model asked
 //! again, its calls compared canonically).
 
+pub mod bfcl_reader;
 pub mod calls;
 pub mod checker;
 pub mod contract;
@@ -55,13 +56,22 @@ impl Default for ToolsConfig {
 /// The tool-use domain.
 pub struct ToolsDomain {
     config: ToolsConfig,
+    /// BFCL's decoder for the replies lucid's reader refuses (scoring only).
+    reader: bfcl_reader::BfclReader,
 }
 
 impl ToolsDomain {
     /// The domain with `config` (its channel names checked).
     pub fn new(config: ToolsConfig) -> std::result::Result<ToolsDomain, Invalid> {
         crate::seam::check_channels::<ToolsDomain>(&config.channels, "domain.channels")?;
-        Ok(ToolsDomain { config })
+        Ok(ToolsDomain { config, reader: bfcl_reader::BfclReader::new(None) })
+    }
+
+    /// The domain whose scoring reads a reply lucid's reader refuses with BFCL's own decoder,
+    /// from the wheel and interpreter fetched under `cache_dir`.
+    pub fn scoring_with(mut self, cache_dir: &std::path::Path) -> ToolsDomain {
+        self.reader = bfcl_reader::BfclReader::new(Some(cache_dir));
+        self
     }
 }
 
@@ -82,15 +92,21 @@ fn functions(task: &ToolsTask) -> Value {
 }
 
 /// Whether `reply` is right for a task of `category` with `functions` and BFCL's `ground_truth`
-/// (JSON), by BFCL's rules ([`checker::evaluate`]); a reply on which BFCL's checker would raise
-/// is not right.
-pub fn right(category: &str, functions: &str, ground_truth: &str, reply: &str) -> bool {
+/// (JSON), by BFCL's rules ([`checker::evaluate`]), the reply read by `reader`; a reply on which
+/// BFCL's checker would raise is not right.
+pub fn right(
+    reader: &bfcl_reader::BfclReader,
+    category: &str,
+    functions: &str,
+    ground_truth: &str,
+    reply: &str,
+) -> bool {
     let (Ok(functions), Ok(truth)) =
         (serde_json::from_str::<Value>(functions), serde_json::from_str::<Value>(ground_truth))
     else {
         return false;
     };
-    let decoded = calls::decode(reply).ok();
+    let decoded = reader.decode(reply).ok();
     checker::evaluate(&functions, decoded.as_deref(), &truth, category).is_ok_and(|v| v.valid)
 }
 
@@ -104,7 +120,7 @@ impl Domain for ToolsDomain {
     const GROUP_DOC: &'static str = "BFCL's category (simple_python, multiple, parallel, live_irrelevance, ...).";
     const ARTIFACT: &'static str = "tool_calls";
     const PROMPTS: &'static str = "pipelines/prompts-tools";
-    const ARTIFACT_DOC: &'static str = "The executor's reply, trimmed: the calls it writes in Python syntax ([f(a=1), g(b='x')]), decoded as BFCL decodes a prompting model's reply. Null when the reply is empty or the executor call failed.";
+    const ARTIFACT_DOC: &'static str = "The executor's reply as written (BFCL strips its edges when decoding): the calls it writes in Python syntax ([f(a=1), g(b='x')]), decoded as BFCL decodes a prompting model's reply. Null when the executor call failed.";
     const CHANNELS: &'static [&'static str] = &["contract"];
     const PLANNER_OPTIONAL: bool = true;
 
@@ -126,12 +142,11 @@ impl Domain for ToolsDomain {
         Ok(vec![("functions", task.functions.clone())])
     }
 
+    /// The reply as the model wrote it: BFCL's decoder strips only backticks, newlines and
+    /// spaces at its edges (`'[f(a=1)]\r\n'` does not decode), and reads an empty or blank
+    /// reply as no call (right in an irrelevance task).
     fn extract(&self, text: &str) -> std::result::Result<String, Invalid> {
-        let reply = text.trim();
-        if reply.is_empty() {
-            return Err("an empty reply".into());
-        }
-        Ok(reply.to_string())
+        Ok(text.to_string())
     }
 
     fn unobserved(&self, _why: &str) -> ToolsObs {
@@ -189,6 +204,12 @@ impl Judge for ToolsDomain {
     }
 
     fn score(&self, task: &ToolsTask, gold: &ToolsGold, artifact: Option<&str>) -> Result<u8> {
-        Ok(u8::from(artifact.is_some_and(|a| right(&gold.category, &task.functions, &gold.ground_truth, a))))
+        Ok(u8::from(
+            artifact.is_some_and(|a| right(&self.reader, &gold.category, &task.functions, &gold.ground_truth, a)),
+        ))
+    }
+
+    fn prepare(&self, artifacts: &[&str]) {
+        self.reader.prepare(artifacts);
     }
 }

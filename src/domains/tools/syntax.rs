@@ -7,6 +7,7 @@
 //! is refused, as BFCL's decoder refuses what it does not resolve.
 
 use crate::error::Invalid;
+use unicode_normalization::UnicodeNormalization;
 
 /// A parsed expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +42,26 @@ pub enum Expr {
     Unary(&'static str, Box<Expr>),
     /// `a op b`.
     Binary(Box<Expr>, &'static str, Box<Expr>),
+    /// What Python parses but BFCL's decoder only drops as a positional argument and fails on
+    /// anywhere else: a lambda, a comprehension, `*args`, an f-string, an int past 128 bits.
+    Opaque(&'static str),
+}
+
+impl Expr {
+    /// Whether an [`Expr::Opaque`] is in `self`.
+    pub fn has_opaque(&self) -> bool {
+        match self {
+            Expr::Opaque(_) => true,
+            Expr::Attribute(v, _) | Expr::Unary(_, v) => v.has_opaque(),
+            Expr::Call(f, args, kw) => {
+                f.has_opaque() || args.iter().any(Expr::has_opaque) || kw.iter().any(|(_, v)| v.has_opaque())
+            }
+            Expr::List(items) | Expr::Tuple(items) => items.iter().any(Expr::has_opaque),
+            Expr::Dict(pairs) => pairs.iter().any(|(k, v)| k.has_opaque() || v.has_opaque()),
+            Expr::Subscript(a, b) | Expr::Binary(a, _, b) => a.has_opaque() || b.has_opaque(),
+            _ => false,
+        }
+    }
 }
 
 /// The deepest nesting of brackets read (Python allows 200, its tokenizer's `MAXLEVEL`; no BFCL
@@ -63,6 +84,8 @@ pub fn parse(text: &str) -> Result<Expr, Invalid> {
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
     Int(i128),
+    /// An int past 128 bits, or an f-string: read, never valued.
+    Opaque(&'static str),
     Float(f64),
     Str(String),
     Name(String),
@@ -72,8 +95,8 @@ enum Tok {
 
 /// Operators, longest first.
 const OPS: &[&str] = &[
-    "...", "**", "//", "->", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%", "~", "@", "<",
-    ">", "!", "&", "|", "^", ";",
+    "...", "**", "//", "->", "<<", ">>", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%",
+    "~", "@", "<", ">", "!", "&", "|", "^", ";",
 ];
 
 fn tokenize(text: &str) -> Result<Vec<Tok>, Invalid> {
@@ -91,11 +114,13 @@ fn tokenize(text: &str) -> Result<Vec<Tok>, Invalid> {
         } else if c == '\\' && chars.get(i + 1) == Some(&'\n') {
             i += 2;
         } else if c == '\n' || c == '\r' {
-            if depth == 0 && chars[i..].iter().any(|c| !c.is_whitespace()) {
+            if depth == 0 && chars[i..].iter().any(|c| !matches!(c, ' ' | '\t' | '\x0c' | '\n' | '\r')) {
                 return Err("a newline outside brackets".into());
             }
             i += 1;
-        } else if c.is_whitespace() {
+        } else if matches!(c, ' ' | '\t' | '\x0c') {
+            // Python's tokenizer skips only these between tokens; any other whitespace (a
+            // no-break space, a vertical tab) is an invalid character.
             i += 1;
         } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
             let (tok, next) = number(&chars, i)?;
@@ -110,7 +135,8 @@ fn tokenize(text: &str) -> Result<Vec<Tok>, Invalid> {
             while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect();
+            // Python's parser reads an identifier NFKC-normalised (`ﬁle` is `file`).
+            let word: String = chars[start..i].iter().collect::<String>().nfkc().collect();
             if matches!(chars.get(i), Some('"' | '\'')) {
                 match word.to_ascii_lowercase().as_str() {
                     "r" => {
@@ -120,6 +146,12 @@ fn tokenize(text: &str) -> Result<Vec<Tok>, Invalid> {
                         continue;
                     }
                     "u" => continue,
+                    "f" | "rf" | "fr" => {
+                        let (_, next) = string(&chars, i, word.len() > 1)?;
+                        out.push(Tok::Opaque("an f-string"));
+                        i = next;
+                        continue;
+                    }
                     _ => return Err(format!("a {word}-prefixed string is not read").into()),
                 }
             }
@@ -154,17 +186,29 @@ fn number(chars: &[char], start: usize) -> Result<(Tok, usize), Invalid> {
     if radix != 10 {
         i += 2;
         let s = i;
+        // One `_` may follow the prefix or a digit, and must be followed by a digit.
         while i < chars.len() && (chars[i].is_digit(radix) || chars[i] == '_') {
+            if chars[i] == '_' && !chars.get(i + 1).is_some_and(|c| c.is_digit(radix)) {
+                return Err("invalid number literal (an underscore not between digits)".into());
+            }
             i += 1;
         }
+        if i == s {
+            return Err("invalid number literal (no digits after the prefix)".into());
+        }
         let digits: String = chars[s..i].iter().filter(|c| **c != '_').collect();
-        let v = i128::from_str_radix(&digits, radix).map_err(|e| Invalid(format!("a number: {e}")))?;
-        return Ok((Tok::Int(v), i));
+        return Ok((i128::from_str_radix(&digits, radix).map_or(Tok::Opaque("an int past 128 bits"), Tok::Int), i));
     }
     let mut float = false;
     while i < chars.len() {
         let c = chars[i];
-        if c.is_ascii_digit() || c == '_' {
+        if c.is_ascii_digit() {
+            i += 1;
+        } else if c == '_' {
+            // `1_000`, never `1__0`, `10_`, `1_.5` or `1._5`.
+            if !(i > start && chars[i - 1].is_ascii_digit() && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
+                return Err("invalid decimal literal (an underscore not between digits)".into());
+            }
             i += 1;
         } else if c == '.' && !float {
             float = true;
@@ -189,7 +233,7 @@ fn number(chars: &[char], start: usize) -> Result<(Tok, usize), Invalid> {
     if text.len() > 1 && text.starts_with('0') && text.chars().any(|c| c != '0') {
         return Err("leading zeros in a decimal integer literal are not permitted".into());
     }
-    text.parse().map(|v| (Tok::Int(v), i)).map_err(|e| Invalid(format!("a number: {e}")))
+    Ok((text.parse().map_or(Tok::Opaque("an int past 128 bits"), Tok::Int), i))
 }
 
 fn string(chars: &[char], start: usize, raw: bool) -> Result<(String, usize), Invalid> {
@@ -244,6 +288,8 @@ fn string(chars: &[char], start: usize, raw: bool) -> Result<(String, usize), In
                 out.push(char::from_u32(v).ok_or("a bad escape")?);
                 i += n;
             }
+            // `\N{NAME}`: Unicode's character names, which lucid does not hold (BFCL's decoder reads it).
+            'N' => return Err("a named escape (\\N{...}) lucid does not read".into()),
             'a' => out.push('\u{7}'),
             'b' => out.push('\u{8}'),
             'f' => out.push('\u{c}'),
@@ -255,6 +301,46 @@ fn string(chars: &[char], start: usize, raw: bool) -> Result<(String, usize), In
             }
         }
     }
+}
+
+/// Python's hard keywords other than `True`, `False` and `None` (which are constants): none is a
+/// name, so none may be an argument's keyword (`from=1` is a syntax error).
+fn is_keyword(n: &str) -> bool {
+    matches!(
+        n,
+        "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
 }
 
 /// A call's positional and keyword arguments.
@@ -274,7 +360,7 @@ struct Parser {
 const MAX_OPERATORS: usize = 256;
 
 /// Binary operators by precedence, loosest first.
-const LEVELS: &[&[&str]] = &[&["|"], &["^"], &["&"], &["+", "-"], &["*", "/", "//", "%", "@"]];
+const LEVELS: &[&[&str]] = &[&["|"], &["^"], &["&"], &["<<", ">>"], &["+", "-"], &["*", "/", "//", "%", "@"]];
 
 impl Parser {
     fn peek(&self) -> &Tok {
@@ -318,19 +404,96 @@ impl Parser {
             let operand = self.nested(Self::expr)?;
             return Ok(Expr::Unary("not", Box::new(operand)));
         }
-        if matches!(self.peek(), Tok::Name(n) if n == "lambda" || n == "await" || n == "yield") {
-            return Err("a lambda is not read".into());
+        if matches!(self.peek(), Tok::Name(n) if n == "lambda") {
+            self.next();
+            self.lambda_parameters()?;
+            self.nested(Self::expr)?;
+            return Ok(Expr::Opaque("a lambda"));
+        }
+        if matches!(self.peek(), Tok::Name(n) if n == "await" || n == "yield") {
+            return Err("an await or a yield is not read".into());
         }
         let e = self.binary(0)?;
         let equals = matches!(self.tokens.get(self.at + 1), Some(Tok::Op("=")));
         match self.peek() {
             Tok::Op("<" | ">" | "!") => Err("a comparison is not read".into()),
             Tok::Op("=") if equals => Err("a comparison is not read".into()),
-            Tok::Name(n) if matches!(n.as_str(), "if" | "and" | "or" | "in" | "is" | "for") => {
+            Tok::Name(n) if matches!(n.as_str(), "if" | "and" | "or" | "in" | "is") => {
                 Err(format!("`{n}` in an argument is not read").into())
             }
             _ => Ok(e),
         }
+    }
+
+    /// A lambda's parameters up to its `:`: names, `name=default`, `*args`, `**kw`, `/`, `*`.
+    fn lambda_parameters(&mut self) -> Result<(), Invalid> {
+        let mut names = Vec::<String>::new();
+        while !self.eat(":") {
+            if self.eat("**") || self.eat("*") || self.eat("/") {
+                if !matches!(self.peek(), Tok::Name(_)) {
+                    if !self.eat(",") {
+                        self.expect(":")?;
+                        break;
+                    }
+                    continue;
+                }
+            }
+            match self.next() {
+                Tok::Name(n) if !is_keyword(&n) && !matches!(n.as_str(), "True" | "False" | "None") => {
+                    if names.contains(&n) {
+                        return Err("duplicate argument in a lambda".into());
+                    }
+                    names.push(n);
+                }
+                t => return Err(format!("unexpected {t:?} in a lambda's parameters").into()),
+            }
+            if self.eat("=") {
+                self.nested(Self::expr)?;
+            }
+            if !self.eat(",") {
+                self.expect(":")?;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// After an element, its comprehension clauses if `for` follows: `for target in iterable`
+    /// (`if condition`)*, repeated. `Some(opaque)` when there were any.
+    fn comprehension(&mut self) -> Result<Option<Expr>, Invalid> {
+        let mut any = false;
+        while matches!(self.peek(), Tok::Name(n) if n == "for" || n == "async") {
+            if matches!(self.peek(), Tok::Name(n) if n == "async") {
+                self.next();
+            }
+            self.next();
+            any = true;
+            loop {
+                let target = self.nested(Self::primary)?;
+                if !matches!(
+                    target,
+                    Expr::Name(_) | Expr::Attribute(..) | Expr::Subscript(..) | Expr::Tuple(_) | Expr::List(_)
+                ) {
+                    return Err("cannot assign to a comprehension's target".into());
+                }
+                if !self.eat(",") {
+                    break;
+                }
+                if matches!(self.peek(), Tok::Name(n) if n == "in") {
+                    break;
+                }
+            }
+            if !matches!(self.peek(), Tok::Name(n) if n == "in") {
+                return Err("expected `in` in a comprehension".into());
+            }
+            self.next();
+            self.nested(|p| p.binary(0))?;
+            while matches!(self.peek(), Tok::Name(n) if n == "if") {
+                self.next();
+                self.nested(|p| p.binary(0))?;
+            }
+        }
+        Ok(any.then_some(Expr::Opaque("a comprehension")))
     }
 
     /// `parse` one level of unary operators deeper, within [`MAX_NESTING`].
@@ -399,13 +562,26 @@ impl Parser {
         let (mut args, mut keywords) = (Vec::new(), Vec::<(String, Expr)>::new());
         while !self.eat(")") {
             if let (Tok::Name(n), Some(Tok::Op("="))) = (self.peek().clone(), self.tokens.get(self.at + 1)) {
+                if is_keyword(&n) || matches!(n.as_str(), "True" | "False" | "None") {
+                    return Err(format!("invalid syntax (the keyword `{n}` as an argument's name)").into());
+                }
                 // A repeated keyword parses (`ast.parse` leaves that error to the compiler).
                 self.at += 2;
                 keywords.push((n, self.expr()?));
-            } else if matches!(self.peek(), Tok::Op("*" | "**")) {
-                return Err("an unpacked argument is not read".into());
+            } else if self.eat("*") {
+                // `*args` is a positional argument, allowed after keywords too.
+                self.nested(Self::expr)?;
+                args.push(Expr::Opaque("*args"));
+            } else if matches!(self.peek(), Tok::Op("**")) {
+                return Err("an unpacked keyword argument is not read".into());
             } else if keywords.is_empty() {
-                args.push(self.expr()?);
+                let e = self.expr()?;
+                match self.comprehension()? {
+                    // A bare generator must be the only argument.
+                    Some(g) if args.is_empty() && matches!(self.peek(), Tok::Op(")")) => args.push(g),
+                    Some(_) => return Err("a generator expression must be parenthesized".into()),
+                    None => args.push(e),
+                }
             } else {
                 return Err("a positional argument follows a keyword argument".into());
             }
@@ -422,12 +598,18 @@ impl Parser {
             Tok::Int(v) => Ok(Expr::Int(v)),
             Tok::Float(v) => Ok(Expr::Float(v)),
             Tok::Str(mut s) => {
-                while let Tok::Str(more) = self.peek().clone() {
+                let mut fstring = false;
+                loop {
+                    match self.peek().clone() {
+                        Tok::Str(more) => s.push_str(&more),
+                        Tok::Opaque("an f-string") => fstring = true,
+                        _ => break,
+                    }
                     self.next();
-                    s.push_str(&more);
                 }
-                Ok(Expr::Str(s))
+                Ok(if fstring { Expr::Opaque("an f-string") } else { Expr::Str(s) })
             }
+            Tok::Name(n) if is_keyword(&n) => Err(format!("invalid syntax (the keyword `{n}`)").into()),
             Tok::Name(n) => Ok(match n.as_str() {
                 "True" => Expr::Bool(true),
                 "False" => Expr::Bool(false),
@@ -435,18 +617,37 @@ impl Parser {
                 _ => Expr::Name(n),
             }),
             Tok::Op("...") => Ok(Expr::Ellipsis),
+            Tok::Opaque(what) => {
+                while let Tok::Opaque(_) | Tok::Str(_) = self.peek() {
+                    self.next();
+                }
+                Ok(Expr::Opaque(what))
+            }
             Tok::Op("(") => {
                 if self.eat(")") {
                     return Ok(Expr::Tuple(Vec::new()));
                 }
                 let e = self.exprlist(Tok::Op(")"))?;
+                if !matches!(e, Expr::Tuple(_))
+                    && let Some(c) = self.comprehension()?
+                {
+                    self.expect(")")?;
+                    return Ok(c);
+                }
                 self.expect(")")?;
                 Ok(e)
             }
             Tok::Op("[") => {
                 let mut items = Vec::new();
                 while !self.eat("]") {
-                    items.push(self.expr()?);
+                    let item = self.expr()?;
+                    if items.is_empty()
+                        && let Some(c) = self.comprehension()?
+                    {
+                        self.expect("]")?;
+                        return Ok(c);
+                    }
+                    items.push(item);
                     if !self.eat(",") {
                         self.expect("]")?;
                         break;
@@ -502,7 +703,7 @@ mod tests {
         assert!(parse(&format!("f(a=1{})", " + 1".repeat(60))).is_ok());
         assert!(parse(&format!("f(a=1{})", " + 1".repeat(100_000))).is_err());
         assert!(parse(&format!("f(a={}1)", "2 ** ".repeat(100_000))).is_err());
-        for bad in ["f(a=lambda x: x)", "f(a=1j)", "f(a=", " f()", "f()\ng()", "{1, 2}", "f(a=b'x')"] {
+        for bad in ["f(a=1j)", "f(a=", " f()", "f()\ng()", "{1, 2}", "f(a=b'x')"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }

@@ -53,6 +53,9 @@ import types
 import unicodedata
 from collections import Counter, OrderedDict, defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reader_classes  # noqa: E402  (beside this file: the reply classes of issue #69)
+
 AST_CATEGORIES = [
     "simple_python",
     "multiple",
@@ -854,6 +857,8 @@ class TaskGen:
             self.emit("raw_positional_args", raw="[" + ", ".join([positional] + [py_call(c) for c in right[1:]]) + "]")
         if len(right) >= 2:
             self.emit("raw_newline_separated", raw="\n".join(py_call(c) for c in right))
+        reader_classes.reader_variants(self, py_call, py_calls, py_literal)
+        reader_classes.blank_variants(self)
 
     # -- BFCL's parallel matcher is greedy --------------------------------
     def match_matrix(self, outputs):
@@ -948,6 +953,7 @@ class TaskGen:
         self.emit("irr_decoded_call", output=[call])
         # is_empty_output() counts anything not in function-call format as "no call"
         self.emit("irr_decoded_bad_format", output=[{name: "x=1"}])
+        reader_classes.blank_variants(self)
 
 
 def _leaves(obj):
