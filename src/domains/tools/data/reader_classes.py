@@ -97,6 +97,11 @@ def reader_variants(gen, py_call, py_calls, py_literal):
     def with_text(p, expr):
         return py_calls(gen.with_value(p, "__EXPR__")).replace("'__EXPR__'", expr)
 
+    def emit_all(prefix, p, exprs):
+        """The right calls with parameter `p` written as each expression of `exprs`."""
+        for name, expr in exprs.items():
+            emit(f"{prefix}:{name}", raw=with_text(p, expr))
+
     p = gen.find(lambda p: p.normal("integer", int))
     if p:
         v = p.first
@@ -143,8 +148,7 @@ def reader_variants(gen, py_call, py_calls, py_literal):
             "starred_list": f"[*[{v}]]",
             "complex": f"{v}j",
         }
-        for name, expr in exprs.items():
-            emit(f"reader_int:{name}", raw=with_text(p, expr))
+        emit_all("reader_int", p, exprs)
 
     p = gen.find(lambda p: p.normal("float", float))
     if p:
@@ -165,8 +169,7 @@ def reader_variants(gen, py_call, py_calls, py_literal):
             "huge": "1e309",
             "minus_huge": "-1e309",
         }
-        for name, expr in exprs.items():
-            emit(f"reader_float:{name}", raw=with_text(p, expr))
+        emit_all("reader_float", p, exprs)
 
     p = gen.find(lambda p: p.normal("string", str) and p.first)
     if p:
@@ -199,8 +202,7 @@ def reader_variants(gen, py_call, py_calls, py_literal):
             "ellipsis": "...",
             "unary_minus": f"-{lit(s)}",
         }
-        for name, expr in exprs.items():
-            emit(f"reader_str:{name}", raw=with_text(p, expr))
+        emit_all("reader_str", p, exprs)
 
     p = gen.find(lambda p: p.normal("array", list) and p.first)
     if p:
@@ -214,8 +216,7 @@ def reader_variants(gen, py_call, py_calls, py_literal):
             "starred": "[*" + lit(items) + "]",
             "list_call": f"list({lit(tuple(items))})",
         }
-        for name, expr in exprs.items():
-            emit(f"reader_list:{name}", raw=with_text(p, expr))
+        emit_all("reader_list", p, exprs)
 
     p = gen.find(lambda p: p.normal("boolean", bool))
     if p:
@@ -228,8 +229,7 @@ def reader_variants(gen, py_call, py_calls, py_literal):
             "int": str(int(b)),
             "bool_op": f"{b} or False",
         }
-        for name, expr in exprs.items():
-            emit(f"reader_bool:{name}", raw=with_text(p, expr))
+        emit_all("reader_bool", p, exprs)
 
     # ---- positional arguments BFCL drops unread ---------------------------------------------
     params = ", ".join(f"{k}={py_literal(v)}" for k, v in args.items())
