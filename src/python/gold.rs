@@ -13,10 +13,11 @@
 //!    is the same for every candidate of a problem and kept with the stripped test;
 //! 3. **run** (untrusted): a fresh interpreter loads the candidate and calls it with those
 //!    arguments, and nothing else — no test, no frame of it, no expected value exists there
-//!    (`run.py`). Each call's result is copied into plain built-in values (a result with
-//!    behaviour of its own, such as an `__eq__` that always says yes, is refused as a
-//!    `TypeError`), or its exception is named, and written to descriptor 3, apart from anything
-//!    the candidate prints;
+//!    (`run.py`). Each call's result is copied as HumanEval's harness would compare it (a
+//!    subclass of a built-in value as its base's content, a `Fraction` or `Decimal` as itself, an
+//!    iterator consumed) or refused by what it is (an object with an `__eq__` of its own), or
+//!    its exception is named by its nearest built-in class, and written apart from anything the
+//!    candidate prints;
 //! 4. when the test's later arguments may depend on earlier results (it keeps a result, or a
 //!    call raised), steps 2–3 repeat, the calls run getting the recorded answers, until every
 //!    call the test makes has an answer ([`MAX_ROUNDS`] at most). A test that only calls the
@@ -30,9 +31,11 @@
 //! asserts. Every run is in [`super::Python`]'s sandbox under the same limits; a run stopped by a
 //! limit fails the check with that limit named — except the wall-clock backstop, a fault of the
 //! machine, never of the code: such a check is retried ([`WALL_CLOCK_TRIES`] in all) and then
-//! left *unscored*. Left open: results must be plain values, in-place changes to arguments are not
-//! replayed, and the candidate's state is fresh in each round (it keeps state across the calls of
-//! one round, in the test's order).
+//! left *unscored*. The limit is named by the host only, and every run of a check (all rounds
+//! and the replay) draws on one fuel budget. The test's random stream is seeded in the trusted
+//! runs only, from a secret (`test_seed`). Left open: in-place changes to arguments are not
+//! replayed, and the candidate's state is fresh in each round (it keeps state across the calls
+//! of one round, in the test's order).
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -81,11 +84,19 @@ const RECORDS_CAP: usize = 64 << 20;
 /// One recorded call: its arguments (`repr`), its result (`repr`) or the exception's name.
 type Record = (String, Option<String>, Option<String>);
 
-/// One call's answer: its result (`repr`) or the exception's name.
-type Answer = (Option<String>, Option<String>);
-
 /// A run stopped by the wall-clock backstop: the check is retried, never scored on it.
 struct WallClock;
+
+/// The seed of the test's random stream (`random.seed` before `check`) in the trusted runs: a
+/// secret of this lucid process and the problem, never given to the candidate's process (whose
+/// own stream starts from WASI's fixed one), so a candidate cannot draw the test's inputs. The
+/// same problem gets the same seed within a process (its first listing is shared by every
+/// candidate, and a check repeats exactly); another process draws other inputs.
+fn test_seed(prompt: &str, test: &str, entry: &str) -> u64 {
+    static KEY: LazyLock<[u8; 32]> = LazyLock::new(rand::random);
+    let h = blake3::keyed_hash(&KEY, [entry, prompt, test].join("\u{0}").as_bytes());
+    u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"))
+}
 
 /// A test with its asserts stripped, and whether the candidate's results are out of its reach.
 #[derive(Clone)]
@@ -108,6 +119,7 @@ fn stripped(
     limits: &PyLimits,
 ) -> std::result::Result<std::result::Result<Stripped, Invalid>, WallClock> {
     let key = format!("{entry}\n{prompt}\n{test}");
+    let seed = test_seed(prompt, test, entry);
     if let Some(hit) = STRIPPED.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return Ok(hit);
     }
@@ -122,7 +134,7 @@ fn stripped(
     });
     let out = match parsed {
         Some(mut s) if o.success() => {
-            let listed = list_calls(py, prompt, &s.test, entry, &[], limits);
+            let listed = list_calls(py, prompt, &s.test, entry, seed, &[], limits);
             s.first = listed_calls(&listed.stdout).filter(|_| listed.success()).map(|(calls, _)| calls);
             Ok(s)
         }
@@ -178,13 +190,14 @@ fn attempt(
 ) -> std::result::Result<GoldVerdict, WallClock> {
     let mut known: Vec<Record> = Vec::new();
     let mut fuel = 0u64;
-    // The records' tag (not a secret: a forged record only claims an answer, see `records`).
-    let tag = format!("\u{1}{}", super::mark(&[prompt, completion, test]));
+    let seed = test_seed(prompt, test, entry);
+    // One fuel budget for the whole check, every round and the replay together.
+    let left = |fuel: u64| PyLimits { fuel: limits.fuel.saturating_sub(fuel), ..limits.clone() };
     for round in 0.. {
         let (calls, answered) = match (&stripped.first, round) {
             (Some(first), 0) => (first.clone(), 0),
             _ => {
-                let listed = list_calls(py, prompt, &stripped.test, entry, &known, limits);
+                let listed = list_calls(py, prompt, &stripped.test, entry, seed, &known, &left(fuel));
                 fuel += listed.fuel;
                 if listed.ended == super::Ended::WallClock {
                     return Err(WallClock);
@@ -205,22 +218,45 @@ fn attempt(
             let why = format!("the test's calls still depended on the code's results after {MAX_ROUNDS} rounds");
             return Ok(GoldVerdict::fail(why, None, fuel, known.len()));
         }
+        // A fresh nonce per run frames the records apart from the candidate's prints (a
+        // candidate that finds it still cannot pass a record off as the driver's: see `records`).
+        let tag = format!("\u{1}{:032x}", rand::random::<u128>());
         let job = json!({"prompt": prompt, "completion": completion, "entry": entry, "calls": calls, "tag": tag});
         let run = py.run_with_records(
             &["python", "-S", "-c", &format!("{COMMON}\n{RUN}")],
             job.to_string().as_bytes(),
-            limits,
+            &left(fuel),
             Some((&tag, RECORDS_CAP)),
         );
         fuel += run.fuel;
         if run.ended == super::Ended::WallClock {
             return Err(WallClock);
         }
-        let (answers, ended) = records(&run.records, &tag);
-        let memory = answers.iter().any(|(_, exc)| exc.as_deref() == Some("MemoryError"));
+        let (answers, ended) = match records(&run.records, &tag, calls.len()) {
+            Ok(r) => r,
+            Err(why) => return Ok(GoldVerdict::fail(why, None, fuel, 0)),
+        };
+        // A limit is named only by the host: `memory` when wasmtime refused the guest memory and
+        // then a call raised (never read from an exception's name or text).
+        let raised = answers.iter().any(|a| matches!(a, Reply::Raised(_)));
+        let memory = run.memory_refused && raised;
         if let Some(limit) = run.limit().or(memory.then_some("memory")) {
             let why = format!("the candidate's run hit the {limit} limit ({})", run.ending());
             return Ok(GoldVerdict::fail(why, Some(limit), fuel, answers.len()));
+        }
+        if let Some((i, what)) = answers.iter().enumerate().find_map(|(i, a)| match a {
+            Reply::Refused(what) => Some((i, what)),
+            _ => None,
+        }) {
+            let why = format!(
+                "call {} of the candidate returned a value lucid does not copy: {what} (results must be values: built-in ones or their subclasses, Fractions, Decimals, iterators)",
+                i + 1
+            );
+            return Ok(GoldVerdict::fail(why, None, fuel, answers.len()));
+        }
+        if ended && run.proc_exit {
+            let why = format!("the candidate's run wrote its records and then exited ({})", run.ending());
+            return Ok(GoldVerdict::fail(why, None, fuel, answers.len()));
         }
         if !ended {
             let mut why = format!(
@@ -234,15 +270,21 @@ fn attempt(
             }
             return Ok(GoldVerdict::fail(why, None, fuel, answers.len()));
         }
-        let raised = answers.iter().any(|(_, exc)| exc.is_some());
-        known = calls.into_iter().zip(answers).map(|(args, (res, exc))| (args, res, exc)).collect();
+        known = calls
+            .into_iter()
+            .zip(answers)
+            .map(|(args, a)| match a {
+                Reply::Value(v) => (args, Some(v), None),
+                Reply::Raised(e) | Reply::Refused(e) => (args, None, Some(e)),
+            })
+            .collect();
         // Results the test never looks at and no exception: the placeholders took the path the
         // answers take, so the list is final.
         if stripped.bare && !raised {
             break;
         }
     }
-    replay(py, prompt, test, entry, &known, fuel, limits)
+    replay(py, prompt, test, entry, seed, &known, fuel, &left(fuel))
 }
 
 /// The replay (step 5): the real test's `check` against the recorded arguments and answers
@@ -252,11 +294,12 @@ fn replay(
     prompt: &str,
     test: &str,
     entry: &str,
+    seed: u64,
     known: &[Record],
     mut fuel: u64,
     limits: &PyLimits,
 ) -> std::result::Result<GoldVerdict, WallClock> {
-    let job = json!({"prompt": prompt, "test": test, "entry": entry, "records": known});
+    let job = json!({"prompt": prompt, "test": test, "entry": entry, "seed": seed, "records": known});
     let rep = py.run_code(&format!("{COMMON}\n{REPLAY}"), job.to_string().as_bytes(), limits);
     fuel += rep.fuel;
     if rep.ended == super::Ended::WallClock {
@@ -280,10 +323,11 @@ fn list_calls(
     prompt: &str,
     stripped: &str,
     entry: &str,
+    seed: u64,
     known: &[Record],
     limits: &PyLimits,
 ) -> super::PyOutcome {
-    let job = json!({"prompt": prompt, "test": stripped, "entry": entry, "known": known});
+    let job = json!({"prompt": prompt, "test": stripped, "entry": entry, "seed": seed, "known": known});
     py.run_code(&format!("{COMMON}\n{CALLS}"), job.to_string().as_bytes(), limits)
 }
 
@@ -295,24 +339,52 @@ fn listed_calls(stdout: &str) -> Option<(Vec<String>, usize)> {
     Some((calls, v["answered"].as_u64()? as usize))
 }
 
-/// The candidate run's answers, in call order (a record out of order or malformed is ignored: a
-/// line the candidate forged can only claim the answer of the next call, which returning that
-/// value would have claimed as well), and whether its `END` line came.
-fn records(text: &str, tag: &str) -> (Vec<Answer>, bool) {
+/// What one call of the candidate gave, as its record says.
+enum Reply {
+    /// Its result, as `run.py` wrote it (read back by `common.py`'s `_lit`).
+    Value(String),
+    /// The name of the exception it raised.
+    Raised(String),
+    /// A result lucid does not copy, described by lucid's driver (the type's name quoted).
+    Refused(String),
+}
+
+/// The candidate run's replies to its `n` calls, and whether its `END` came. The driver writes
+/// exactly `R 0`, `R 1`, ... `END`, one write each, and no candidate code runs between a call's
+/// return and its record: a record the candidate wrote (with a nonce it found in memory) is a
+/// second record of its call, one out of order, or one after `END`, and fails the check, as does
+/// a run that exits after its records (`attempt`). So no record is ever taken for the driver's
+/// that the driver did not write.
+fn records(text: &str, tag: &str, n: usize) -> std::result::Result<(Vec<Reply>, bool), String> {
+    let forged = |what: &str| {
+        Err(format!("the candidate's run wrote a record of its own ({what}): no verdict is taken from it"))
+    };
     let mut out = Vec::new();
-    for line in text.lines().filter_map(|l| l.strip_prefix(tag)) {
-        if line == " END" {
-            return (out, true);
+    let mut ended = false;
+    for line in text.lines() {
+        let Some(line) = line.strip_prefix(tag) else { return forged("a record line without the run's nonce") };
+        if ended {
+            return forged("a record after the last");
         }
-        let Some((i, payload)) = line.strip_prefix(" R ").and_then(|r| r.split_once(' ')) else { continue };
-        if i.parse::<usize>().ok() != Some(out.len()) {
+        if line == " END" && out.len() == n {
+            ended = true;
             continue;
         }
-        if let Ok((res, exc)) = serde_json::from_str::<(Option<String>, Option<String>)>(payload)
-            && res.is_some() != exc.is_some()
-        {
-            out.push((res, exc));
+        let parsed = line.strip_prefix(" R ").and_then(|r| {
+            let (i, rest) = r.split_once(' ')?;
+            let (kind, payload) = rest.split_once(' ')?;
+            let reply = match kind {
+                "v" => Reply::Value(payload.to_string()),
+                "e" => Reply::Raised(payload.to_string()),
+                "x" => Reply::Refused(payload.to_string()),
+                _ => return None,
+            };
+            Some((i.parse::<usize>().ok()?, reply))
+        });
+        match parsed {
+            Some((i, reply)) if i == out.len() && i < n => out.push(reply),
+            _ => return forged("a record out of the driver's order"),
         }
     }
-    (out, false)
+    Ok((out, ended))
 }

@@ -94,6 +94,9 @@ pub struct PyOutcome {
     pub records: String,
     /// The guest asked for memory past the ceiling (and was refused).
     pub memory_refused: bool,
+    /// The run ended through WASI's `proc_exit` (an exit call: `os._exit`, or the interpreter's
+    /// own exit path), not by returning from `_start`.
+    pub proc_exit: bool,
 }
 
 impl PyOutcome {
@@ -103,8 +106,8 @@ impl PyOutcome {
     }
 
     /// The limit that stopped the run, by name (`fuel`, `memory`, `stack`, `wall-clock`), if one
-    /// did. `memory`: the run failed after the guest was refused memory past the ceiling (Python
-    /// raised `MemoryError`, or a request wasm32 cannot address at all, see `run.py`).
+    /// did. `memory`: the run failed after the host refused the guest memory past the ceiling
+    /// (never read from what the program raised or wrote).
     pub fn limit(&self) -> Option<&'static str> {
         match self.ended {
             Ended::Fuel => Some("fuel"),
@@ -171,6 +174,7 @@ pub struct Host {
     records_cap: usize,
     records_tag: Option<Vec<u8>>,
     truncated: bool,
+    proc_exit: bool,
     clock_ns: u64,
     rng: u64,
     limits: Limiter,
@@ -296,6 +300,7 @@ impl Python {
             fuel,
             records: String::from_utf8_lossy(&st.records).into_owned(),
             memory_refused: st.limits.refused,
+            proc_exit: st.proc_exit,
         }
     }
 

@@ -271,7 +271,8 @@ pub fn linker(engine: &wasmtime::Engine, module: &Module) -> wasmtime::Result<Li
     )?;
     l.func_wrap(WASI, "fd_sync", |_c: Caller<'_, Host>, fd: i32| if (0..=2).contains(&fd) { ESUCCESS } else { EBADF })?;
     l.func_wrap(WASI, "sched_yield", |_c: Caller<'_, Host>| ESUCCESS)?;
-    l.func_wrap(WASI, "proc_exit", |_c: Caller<'_, Host>, code: i32| -> wasmtime::Result<()> {
+    l.func_wrap(WASI, "proc_exit", |mut c: Caller<'_, Host>, code: i32| -> wasmtime::Result<()> {
+        c.data_mut().proc_exit = true;
         Err(wasmtime::Error::new(Exit(code)))
     })?;
     l.func_wrap(WASI, "poll_oneoff", poll_oneoff)?;

@@ -25,8 +25,10 @@ def _stand_in(*a, **k):
 
 
 sys.stdout = _Sink()
+# A prompt or test that does not load lists nothing: the run fails, and the check says so.
+_tns = _test_ns(_job, _stand_in)
 try:
-    _check_with(_job, _stand_in)
+    _run_check(_job, _tns, _stand_in)
 except Exception:
     pass
 finally:
