@@ -234,7 +234,7 @@ fn attempt(
         }
         let (answers, ended) = match records(&run.records, &tag, calls.len()) {
             Ok(r) => r,
-            Err(why) => return Ok(GoldVerdict::fail(why, None, fuel, 0)),
+            Err(why) => return Ok(GoldVerdict::fail(why.0, None, fuel, 0)),
         };
         // A limit is named only by the host: `memory` when wasmtime refused the guest memory and
         // then a call raised (never read from an exception's name or text).
@@ -284,28 +284,25 @@ fn attempt(
             break;
         }
     }
-    replay(py, prompt, test, entry, seed, &known, fuel, &left(fuel))
+    let job = json!({"prompt": prompt, "test": test, "entry": entry, "seed": seed, "records": known});
+    replay(py, &job, known.len(), fuel, &left(fuel))
 }
 
 /// The replay (step 5): the real test's `check` against the recorded arguments and answers
-/// `known`, its verdict the check's; `fuel` is what the earlier runs burned.
+/// `known`, its verdict the check's; `fuel` is what the earlier runs burned;
+/// `job` holds the prompt, test, entry point, seed and the `calls` records.
 fn replay(
     py: &Python,
-    prompt: &str,
-    test: &str,
-    entry: &str,
-    seed: u64,
-    known: &[Record],
+    job: &Value,
+    calls: usize,
     mut fuel: u64,
     limits: &PyLimits,
 ) -> std::result::Result<GoldVerdict, WallClock> {
-    let job = json!({"prompt": prompt, "test": test, "entry": entry, "seed": seed, "records": known});
     let rep = py.run_code(&format!("{COMMON}\n{REPLAY}"), job.to_string().as_bytes(), limits);
     fuel += rep.fuel;
     if rep.ended == super::Ended::WallClock {
         return Err(WallClock);
     }
-    let calls = known.len();
     if rep.success() && rep.stdout.trim() == "PASS" {
         return Ok(GoldVerdict { passed: true, why: String::new(), limit: None, fuel, calls, unscored: false });
     }
@@ -355,9 +352,9 @@ enum Reply {
 /// second record of its call, one out of order, or one after `END`, and fails the check, as does
 /// a run that exits after its records (`attempt`). So no record is ever taken for the driver's
 /// that the driver did not write.
-fn records(text: &str, tag: &str, n: usize) -> std::result::Result<(Vec<Reply>, bool), String> {
+fn records(text: &str, tag: &str, n: usize) -> std::result::Result<(Vec<Reply>, bool), Invalid> {
     let forged = |what: &str| {
-        Err(format!("the candidate's run wrote a record of its own ({what}): no verdict is taken from it"))
+        Err(Invalid(format!("the candidate's run wrote a record of its own ({what}): no verdict is taken from it")))
     };
     let mut out = Vec::new();
     let mut ended = false;

@@ -429,14 +429,12 @@ impl Parser {
     fn lambda_parameters(&mut self) -> Result<(), Invalid> {
         let mut names = Vec::<String>::new();
         while !self.eat(":") {
-            if self.eat("**") || self.eat("*") || self.eat("/") {
-                if !matches!(self.peek(), Tok::Name(_)) {
-                    if !self.eat(",") {
-                        self.expect(":")?;
-                        break;
-                    }
-                    continue;
+            if (self.eat("**") || self.eat("*") || self.eat("/")) && !matches!(self.peek(), Tok::Name(_)) {
+                if !self.eat(",") {
+                    self.expect(":")?;
+                    break;
                 }
+                continue;
             }
             match self.next() {
                 Tok::Name(n) if !is_keyword(&n) && !matches!(n.as_str(), "True" | "False" | "None") => {
