@@ -55,7 +55,9 @@ impl BfclReader {
         match calls::decode(text) {
             Ok(calls) => Ok(calls),
             Err(refused) => {
-                self.prepare(&[text]);
+                if !self.known.lock().unwrap().contains_key(text) {
+                    self.read_refused(vec![text]);
+                }
                 self.known.lock().unwrap().get(text).cloned().unwrap_or(Err(refused))
             }
         }
@@ -64,7 +66,6 @@ impl BfclReader {
     /// Decode every reply of `texts` lucid's reader refuses, many to a process, so that later
     /// [`BfclReader::decode`] calls find them.
     pub fn prepare(&self, texts: &[&str]) {
-        let Some(cache_dir) = &self.cache_dir else { return };
         let pending: Vec<&str> = {
             let known = self.known.lock().unwrap();
             let mut seen = std::collections::HashSet::new();
@@ -74,6 +75,12 @@ impl BfclReader {
                 .filter(|t| !known.contains_key(*t) && seen.insert(*t) && calls::decode(t).is_err())
                 .collect()
         };
+        self.read_refused(pending);
+    }
+
+    /// BFCL's reading of `pending`, replies lucid's reader refused and not yet known, kept.
+    fn read_refused(&self, pending: Vec<&str>) {
+        let Some(cache_dir) = &self.cache_dir else { return };
         if pending.is_empty() {
             return;
         }
