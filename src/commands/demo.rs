@@ -113,7 +113,8 @@ pub struct DemoArgs {
     /// Cache folder (default: $LUCID_CACHE_DIR, else ~/.cache/lucid).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// The local chat model: smollm2 (default) or qwen2.5-coder (fetched when absent).
+    /// The local chat model of both studies: smollm2 (default), qwen2.5-coder or
+    /// qwen2.5-coder-1.5b (fetched when absent).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// The bank study pipeline run after the SQL study.
@@ -145,9 +146,17 @@ impl DemoArgs {
         }
     }
 
-    /// The `lucid run` of the bank study.
+    /// The `lucid run` of the bank study; with `--model`, that model answers and grades itself,
+    /// and the same-model judges (resampling, the adversarial prompt, the evidence reader) are it
+    /// too (the cross-family judge stays Qwen2.5-Coder-0.5B).
     pub fn bank_run_args(&self) -> RunArgs {
-        self.run_of(&self.bank, vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)])
+        let mut set = vec![format!("stages.benchmark.config.per_topic={}", self.bank_per_topic)];
+        if let Some(m) = &self.model {
+            for key in ["agent.config", "resample.config", "adversarial.config", "reader.config.reader"] {
+                set.push(format!("stages.{key}.model.model={m}"));
+            }
+        }
+        self.run_of(&self.bank, set)
     }
 
     /// The `lucid run` it stands for.

@@ -122,12 +122,13 @@ pub fn run(models_dir: &Path, only: Option<&str>) -> Result<serde_json::Value> {
         Option<Requantize>,
         fn(candle_core::quantized::QTensor) -> candle_core::Result<Linear>,
     );
-    let variants: [Variant; 5] = [
+    let variants: [Variant; 6] = [
         ("smollm2", "SmolLM2 Q4_1, lucid kernels", None, Linear::new),
         ("smollm2", "SmolLM2 Q4_1, candle kernels", None, Linear::candle),
         ("smollm2", "SmolLM2 Q4_1 requantized to Q8_0", Some(Requantize::Q8_0), Linear::new),
         ("qwen2.5-coder", "Qwen2.5-Coder-0.5B Q4_K_M, lucid kernels", None, Linear::new),
         ("qwen2.5-coder", "Qwen2.5-Coder-0.5B Q4_K_M, candle kernels", None, Linear::candle),
+        ("qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B Q4_K_M, lucid kernels", None, Linear::new),
     ];
     let mut rows = Vec::new();
     for (name, label, requant, linear) in variants {

@@ -23,7 +23,7 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
         }
         ModelsAction::Path => {
             let names: Vec<&str> =
-                ["smollm2", "qwen2.5-coder", "minilm"].into_iter().chain(packages.iter().map(|p| p.name)).collect();
+                crate::model_files::chat_models().chain(["minilm"]).chain(packages.iter().map(|p| p.name)).collect();
             let name = a
                 .name
                 .as_deref()
@@ -38,10 +38,14 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
         ModelsAction::Bench => {
             let figures = match a.name.as_deref() {
                 Some("llm") => super::llm_bench::run(&dir, None)?,
-                Some(name @ ("smollm2" | "qwen2.5-coder")) => super::llm_bench::run(&dir, Some(name))?,
+                Some(name) if crate::model_files::chat_models().any(|m| m == name) => {
+                    super::llm_bench::run(&dir, Some(name))?
+                }
                 Some(other) => {
+                    let names: Vec<&str> = crate::model_files::chat_models().collect();
                     return Err(Error::usage(format!(
-                        "lucid models bench takes `llm`, `smollm2`, `qwen2.5-coder` or nothing, not {other}"
+                        "lucid models bench takes `llm`, a chat model ({}) or nothing, not {other}",
+                        names.join(", ")
                     )));
                 }
                 None => super::models_bench::run(&dir, a.questions.as_deref())?,
@@ -58,7 +62,7 @@ pub struct ModelsArgs {
     /// fetch | list | path | smoke
     #[arg(value_enum)]
     pub action: ModelsAction,
-    /// With `path`: smollm2, qwen2.5-coder, minilm or a domain's data package (`lucid models
+    /// With `path`: smollm2, qwen2.5-coder, qwen2.5-coder-1.5b, minilm or a domain's data package (`lucid models
     /// list` names them); with `fetch`: that entry only (default: smollm2, minilm and every
     /// domain's default data).
     pub name: Option<String>,
@@ -82,7 +86,7 @@ pub enum ModelsAction {
     /// One text-to-SQL answer from SmolLM2 and one embedding pair from MiniLM.
     Smoke,
     /// Throughput figures as JSON: embedding (--questions), the chat models' prompt reading and
-    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only; `bench smollm2`
-    /// or `bench qwen2.5-coder`: that one.
+    /// generation, retrieval at 1k/10k/100k; `bench llm`: the chat models only; `bench smollm2`,
+    /// `bench qwen2.5-coder` or `bench qwen2.5-coder-1.5b`: that one.
     Bench,
 }

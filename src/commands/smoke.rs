@@ -9,13 +9,15 @@ use std::path::Path;
 use super::werr;
 use crate::error::{Error, Result};
 
-/// Load the offline models in `dir` (SmolLM2 and MiniLM, and Qwen2.5-Coder when fetched) and
-/// print what they answer.
+/// Load the offline models in `dir` (SmolLM2 and MiniLM, and each Qwen2.5-Coder when fetched)
+/// and print what they answer.
 pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
     use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
-    let qwen = crate::model_files::chat_model_path(dir, "qwen2.5-coder").ok();
-    let models = [("smollm2", Some(crate::model_files::smollm2_path(dir)?)), ("qwen2.5-coder", qwen)];
-    for (name, path) in models.into_iter().filter_map(|(n, p)| Some((n, p?))) {
+    // SmolLM2 is required (the default fetch); the opt-in chat models answer when fetched.
+    crate::model_files::smollm2_path(dir)?;
+    let models = crate::model_files::chat_models()
+        .filter_map(|name| Some((name, crate::model_files::chat_model_path(dir, name).ok()?)));
+    for (name, path) in models {
         let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::local::Requantize::Q8_0))?;
         let req = ChatRequest {
             messages: vec![

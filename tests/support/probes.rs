@@ -24,6 +24,8 @@ pub enum Probe {
     SmolLm2,
     /// Qwen2.5-Coder from `lucid models fetch qwen2.5-coder`.
     Qwen,
+    /// Qwen2.5-Coder-1.5B from `lucid models fetch qwen2.5-coder-1.5b` (22 wheels, 1.1 GB).
+    Qwen15,
     /// Headless Chromium (Debian's `chromium`), to render the HTML report.
     Chromium,
     /// The factual data packages from `lucid models fetch` (the `facts` entry).
@@ -46,7 +48,7 @@ pub enum Probe {
 }
 
 /// Every probe.
-pub const ALL: [Probe; 15] = [
+pub const ALL: [Probe; 16] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -54,6 +56,7 @@ pub const ALL: [Probe; 15] = [
     Probe::MiniLm,
     Probe::SmolLm2,
     Probe::Qwen,
+    Probe::Qwen15,
     Probe::Chromium,
     Probe::Facts,
     Probe::OpenAiClient,
@@ -81,9 +84,9 @@ impl Probe {
             Probe::OpenAiClient => python("import openai"),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
-            Probe::Qwen => lucid::model_files::chat_model_path(
+            Probe::Qwen | Probe::Qwen15 => lucid::model_files::chat_model_path(
                 &lucid::model_files::models_dir(&lucid::cache_dir::cache_dir()),
-                "qwen2.5-coder",
+                if self == Probe::Qwen { "qwen2.5-coder" } else { "qwen2.5-coder-1.5b" },
             )
             .is_ok(),
             Probe::Facts => lucid::domains::factual::data::wheels::PACKAGE
@@ -113,6 +116,7 @@ impl Probe {
             Probe::MiniLm => "MiniLM is not fetched (run `lucid models fetch`)",
             Probe::SmolLm2 => "SmolLM2 is not fetched (run `lucid models fetch`)",
             Probe::Qwen => "Qwen2.5-Coder is not fetched (run `lucid models fetch qwen2.5-coder`)",
+            Probe::Qwen15 => "Qwen2.5-Coder-1.5B is not fetched (run `lucid models fetch qwen2.5-coder-1.5b`)",
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
@@ -156,6 +160,7 @@ impl Probe {
             ],
             Probe::SmolLm2 => &["models::real_smollm2_tokenizer_matches_llama_cpp_and_answers"],
             Probe::Qwen => &["models::real_qwen_tokenizer_matches_and_answers"],
+            Probe::Qwen15 => &["models::real_qwen_1_5b_has_its_shapes_and_answers"],
             Probe::Chromium => &[
                 "reports::the_html_report_renders_its_plots_in_chromium",
                 "view::the_viewer_in_chromium_filters_opens_follows_compares_and_queries",
