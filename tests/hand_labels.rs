@@ -466,3 +466,211 @@ fn a_sheet_of_a_bank_without_answers_says_so() {
     import("ml", &["--log", log.to_str().unwrap()]);
     assert!(!sample("runs/ml").contains("holds no answers"));
 }
+
+/// `lucid audit BANK --labels LABELS [extra...] --format json`: the hand-label audit (or plan).
+fn hand_with(dir: &Path, bank: &Path, labels: &str, extra: &[&str]) -> Value {
+    let file = dir.join("labels.csv");
+    std::fs::write(&file, labels).unwrap();
+    let o = lucid(dir)
+        .args(["audit", bank.to_str().unwrap(), "--labels", file.to_str().unwrap(), "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str::<Value>(&stdout(&o)).unwrap()
+}
+
+/// A seeded coin per memory id: whether a labeller who errs `rate` gets it wrong.
+fn errs(id: &str, rate: f64, salt: u64) -> bool {
+    let h = id.bytes().fold(salt ^ 0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let mut rng = lucid::rng::SplitMix64(h);
+    rng.uniform() < rate
+}
+
+#[test]
+fn a_labeller_who_states_an_error_rate_gets_it_corrected_and_carried() {
+    // Issue #71: a labeller who errs 10 % biases Corr(V, U) of the truthful verifier towards 0;
+    // stated, the labels are read through the rate, the bias goes and the interval widens.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 1500, seeds: 1, base_rate: 0.4, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 300, 5);
+    let labels = fill(&s, |id| {
+        if main_rows(&s).iter().any(|x| x == id) {
+            let u = truth[id];
+            (if errs(id, 0.1, 1) { 1.0 - u } else { u }).to_string()
+        } else {
+            String::new()
+        }
+    });
+    let plain = hand_with(dir.path(), &bank, &labels, &[])["hand_labels"].clone();
+    let stated = hand_with(dir.path(), &bank, &labels, &["--labeller-error", "0.1"])["hand_labels"].clone();
+    let full = generate(&spec);
+    let b = lucid::audit::run_bank::read_bank(&write(dir.path(), &full), &Default::default(), None).unwrap();
+    let q = lucid::audit::hand::quantities(&b);
+    let q = q.iter().find(|q| q.name() == "corr_v_u" && q.verifier.as_deref() == Some("truthful")).unwrap();
+    let planted = q.exact(&b.u).unwrap();
+    let get = |a: &Value, k: &str| estimate(a, "corr_v_u", Some("truthful"))[k].as_f64().unwrap();
+    assert!(
+        (get(&stated, "estimate") - planted).abs() < (get(&plain, "estimate") - planted).abs(),
+        "the stated rate moves the estimate back: planted {planted}, {} vs {}",
+        get(&stated, "estimate"),
+        get(&plain, "estimate")
+    );
+    assert!(get(&stated, "lo") <= planted && planted <= get(&stated, "hi"), "{planted} in {stated}");
+    assert!(get(&stated, "hi") - get(&stated, "lo") > get(&plain, "hi") - get(&plain, "lo"));
+    assert_eq!(stated["label_error"]["source"], "stated");
+    assert_eq!(stated["label_error"]["first"]["wrong_as_right"], 0.1);
+    assert_eq!(plain["label_error"]["source"], "none");
+    // A rate at which a label says nothing is refused, naming the flag.
+    let o = lucid(dir.path())
+        .args(["audit", bank.to_str().unwrap(), "--labels", dir.path().join("labels.csv").to_str().unwrap()])
+        .args(["--labeller-error", "0.5"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("--labeller-error"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_census_by_a_labeller_who_errs_is_not_certain() {
+    // A bank labelled in full by someone who says they err 5 % still has label noise: no
+    // interval of width 0 (docs: only a census by a labeller taken as the truth has them).
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 200, seeds: 1, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 200, 0);
+    let a = hand_with(dir.path(), &bank, &fill(&s, |id| truth[id].to_string()), &["--labeller-error", "0.05"]);
+    for r in a["hand_labels"]["rows"].as_array().unwrap() {
+        let w = r["hi"].as_f64().unwrap() - r["lo"].as_f64().unwrap();
+        assert!(w > 0.0, "{r}");
+    }
+}
+
+#[test]
+fn two_labellers_agreement_is_counted_with_kappa_and_too_good_agreement_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 800, seeds: 1, base_rate: 0.5, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 100, 2);
+    let main = main_rows(&s);
+    // A second labeller on every main row, agreeing but on the memories a 10 % coin picks.
+    let with_u2 = |flip: bool| {
+        let recs = records(&s);
+        let mut out = format!("{},u2\n", recs[0]);
+        for r in &recs[1..] {
+            let id = r.split(',').next().unwrap();
+            if !main.iter().any(|x| x == id) {
+                out.push_str(&format!("{r},\n"));
+                continue;
+            }
+            let u = truth[id];
+            let v = if flip && errs(id, 0.1, 9) { 1.0 - u } else { u };
+            out.push_str(&format!("{r}{u},{v}\n"));
+        }
+        out
+    };
+    let a = hand_with(dir.path(), &bank, &with_u2(true), &[])["hand_labels"].clone();
+    let g = &a["agreement"];
+    let n = |k: &str| g[k].as_u64().unwrap();
+    let (agree, disagree) =
+        (n("both_right") + n("both_wrong"), n("first_right_second_wrong") + n("first_wrong_second_right"));
+    assert_eq!(agree + disagree, 100);
+    assert!((3..=20).contains(&disagree), "{g}");
+    let p1 = (n("both_right") + n("first_right_second_wrong")) as f64 / 100.0;
+    let p2 = (n("both_right") + n("first_wrong_second_right")) as f64 / 100.0;
+    let pe = p1 * p2 + (1.0 - p1) * (1.0 - p2);
+    let kappa = (agree as f64 / 100.0 - pe) / (1.0 - pe);
+    assert!((g["kappa"].as_f64().unwrap() - kappa).abs() < 1e-12, "{g}");
+    assert_eq!(a["label_error"]["source"], "estimated");
+    // Two who agree on every memory while stating they err 10 % each: errors so rare together
+    // are shared, not independent — said so.
+    let b = hand_with(dir.path(), &bank, &with_u2(false), &["--labeller-error", "0.1"])["hand_labels"].clone();
+    let w: Vec<&str> = b["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert!(w.iter().any(|w| w.contains("agree too well")), "{w:?}");
+    assert!(!a["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("agree too well")));
+    // And the Markdown reports the counts.
+    let o = lucid(dir.path())
+        .args(["audit", bank.to_str().unwrap(), "--labels", dir.path().join("labels.csv").to_str().unwrap()])
+        .args(["--labeller-error", "0.1"])
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("Cohen's kappa") && stderr(&o).contains("agree too well"), "{}", stdout(&o));
+}
+
+#[test]
+fn labels_too_few_to_settle_anything_say_so() {
+    // One good verifier and 12 labels: its pass cannot be settled, and the output says so first.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 600, seeds: 1, base_rate: 0.4, verifiers: 1, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 12, 1);
+    let a = hand_with(dir.path(), &bank, &fill(&s, |id| truth[id].to_string()), &[])["hand_labels"].clone();
+    assert!(a["eia"].as_array().unwrap().iter().all(|e| e["settled"] == false), "{}", a["eia"]);
+    let w = a["warnings"].to_string();
+    assert!(w.contains("too few to settle any verdict") && w.contains("--plan"), "{w}");
+}
+
+#[test]
+fn following_the_plan_settles_the_open_verdicts() {
+    // Issue #71: `--plan` names how many more labels settle each open verdict and which memories;
+    // labelling those (with the truth) and reading the labels again settles them.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Planted { memories: 3000, seeds: 1, base_rate: 0.5, flips: 0.05, ..Planted::default() };
+    let (bank, truth) = unlabelled_bank(dir.path(), &spec);
+    let s = sheet(dir.path(), &bank, 40, 4);
+    let first = fill(&s, |id| truth[id].to_string());
+    let before = hand_with(dir.path(), &bank, &first, &[])["hand_labels"].clone();
+    let open: Vec<String> = before["eia"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["settled"] == false)
+        .map(|e| e["verifier"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!open.is_empty(), "40 labels leave a verdict open: {}", before["eia"]);
+    let plan = hand_with(dir.path(), &bank, &first, &["--plan"])["plan"].clone();
+    for v in &open {
+        let row = plan["verdicts"].as_array().unwrap().iter().find(|r| r["verifier"] == v.as_str()).unwrap();
+        assert!(
+            row["more"].as_u64().is_some_and(|k| k > 0) && !row["by_stratum"].as_array().unwrap().is_empty(),
+            "{row}"
+        );
+    }
+    let next: Vec<String> =
+        plan["next"].as_array().unwrap().iter().map(|r| r["memory"].as_str().unwrap().to_string()).collect();
+    let most = plan["verdicts"].as_array().unwrap().iter().filter_map(|r| r["more"].as_u64()).max().unwrap();
+    assert!(next.len() as u64 >= most, "the next memories cover the largest need");
+    assert!(next.iter().all(|id| !records(&s).iter().any(|r| r.starts_with(&format!("{id},")))), "new memories only");
+    // The sheet with the planned memories added as rows, labelled.
+    let mut more = first.clone();
+    for id in &next {
+        more.push_str(&format!("{id},,,,,{}\n", truth[id]));
+    }
+    let after = hand_with(dir.path(), &bank, &more, &[])["hand_labels"].clone();
+    for v in &open {
+        let e = after["eia"].as_array().unwrap().iter().find(|e| e["verifier"] == v.as_str()).unwrap();
+        assert_eq!(e["settled"], true, "{v} after {} more labels: {after}", next.len());
+    }
+}
+
+#[test]
+fn with_a_stated_labeller_error_the_intervals_cover() {
+    // A slice of `just audit-coverage`: a single labeller who errs 10 % and says so, N = 100, and
+    // one whose 5 % is estimated from a fifth labelled twice; 100 samples each, seeded.
+    let pick = [
+        "labeller errs 10 % and says so, N = 100",
+        "labeller errs 5 %, rate estimated from a fifth labelled twice, N = 100",
+    ];
+    let cells: Vec<_> =
+        lucid::audit::coverage::grid().into_iter().filter(|c| pick.contains(&c.name.as_str())).collect();
+    assert_eq!(cells.len(), pick.len());
+    let rows = lucid::audit::coverage::coverage(&cells, 100, 1);
+    let mean = rows.iter().map(|r| r.coverage).sum::<f64>() / rows.len() as f64;
+    assert!(mean >= 0.94, "mean coverage {mean} over {} rows", rows.len());
+    for r in &rows {
+        assert!(r.coverage >= 0.85, "{} {} {:?}: {}", r.cell, r.quantity, r.verifier, r.coverage);
+        if let Some(c) = r.ppi_coverage {
+            assert!(c >= 0.85 && r.ppi_ratio.is_some_and(|w| w <= 1.0 + 1e-9), "{r:?}");
+        }
+    }
+}

@@ -168,6 +168,22 @@ pub fn spares(s: &Strata, picked: &[usize], seed: u64) -> Vec<(usize, usize)> {
     picked.iter().filter_map(|&i| left[s.of[i]].pop().map(|spare| (spare, i))).collect()
 }
 
+/// `more[h]` more memories of each stratum h of `s`, a seeded draw among those not `picked`
+/// (all that are left where fewer are), in a shuffled order.
+pub fn draw_more(s: &Strata, picked: &[usize], more: &[usize], seed: u64) -> Vec<usize> {
+    let mut rng = SplitMix64(seed ^ 0x4D4F_5245_4C41_4245);
+    let taken: std::collections::HashSet<usize> = picked.iter().copied().collect();
+    let mut left: Vec<Vec<usize>> = vec![Vec::new(); s.sizes.len()];
+    s.of.iter().enumerate().filter(|(i, _)| !taken.contains(i)).for_each(|(i, &h)| left[h].push(i));
+    let mut out = Vec::new();
+    for (h, m) in left.iter_mut().enumerate() {
+        shuffle(m, &mut rng);
+        out.extend_from_slice(&m[..more.get(h).copied().unwrap_or(0).min(m.len())]);
+    }
+    shuffle(&mut out, &mut rng);
+    out
+}
+
 /// Fisher-Yates with `rng`.
 fn shuffle(x: &mut [usize], rng: &mut SplitMix64) {
     for i in (1..x.len()).rev() {

@@ -26,17 +26,88 @@
 //! audit-coverage` (`tests/bench/results/hand_labels.md`); an independent numpy computation
 //! agrees (`tests/golden/hand_labels.py`).
 //!
-//! **The labeller.** With one labeller, labels are taken as the truth (the output says so). Where
-//! a second labeller labelled some of the same memories (column `u2` of the sheet), their
-//! disagreement d estimates a labelling error rate e under the assumption that both err
-//! independently and as often on right memories as on wrong ones (d = 2e(1 - e)); each label L is
-//! then read as the unbiased (L - e) / (1 - 2e), and e's own uncertainty (d's binomial variance,
-//! with half a pseudo-disagreement) is added to the variance by the delta method.
+//! **The labeller.** A labeller errs at a rate per label value: a wrong memory labelled right
+//! (a) and a right one labelled wrong (b), stated (`--labeller-error`) or, where a second
+//! labeller labelled some of the same memories (column `u2`), estimated from their disagreement d
+//! as one rate e = a = b, assuming both err independently and equally (d = 2e(1 - e)). Each label
+//! L is read as the unbiased (L - a) / (1 - a - b) (Rogan and Gladen; two labels of a memory are
+//! averaged), the noise of that reading enters every stratum's variance without the
+//! finite-population correction (a stratum labelled in full is still not certain), and an
+//! estimated e's own uncertainty (d's binomial variance, with half a pseudo-disagreement) is
+//! added by the delta method.
+
+use serde::Serialize;
 
 use crate::analysis::stats::{t95, wilson};
 
 /// The weight of the pseudo-memory of the other truth that floors every stratum's variance.
 pub const PSEUDO: f64 = 1.0;
+
+/// How often a labeller errs, per label value (the misclassification of Rogan and Gladen: one
+/// minus the labeller's specificity and sensitivity).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LabelError {
+    /// Chance that a wrong memory is labelled right.
+    pub wrong_as_right: f64,
+    /// Chance that a right memory is labelled wrong.
+    pub right_as_wrong: f64,
+}
+
+impl LabelError {
+    /// The same rate on both label values.
+    pub fn symmetric(e: f64) -> LabelError {
+        LabelError { wrong_as_right: e, right_as_wrong: e }
+    }
+
+    /// Whether the labeller never errs.
+    pub fn none(&self) -> bool {
+        self.wrong_as_right == 0.0 && self.right_as_wrong == 0.0
+    }
+
+    /// 1 - a - b: how much of the truth a label carries (at most 1; the rates must leave it above 0).
+    fn signal(&self) -> f64 {
+        1.0 - self.wrong_as_right - self.right_as_wrong
+    }
+
+    /// The label `l` read as an unbiased estimate of U: (l - a) / (1 - a - b).
+    fn read(&self, l: f64) -> f64 {
+        (l - self.wrong_as_right) / self.signal()
+    }
+
+    /// The variance of a read label around U, at U = `u` (clamped to [0, 1]).
+    fn noise(&self, u: f64) -> f64 {
+        let (a, b, u) = (self.wrong_as_right, self.right_as_wrong, u.clamp(0.0, 1.0));
+        (u * b * (1.0 - b) + (1.0 - u) * a * (1.0 - a)) / self.signal().powi(2)
+    }
+}
+
+/// How two labellers' labels of the same memories agree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LabellerAgreement {
+    /// Memories both labelled right.
+    pub both_right: usize,
+    /// Memories both labelled wrong.
+    pub both_wrong: usize,
+    /// The first labeller said right, the second wrong.
+    pub first_right_second_wrong: usize,
+    /// The first said wrong, the second right.
+    pub first_wrong_second_right: usize,
+    /// Cohen's kappa: (p_o - p_e) / (1 - p_e), p_e the agreement of labellers labelling at their
+    /// own rates by chance (None: no pair, or both labelled everything alike).
+    pub kappa: Option<f64>,
+}
+
+impl LabellerAgreement {
+    /// Memories labelled twice.
+    pub fn pairs(&self) -> usize {
+        self.both_right + self.both_wrong + self.first_right_second_wrong + self.first_wrong_second_right
+    }
+
+    /// Of them, the labels disagree.
+    pub fn disagreements(&self) -> usize {
+        self.first_right_second_wrong + self.first_wrong_second_right
+    }
+}
 
 /// The labelled memories of a bank: which, their (first) labels, and a second labeller's where
 /// one labelled them too.
@@ -50,20 +121,58 @@ pub struct Labels {
     pub second: Vec<Option<f64>>,
     /// Rows of the sheet (not spares) left without a label.
     pub blanks: usize,
+    /// The first and the second labeller's stated error rates (None: not stated; one stated
+    /// stands for both).
+    pub stated: [Option<LabelError>; 2],
+}
+
+/// The labelling error the estimates read the labels through.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Errors {
+    /// The first labeller's.
+    pub first: LabelError,
+    /// The second's.
+    pub second: LabelError,
+    /// The variance of an estimated rate (0: stated, or no labeller error).
+    pub var: f64,
+    /// Estimated from the disagreements (not stated).
+    pub estimated: bool,
 }
 
 impl Labels {
     /// One labeller's labels.
     pub fn single(picked: Vec<usize>, u: Vec<f64>) -> Labels {
         let second = vec![None; picked.len()];
-        Labels { picked, u, second, blanks: 0 }
+        Labels { picked, u, second, blanks: 0, stated: [None, None] }
     }
 
     /// Memories labelled twice, and how many of them the two labels disagree on.
     pub fn twice(&self) -> (usize, usize) {
-        let pairs: Vec<bool> =
-            self.u.iter().zip(&self.second).filter_map(|(a, b)| b.map(|b| (a - b).abs() > 0.5)).collect();
-        (pairs.len(), pairs.iter().filter(|&&d| d).count())
+        let a = self.agreement();
+        (a.pairs(), a.disagreements())
+    }
+
+    /// The two labellers' agreement on the memories both labelled.
+    pub fn agreement(&self) -> LabellerAgreement {
+        let mut a = LabellerAgreement::default();
+        for (&x, y) in self.u.iter().zip(&self.second) {
+            match (x > 0.5, y.map(|y| y > 0.5)) {
+                (true, Some(true)) => a.both_right += 1,
+                (false, Some(false)) => a.both_wrong += 1,
+                (true, Some(false)) => a.first_right_second_wrong += 1,
+                (false, Some(true)) => a.first_wrong_second_right += 1,
+                (_, None) => {}
+            }
+        }
+        let m = a.pairs() as f64;
+        if m > 0.0 {
+            let p1 = (a.both_right + a.first_right_second_wrong) as f64 / m;
+            let p2 = (a.both_right + a.first_wrong_second_right) as f64 / m;
+            let po = (a.both_right + a.both_wrong) as f64 / m;
+            let pe = p1 * p2 + (1.0 - p1) * (1.0 - p2);
+            a.kappa = (pe < 1.0).then(|| (po - pe) / (1.0 - pe));
+        }
+        a
     }
 
     /// The labelling error rate the disagreements imply, and its variance (0, 0 without pairs).
@@ -77,6 +186,21 @@ impl Labels {
         let var_d = smooth * (1.0 - smooth) / pairs as f64;
         let root = (1.0 - 2.0 * d).sqrt();
         ((1.0 - root) / 2.0, var_d / (4.0 * root * root))
+    }
+
+    /// The error the labels are read through: the stated rates, else the rate the disagreements
+    /// imply, else none.
+    pub fn errors(&self) -> Errors {
+        let (first, second) = match self.stated {
+            [Some(a), Some(b)] => (a, b),
+            [Some(a), None] | [None, Some(a)] => (a, a),
+            [None, None] => {
+                let (e, var) = self.error_rate();
+                let e = LabelError::symmetric(e);
+                return Errors { first: e, second: e, var, estimated: var > 0.0 };
+            }
+        };
+        Errors { first, second, var: 0.0, estimated: false }
     }
 }
 
@@ -127,10 +251,36 @@ pub struct Design {
     sizes: Vec<usize>,
     /// The labelled memories of each stratum, with their labels read through the labelling error.
     members: Vec<Vec<(usize, f64)>>,
-    /// The labelling error rate and its variance.
-    error: (f64, f64),
-    /// Each memory's label as given (None: unlabelled).
-    raw: Vec<Option<f64>>,
+    /// Each memory's read-label variance (0: unlabelled, or a labeller who does not err).
+    noise: Vec<f64>,
+    /// The labelling error.
+    errors: Errors,
+    /// Each memory's labels as given (None: unlabelled).
+    raw: Vec<Option<(f64, Option<f64>)>>,
+}
+
+/// The PPI++ estimate of a quantity: the stratified estimator of the totals with each stratum's
+/// labelled terms less lambda times their prediction, plus lambda times the prediction's total
+/// over every memory of the stratum; lambda and the predictor chosen to make the variance least
+/// (lambda 0: the stratified estimator itself, so a predictor that does not help costs nothing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ppi {
+    /// The estimate and its interval.
+    pub summary: Summary,
+    /// The power-tuning weight in [0, 1].
+    pub lambda: f64,
+    /// Which of the predictors it uses (None: lambda 0).
+    pub predictor: Option<usize>,
+}
+
+/// The linearization of one quantity at its stratified estimate, with what its variance needs.
+struct Linear {
+    /// z_i = d_i + U_i c_i.
+    d: Vec<f64>,
+    c: Vec<f64>,
+    /// Per stratum: the memories, and the floor of its S_h^2 (read-label noise included).
+    by: Vec<Vec<usize>>,
+    floor: Vec<f64>,
 }
 
 impl Design {
@@ -139,24 +289,36 @@ impl Design {
         let mut sizes = vec![0; strata];
         of.iter().for_each(|&h| sizes[h] += 1);
         let mut raw = vec![None; of.len()];
-        for (&i, &u) in labels.picked.iter().zip(&labels.u) {
-            raw[i] = Some(u);
+        for ((&i, &u), &second) in labels.picked.iter().zip(&labels.u).zip(&labels.second) {
+            raw[i] = Some((u, second));
         }
-        let error = labels.error_rate();
-        let mut d = Design { of: of.to_vec(), sizes, members: Vec::new(), error, raw };
-        d.members = d.read(error.0);
+        let errors = labels.errors();
+        let mut d = Design { of: of.to_vec(), sizes, members: Vec::new(), noise: Vec::new(), errors, raw };
+        (d.members, d.noise) = d.read(errors.first, errors.second);
         d
     }
 
-    /// Each stratum's labelled memories with every label L read as (L - e) / (1 - 2e).
-    fn read(&self, e: f64) -> Vec<Vec<(usize, f64)>> {
+    /// Each stratum's labelled memories with every label L read as (L - a) / (1 - a - b) (two
+    /// labels of a memory averaged), and each memory's read-label variance.
+    fn read(&self, first: LabelError, second: LabelError) -> (Vec<Vec<(usize, f64)>>, Vec<f64>) {
         let mut members = vec![Vec::new(); self.sizes.len()];
+        let mut noise = vec![0.0; self.of.len()];
         for (i, l) in self.raw.iter().enumerate() {
-            if let Some(l) = l {
-                members[self.of[i]].push((i, (l - e) / (1.0 - 2.0 * e)));
-            }
+            let Some((l, l2)) = *l else { continue };
+            let (u, v) = match l2 {
+                Some(l2) => {
+                    let u = (first.read(l) + second.read(l2)) / 2.0;
+                    (u, (first.noise(u) + second.noise(u)) / 4.0)
+                }
+                None => {
+                    let u = first.read(l);
+                    (u, first.noise(u))
+                }
+            };
+            members[self.of[i]].push((i, u));
+            noise[i] = v;
         }
-        members
+        (members, noise)
     }
 
     /// The labels moved PSEUDO labels toward the other truth in every stratum.
@@ -172,12 +334,12 @@ impl Design {
 
     /// Whether every memory is labelled by a labeller taken as the truth (no sampling error).
     fn census(&self) -> bool {
-        self.raw.iter().all(Option::is_some) && self.error.0 == 0.0
+        self.raw.iter().all(Option::is_some) && self.errors.first.none() && self.errors.second.none()
     }
 
     /// The stratified totals of `terms` with the labels `members` (a stratum left all blank: its
-    /// memories at U = 1/2).
-    fn totals(&self, t: &Terms, members: &[Vec<(usize, f64)>]) -> Vec<f64> {
+    /// memories at U = 1/2); with a predictor `pred` and weight `lambda`, the PPI++ totals.
+    fn totals(&self, t: &Terms, members: &[Vec<(usize, f64)>], pred: Option<(&[f64], f64)>) -> Vec<f64> {
         let mut total = vec![0.0; t.k];
         for (h, m) in members.iter().enumerate() {
             if m.is_empty() {
@@ -186,6 +348,10 @@ impl Design {
             }
             let w = self.sizes[h] as f64 / m.len() as f64;
             m.iter().for_each(|&(i, u)| t.add(&mut total, i, u, w));
+            if let Some((p, lambda)) = pred {
+                m.iter().for_each(|&(i, _)| t.add(&mut total, i, p[i], -lambda * w));
+                (0..self.of.len()).filter(|&i| self.of[i] == h).for_each(|i| t.add(&mut total, i, p[i], lambda));
+            }
         }
         total
     }
@@ -197,31 +363,132 @@ impl Design {
         f: impl Fn(&[f64]) -> Option<f64>,
         scale: Scale,
     ) -> Summary {
-        let t = Terms::new(self.of.len(), &terms);
-        let total = self.totals(&t, &self.members);
+        self.fit(&terms, &f, scale, &[]).0
+    }
+
+    /// The stratified estimate (as [`Design::summary`]) and the PPI++ one with the best of
+    /// `predictors` (each a prediction of U for every memory of the bank, in [0, 1]).
+    pub fn summary_ppi(
+        &self,
+        terms: impl Fn(usize, f64) -> Vec<f64>,
+        f: impl Fn(&[f64]) -> Option<f64>,
+        scale: Scale,
+        predictors: &[Vec<f64>],
+    ) -> (Summary, Ppi) {
+        let (s, ppi) = self.fit(&terms, &f, scale, predictors);
+        (s, ppi.unwrap_or(Ppi { summary: s, lambda: 0.0, predictor: None }))
+    }
+
+    fn fit(
+        &self,
+        terms: &impl Fn(usize, f64) -> Vec<f64>,
+        f: &impl Fn(&[f64]) -> Option<f64>,
+        scale: Scale,
+        predictors: &[Vec<f64>],
+    ) -> (Summary, Option<Ppi>) {
+        let t = Terms::new(self.of.len(), terms);
+        let total = self.totals(&t, &self.members, None);
         let range = scale.range();
-        let whole = |value| Summary { value, lo: range.0, hi: range.1, se: f64::NAN, df: f64::NAN };
+        let whole = |value| (Summary { value, lo: range.0, hi: range.1, se: f64::NAN, df: f64::NAN }, None);
         let Some(value) = f(&total) else { return whole(None) };
         if self.census() {
-            return Summary { value: Some(value), lo: value, hi: value, se: 0.0, df: f64::INFINITY };
+            return (Summary { value: Some(value), lo: value, hi: value, se: 0.0, df: f64::INFINITY }, None);
         }
         // A correlation of +-1 in the sample (no labelled exception to it) is where the
         // linearization fails (its gradient is 0): linearize instead where the labels are moved
         // PSEUDO labels toward the other truth, as the floor reads a unanimous stratum.
         let edge = scale == Scale::Correlation && value.abs() > 1.0 - 1e-9;
-        let point = if edge { self.totals(&t, &self.nudged()) } else { total.clone() };
+        let point = if edge { self.totals(&t, &self.nudged(), None) } else { total.clone() };
         let Some(center) = f(&point) else { return whole(Some(value)) };
-        let Some(g) = gradient(&f, &point) else { return whole(Some(value)) };
-        // z_i = d_i + U_i c_i, the linearized terms: d and c known for every memory.
-        let d: Vec<f64> = (0..self.of.len()).map(|i| t.dot(&g, i, 0.0)).collect();
-        let c: Vec<f64> = (0..self.of.len()).map(|i| t.dot_slope(&g, i)).collect();
+        let Some(g) = gradient(f, &point) else { return whole(Some(value)) };
+        let lin = self.linear(&t, &g);
+        // e's own uncertainty, by the delta method on the estimate.
+        let mut var_e = 0.0;
+        let Errors { first, var, .. } = self.errors;
+        if var > 0.0 {
+            let e = first.wrong_as_right;
+            let (up, down) = ((e + 1e-4).min(0.49), (e - 1e-4).max(0.0));
+            let at = |e: f64| {
+                let e = LabelError::symmetric(e);
+                f(&self.totals(&t, &self.read(e, e).0, None))
+            };
+            if let (Some(a), Some(b)) = (at(up), at(down)) {
+                let slope = (a - b) / (up - down);
+                var_e = slope * slope * var;
+            }
+        }
+        let (var, df) = self.variance(&lin, None, var_e);
+        if var <= 0.0 {
+            // Nothing left to linearize (labels read through a labelling error can put a
+            // correlation at its bound): the sample does not bound it.
+            return whole(Some(value));
+        }
+        let summary = finish(value, center, var, df, scale);
+        if edge || predictors.is_empty() {
+            return (summary, None);
+        }
+        // PPI++: the predictor and lambda of least variance (lambda 0 first: ties keep it).
+        let mut best: (f64, f64, Option<usize>, f64) = (var, 0.0, None, df);
+        for (k, p) in predictors.iter().enumerate() {
+            for step in 1..=20 {
+                let lambda = f64::from(step) / 20.0;
+                let (v, df) = self.variance(&lin, Some((p, lambda)), var_e);
+                if v > 0.0 && v < best.0 {
+                    best = (v, lambda, Some(k), df);
+                }
+            }
+        }
+        let (v, lambda, Some(k), df) = best else { return (summary, None) };
+        let Some(estimate) = f(&self.totals(&t, &self.members, Some((&predictors[k], lambda)))) else {
+            return (summary, None);
+        };
+        let ppi = finish(estimate, estimate, v, df, scale);
+        if ppi.hi - ppi.lo >= summary.hi - summary.lo {
+            return (summary, None);
+        }
+        (summary, Some(Ppi { summary: ppi, lambda, predictor: Some(k) }))
+    }
+
+    /// The linearized terms z_i = d_i + U_i c_i of gradient `g` (d and c known for every memory)
+    /// and each stratum's floor.
+    fn linear(&self, t: &Terms, g: &[f64]) -> Linear {
+        let d: Vec<f64> = (0..self.of.len()).map(|i| t.dot(g, i, 0.0)).collect();
+        let c: Vec<f64> = (0..self.of.len()).map(|i| t.dot_slope(g, i)).collect();
         let mut by: Vec<Vec<usize>> = vec![Vec::new(); self.sizes.len()];
         self.of.iter().enumerate().for_each(|(i, &h)| by[h].push(i));
-        // Per stratum: its variance contribution and the degrees of freedom of its S_h^2.
+        let floor = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(h, m)| {
+                let (big, n) = (self.sizes[h] as f64, m.len() as f64);
+                if n == 0.0 || big == 0.0 {
+                    return 0.0;
+                }
+                // The variance of z over the whole stratum were U a coin of the stratum's share,
+                // that share kept at least PSEUDO labels of the other truth away from 0 and 1.
+                let right: f64 = m.iter().map(|&(_, u)| u).sum();
+                let p = (right / n).clamp(PSEUDO / (n + PSEUDO), n / (n + PSEUDO));
+                let mean = |x: &dyn Fn(usize) -> f64| by[h].iter().map(|&i| x(i)).sum::<f64>() / big;
+                let m1 = mean(&|i| d[i] + p * c[i]);
+                mean(&|i| (d[i] + p * c[i] - m1).powi(2)) + p * (1.0 - p) * mean(&|i| c[i] * c[i])
+            })
+            .collect();
+        Linear { d, c, by, floor }
+    }
+
+    /// The stratified variance of the linearized estimate (with predictor `pred` and weight
+    /// lambda: of its PPI++ residuals z_i - lambda zhat_i) and Satterthwaite's degrees of freedom;
+    /// `extra` (an estimated error rate's share) added.
+    fn variance(&self, lin: &Linear, pred: Option<(&[f64], f64)>, extra: f64) -> (f64, f64) {
+        let Linear { d, c, by, floor } = lin;
+        // Per stratum: A_h = N_h^2 (1 - f_h) / n_h, S_h^2 of the residuals and of z, the
+        // read-label noise mean(c^2 V) of its labels, and n_h.
+        let mut rows: Vec<(f64, f64, f64, f64, f64, usize)> = Vec::new();
         let mut parts: Vec<(f64, f64)> = Vec::new();
         for (h, m) in self.members.iter().enumerate() {
             let (big, n) = (self.sizes[h] as f64, m.len() as f64);
-            if n == big {
+            if big == 0.0 {
                 continue;
             }
             if n == 0.0 {
@@ -231,42 +498,40 @@ impl Design {
                 parts.push((sum * sum / 12.0 + by[h].iter().map(|&i| c[i] * c[i]).sum::<f64>() / 6.0, 1.0));
                 continue;
             }
-            let zs: Vec<f64> = m.iter().map(|&(i, u)| d[i] + u * c[i]).collect();
-            let mean = zs.iter().sum::<f64>() / n;
-            let s2 = if n > 1.0 { zs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-            // The floor: the variance of z over the whole stratum (d and c known for every memory)
-            // were U a coin of the stratum's share, that share kept at least PSEUDO labels of the
-            // other truth away from 0 and 1.
-            let right: f64 = m.iter().map(|&(_, u)| u).sum();
-            let p = (right / n).clamp(PSEUDO / (n + PSEUDO), n / (n + PSEUDO));
-            let mean = |x: &dyn Fn(usize) -> f64| by[h].iter().map(|&i| x(i)).sum::<f64>() / big;
-            let m1 = mean(&|i| d[i] + p * c[i]);
-            let floor = mean(&|i| (d[i] + p * c[i] - m1).powi(2)) + p * (1.0 - p) * mean(&|i| c[i] * c[i]);
-            parts.push((big * big * (1.0 - n / big) * s2.max(floor) / n, (n - 1.0).max(1.0)));
+            let z = |&(i, u): &(usize, f64)| d[i] + u * c[i];
+            let resid = |&(i, u): &(usize, f64)| match pred {
+                Some((p, lambda)) => d[i] + u * c[i] - lambda * (d[i] + p[i] * c[i]),
+                None => d[i] + u * c[i],
+            };
+            let s2 = |x: &dyn Fn(&(usize, f64)) -> f64| {
+                if n < 2.0 {
+                    return 0.0;
+                }
+                let mean = m.iter().map(x).sum::<f64>() / n;
+                m.iter().map(|y| (x(y) - mean).powi(2)).sum::<f64>() / (n - 1.0)
+            };
+            let noise = m.iter().map(|&(i, _)| c[i] * c[i] * self.noise[i]).sum::<f64>() / n;
+            rows.push((big * big * (1.0 - n / big) / n, s2(&resid), s2(&z), noise, big, h));
         }
-        let mut var: f64 = parts.iter().map(|p| p.0).sum();
-        let (e, var_e) = self.error;
-        if var_e > 0.0 {
-            // e's own uncertainty, by the delta method on the estimate.
-            let (up, down) = ((e + 1e-4).min(0.49), (e - 1e-4).max(0.0));
-            let at = |e: f64| f(&self.totals(&t, &self.read(e)));
-            if let (Some(a), Some(b)) = (at(up), at(down)) {
-                let slope = (a - b) / (up - down);
-                var += slope * slope * var_e;
-            }
+        // The floor shrinks with the share of variance the predictions explain over the strata
+        // whose labels show it (a unanimous stratum shows none).
+        let (num, den) = rows.iter().fold((0.0, 0.0), |(a, b), r| (a + r.0 * r.1, b + r.0 * r.2));
+        let ratio = if pred.is_some() && den > 0.0 { (num / den).min(1.0) } else { 1.0 };
+        for &(a, s2, _, noise, big, h) in &rows {
+            let n = self.members[h].len() as f64;
+            let sampling = a * s2.max(ratio * floor[h] + noise);
+            parts.push((sampling + big * noise, if n == big { 1e6 } else { (n - 1.0).max(1.0) }));
         }
-        let df = {
-            let den: f64 = parts.iter().map(|(v, d)| v * v / d).sum();
-            if den > 0.0 { (var * var / den).max(1.0) } else { f64::INFINITY }
-        };
-        if var <= 0.0 {
-            // Nothing left to linearize (labels read through a labelling error can put a
-            // correlation at its bound): the sample does not bound it.
-            return whole(Some(value));
-        }
-        let (lo, hi) = interval(center, var, t95(df), scale);
-        Summary { value: Some(value), lo: lo.min(value), hi: hi.max(value), se: var.sqrt(), df }
+        let var: f64 = parts.iter().map(|p| p.0).sum::<f64>() + extra;
+        let den: f64 = parts.iter().map(|(v, d)| v * v / d).sum();
+        (var, if den > 0.0 { (var * var / den).max(1.0) } else { f64::INFINITY })
     }
+}
+
+/// The summary of `value` with an interval around `center` of variance `var`.
+fn finish(value: f64, center: f64, var: f64, df: f64, scale: Scale) -> Summary {
+    let (lo, hi) = interval(center, var, t95(df), scale);
+    Summary { value: Some(value), lo: lo.min(value), hi: hi.max(value), se: var.sqrt(), df }
 }
 
 /// The 95 % interval of `value` with variance `var` and t quantile `tq` on `scale`.
@@ -405,5 +670,55 @@ mod tests {
         assert!(b.hi - b.lo > 1.3 * (a.hi - a.lo), "{a:?} {b:?}");
         // A labeller who errs reads a share of 0.25 as nearer 0.5; the correction moves it out.
         assert!(b.value.unwrap() < a.value.unwrap(), "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn a_stated_error_corrects_the_share_and_a_census_keeps_its_noise() {
+        // 100 memories, 30 right; the labeller reads 10 % the wrong way round: 36 labelled right
+        // (27 of the right, 9 of the wrong). Read through 10 %: (0.36 - 0.1) / 0.8 = 0.325.
+        let of = vec![0; 100];
+        let u: Vec<f64> = (0..100).map(|i| f64::from(u8::from(i < 27 || (30..39).contains(&i)))).collect();
+        let mut labels = Labels::single((0..100).collect(), u);
+        let taken = Design::new(&of, 1, &labels).summary(terms, share, Scale::Proportion);
+        assert_eq!(
+            (taken.value, taken.lo, taken.hi),
+            (Some(0.36), 0.36, 0.36),
+            "a census by a labeller taken as truth"
+        );
+        labels.stated = [Some(LabelError::symmetric(0.1)), None];
+        let read = Design::new(&of, 1, &labels).summary(terms, share, Scale::Proportion);
+        assert!((read.value.unwrap() - 0.325).abs() < 1e-12, "{read:?}");
+        // The noise of reading 100 labels: sqrt(0.1 * 0.9 / 0.64 / 100) = 0.0375.
+        assert!((read.se - 0.0375).abs() < 1e-9 && read.lo < 0.3 && read.hi > 0.35, "{read:?}");
+    }
+
+    #[test]
+    fn ppi_narrows_with_a_predictor_and_never_widens_without_one() {
+        // One stratum of 1000; U follows a score that varies within it; 100 labelled.
+        let n = 1000;
+        let of = vec![0; n];
+        let mut rng = crate::rng::SplitMix64(3);
+        let score: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+        let truth: Vec<f64> = score.iter().map(|&s| f64::from(u8::from(rng.uniform() < s))).collect();
+        let labels = Labels::single((0..100).collect(), truth[..100].to_vec());
+        let d = Design::new(&of, 1, &labels);
+        let coin: Vec<f64> = (0..n).map(|_| rng.uniform()).collect();
+        let (plain, good) = d.summary_ppi(terms, share, Scale::Proportion, std::slice::from_ref(&score));
+        assert!(good.lambda > 0.5 && good.predictor == Some(0), "{good:?}");
+        let ratio = (good.summary.hi - good.summary.lo) / (plain.hi - plain.lo);
+        assert!(ratio < 0.9, "{ratio}: {plain:?} {good:?}");
+        let (_, bad) = d.summary_ppi(terms, share, Scale::Proportion, &[coin]);
+        assert!(bad.summary.hi - bad.summary.lo <= plain.hi - plain.lo, "{bad:?} {plain:?}");
+    }
+
+    #[test]
+    fn agreement_counts_and_kappa() {
+        let mut l = Labels::single((0..10).collect(), vec![1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0]);
+        l.second =
+            vec![Some(1.0), Some(1.0), Some(0.0), Some(1.0), Some(0.0), Some(0.0), Some(1.0), Some(1.0), None, None];
+        let a = l.agreement();
+        assert_eq!((a.both_right, a.both_wrong, a.first_right_second_wrong, a.first_wrong_second_right), (4, 2, 1, 1));
+        // p_o = 6/8, p1 = p2 = 5/8, p_e = 25/64 + 9/64 = 34/64: kappa = (48 - 34) / (64 - 34).
+        assert!((a.kappa.unwrap() - 14.0 / 30.0).abs() < 1e-12, "{a:?}");
     }
 }

@@ -1,15 +1,17 @@
 //! The audit from a few hand labels (`lucid audit BANK --labels FILE`): U is known only for the
 //! labelled memories, so leniency, sensitivity, the label sanity check (Corr(r, U) and whether
 //! the labels look inverted), each verifier's EIA axes and its demotion payoff are estimated
-//! from them with the stratified design of [`super::design`], each with a 95 % interval from the
-//! posterior of [`super::posterior`]. Leniency and sensitivity are the self-grade's over the
-//! episodes it graded, as the full audit and `grader.sql` count them.
+//! from them with the stratified design of [`super::design`], each with a 95 % interval from
+//! [`super::estimator`]. Leniency and sensitivity are the self-grade's over the
+//! episodes it graded, as the full audit and `grader.sql` count them. Beside the bank-level
+//! shares and Corr(V, U), a PPI++ estimate where the verifiers' scores narrow it; the labellers'
+//! error (stated or estimated), their agreement and the warnings a reader needs first.
 
 use serde::Serialize;
 
 use super::bank::{AuditBank, demote};
 use super::design::{Sample, Strata, corr, corr_terms, ratio};
-use super::estimator::{Design, Labels, Scale, Summary};
+use super::estimator::{Design, LabelError, LabellerAgreement, Labels, Ppi, Scale, Summary};
 
 /// One estimated quantity.
 #[derive(Clone, Debug, Serialize)]
@@ -26,6 +28,26 @@ pub struct HandRow {
     pub hi: Option<f64>,
     /// Standard error (linearized; None where the estimate is undefined).
     pub se: Option<f64>,
+    /// The PPI++ estimate beside it (accuracy, leniency, sensitivity, Corr(V, U); None: the
+    /// verifiers' scores do not narrow the interval, or the quantity is not one of these).
+    pub ppi: Option<PpiRow>,
+}
+
+/// A quantity's PPI++ estimate ([`super::estimator::Ppi`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct PpiRow {
+    /// The estimate.
+    pub estimate: f64,
+    /// 95 % interval.
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+    /// The power-tuning weight.
+    pub lambda: f64,
+    /// What predicts U (`v_<name>`, `r`: the self-grade, `mean of verifiers`).
+    pub predictor: String,
+    /// Its width over the stratified interval's (below 1).
+    pub width_ratio: f64,
 }
 
 /// A stratum of the design, as the output lists it.
@@ -85,6 +107,26 @@ pub struct HandAudit {
     pub disagreements: usize,
     /// How the labeller enters the intervals.
     pub labeller: String,
+    /// The two labellers' agreement on the memories both labelled.
+    pub agreement: LabellerAgreement,
+    /// The labelling error the labels are read through.
+    pub label_error: LabelErrorRow,
+    /// What the reader must know before trusting a number: too few labels, labellers who agree
+    /// too well or too badly.
+    pub warnings: Vec<String>,
+}
+
+/// The labelling error as the output states it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LabelErrorRow {
+    /// `stated`, `estimated` (from the memories labelled twice) or `none` (labels taken as truth).
+    pub source: &'static str,
+    /// The first labeller's.
+    pub first: LabelError,
+    /// The second's.
+    pub second: LabelError,
+    /// The standard error of an estimated rate.
+    pub se: Option<f64>,
 }
 
 /// What a [`Quantity`] is.
@@ -218,6 +260,21 @@ impl Quantity {
     pub fn estimate(&self, design: &Design) -> Summary {
         design.summary(|i, u| self.terms(i, u), |t| self.f(t), self.scale())
     }
+
+    /// Whether PPI++ estimates it (the bank-level shares and a verifier's Corr(V, U)).
+    pub fn ppi_estimated(&self) -> bool {
+        matches!(self.what, What::Accuracy | What::Leniency | What::Sensitivity | What::CorrVU)
+    }
+
+    /// Its stratified estimate and, for the quantities PPI++ estimates, the PPI++ one with the
+    /// best of `predictors`.
+    pub fn estimate_ppi(&self, design: &Design, predictors: &[Vec<f64>]) -> (Summary, Option<Ppi>) {
+        if !self.ppi_estimated() || predictors.is_empty() {
+            return (self.estimate(design), None);
+        }
+        let (s, p) = design.summary_ppi(|i, u| self.terms(i, u), |t| self.f(t), self.scale(), predictors);
+        (s, p.predictor.map(|_| p))
+    }
 }
 
 /// The EIA thresholds of a hand-label audit.
@@ -229,14 +286,30 @@ pub struct HandOptions {
     pub tau_tru: f64,
 }
 
-/// Every quantity of `bank` estimated from `labels` (sampled among strata `s`).
-pub fn estimates(bank: &AuditBank, s: &Strata, labels: &Labels) -> Vec<(Quantity, Summary)> {
+/// What PPI++ may predict U with: each verifier's score (unscored: 1/2), the self-grade r and
+/// the verifiers' mean score, named.
+pub fn predictors(bank: &AuditBank) -> Vec<(String, Vec<f64>)> {
+    let clean = |v: &[f64]| v.iter().map(|x| if x.is_nan() { 0.5 } else { x.clamp(0.0, 1.0) }).collect::<Vec<_>>();
+    let mut out: Vec<(String, Vec<f64>)> = bank.verifiers.iter().map(|(n, v)| (format!("v_{n}"), clean(v))).collect();
+    if out.len() > 1 {
+        let k = out.len() as f64;
+        let mean = (0..bank.r.len()).map(|i| out.iter().map(|(_, v)| v[i]).sum::<f64>() / k).collect();
+        out.push(("mean of verifiers".into(), mean));
+    }
+    out.push(("r".into(), clean(&bank.r)));
+    out
+}
+
+/// Every quantity of `bank` estimated from `labels` (sampled among strata `s`): the stratified
+/// estimate and the PPI++ one where it is narrower (its predictor an index of [`predictors`]).
+pub fn estimates(bank: &AuditBank, s: &Strata, labels: &Labels) -> Vec<(Quantity, Summary, Option<Ppi>)> {
     let design = Design::new(&s.of, s.sizes.len(), labels);
+    let preds: Vec<Vec<f64>> = predictors(bank).into_iter().map(|(_, p)| p).collect();
     quantities(bank)
         .into_iter()
         .map(|q| {
-            let e = q.estimate(&design);
-            (q, e)
+            let (e, p) = q.estimate_ppi(&design, &preds);
+            (q, e, p)
         })
         .collect()
 }
@@ -250,24 +323,42 @@ pub fn hand_audit(bank: &AuditBank, rows: usize, labels: &Labels, o: HandOptions
     let s: Strata = super::design::strata(bank, rows);
     let sample = Sample::new(&s, &labels.picked);
     let thin = sample.thin();
+    let names: Vec<String> = predictors(bank).into_iter().map(|(n, _)| n).collect();
     let rows_out: Vec<HandRow> = estimates(bank, &s, labels)
         .into_iter()
-        .map(|(q, e)| HandRow {
+        .map(|(q, e, p)| HandRow {
             quantity: q.name().into(),
             verifier: q.verifier.clone(),
             estimate: e.value,
             lo: Some(e.lo),
             hi: Some(e.hi),
             se: e.value.map(|_| e.se).filter(|s| s.is_finite()),
+            ppi: p.and_then(|p| {
+                Some(PpiRow {
+                    estimate: p.summary.value?,
+                    lo: p.summary.lo,
+                    hi: p.summary.hi,
+                    lambda: p.lambda,
+                    predictor: names[p.predictor?].clone(),
+                    width_ratio: (p.summary.hi - p.summary.lo) / (e.hi - e.lo),
+                })
+            }),
         })
         .collect();
     let find = |name: &str, v: Option<&str>| rows_out.iter().find(|r| r.quantity == name && r.verifier.as_deref() == v);
-    let eia = bank
+    // A verdict reads the narrower of a row's two intervals (PPI++ is given only where narrower).
+    let best = |r: Option<&HandRow>| {
+        r.map(|r| match &r.ppi {
+            Some(p) => HandRow { estimate: Some(p.estimate), lo: Some(p.lo), hi: Some(p.hi), ..r.clone() },
+            None => r.clone(),
+        })
+    };
+    let eia: Vec<HandEia> = bank
         .verifiers
         .iter()
         .map(|(name, _)| {
-            let mut e =
-                verdict(name, find("corr_nu_b", Some(name)), find("corr_v_u", Some(name)), labels.picked.len(), o);
+            let tru = best(find("corr_v_u", Some(name)));
+            let mut e = verdict(name, find("corr_nu_b", Some(name)), tru.as_ref(), labels.picked.len(), o);
             if let Some(k) = e.more_labels {
                 e.more_by_stratum = more_by_stratum(&s, &sample, k);
             }
@@ -279,23 +370,58 @@ pub fn hand_audit(bank: &AuditBank, rows: usize, labels: &Labels, o: HandOptions
         Some(HandRow { lo: Some(l), .. }) if *l > 0.0 => "labels carry signal",
         _ => "no evidence either way",
     };
-    let (twice, disagreements) = labels.twice();
-    let labeller = if twice == 0 {
-        "one labeller: the labels are taken as the truth. A labeller who errs biases every estimate and the \
-         intervals do not show it; label some memories twice (a second labeller's column u2 in the sheet) to \
-         measure it"
-            .to_string()
-    } else {
-        let d = disagreements as f64 / twice as f64;
-        let e = (1.0 - (1.0 - 2.0 * d.min(0.49)).sqrt()) / 2.0;
-        format!(
-            "{twice} memories labelled twice, the labels disagree on {disagreements} ({:.1} %): the intervals carry a \
-             labelling error of about {:.1} % per label (and correct its bias), assuming the two labellers err \
-             independently and as often on right memories as on wrong ones",
-            100.0 * d,
-            100.0 * e
-        )
+    let agreement = labels.agreement();
+    let errors = labels.errors();
+    let (twice, disagreements) = (agreement.pairs(), agreement.disagreements());
+    let label_error = LabelErrorRow {
+        source: if labels.stated.iter().any(Option::is_some) {
+            "stated"
+        } else if errors.estimated {
+            "estimated"
+        } else {
+            "none"
+        },
+        first: errors.first,
+        second: errors.second,
+        se: errors.estimated.then(|| errors.var.sqrt()),
     };
+    let pct = |e: LabelError| {
+        if e.wrong_as_right == e.right_as_wrong {
+            format!("{:.1} % of labels", 100.0 * e.wrong_as_right)
+        } else {
+            format!(
+                "{:.1} % of wrong memories labelled right and {:.1} % of right ones labelled wrong",
+                100.0 * e.wrong_as_right,
+                100.0 * e.right_as_wrong
+            )
+        }
+    };
+    let labeller = match label_error.source {
+        "stated" if errors.first == errors.second => format!(
+            "stated to err on {}: each label is read through that rate (which corrects its bias) and the \
+             intervals carry the noise of reading it",
+            pct(errors.first)
+        ),
+        "stated" => format!(
+            "the first stated to err on {}, the second on {}: each label is read through its labeller's rate \
+             and the intervals carry the noise of reading it",
+            pct(errors.first),
+            pct(errors.second)
+        ),
+        "estimated" => format!(
+            "{twice} memories labelled twice, the labels disagree on {disagreements} ({:.1} %): the intervals carry a \
+             labelling error of about {} per label, ±{:.1} (and correct its bias), assuming the two labellers err \
+             independently and as often on right memories as on wrong ones",
+            100.0 * disagreements as f64 / twice as f64,
+            pct(errors.first),
+            100.0 * errors.var.sqrt()
+        ),
+        _ => "one labeller: the labels are taken as the truth. A labeller who errs biases every estimate and the \
+              intervals do not show it; state the error rate (--labeller-error) or label some memories twice (a \
+              second labeller's column u2 in the sheet) to measure it"
+            .to_string(),
+    };
+    let warnings = warnings(&agreement, labels, &eia);
     Ok(HandAudit {
         memories: bank.r.len(),
         labelled: labels.picked.len(),
@@ -316,7 +442,71 @@ pub fn hand_audit(bank: &AuditBank, rows: usize, labels: &Labels, o: HandOptions
         labelled_twice: twice,
         disagreements,
         labeller,
+        agreement,
+        label_error,
+        warnings,
     })
+}
+
+/// P(X <= k) for X ~ Binomial(m, p).
+fn binomial_cdf(k: usize, m: usize, p: f64) -> f64 {
+    if p <= 0.0 {
+        return 1.0;
+    }
+    let (mut term, mut sum) = ((1.0 - p).powi(m as i32), 0.0);
+    for j in 0..=k.min(m) {
+        sum += term;
+        term *= (m - j) as f64 / (j + 1) as f64 * p / (1.0 - p);
+    }
+    sum.min(1.0)
+}
+
+/// The warnings of a hand-label audit: labels too few to settle any verdict; two labellers who
+/// agree beyond what independent errors at their stated rates allow (their errors are shared,
+/// which labelling twice cannot see), or who disagree beyond it, or barely agree (kappa < 0.4).
+fn warnings(a: &LabellerAgreement, labels: &Labels, eia: &[HandEia]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !eia.is_empty() && eia.iter().all(|e| !e.settled) {
+        let need = eia.iter().filter_map(|e| e.more_labels).min();
+        out.push(format!(
+            "{} labels are too few to settle any verdict{}: every number below is an interval wide enough to hold \
+             both answers (lucid audit --plan says which memories to label next)",
+            labels.picked.len(),
+            need.map_or(String::new(), |k| format!(" (the nearest needs about {k} more)"))
+        ));
+    }
+    let (m, k) = (a.pairs(), a.disagreements());
+    if m > 0 && labels.stated.iter().any(Option::is_some) {
+        let e = labels.errors();
+        // Disagreement expected of independent errors at the stated rates (each labeller's mean rate).
+        let (p, q) = (
+            (e.first.wrong_as_right + e.first.right_as_wrong) / 2.0,
+            (e.second.wrong_as_right + e.second.right_as_wrong) / 2.0,
+        );
+        let expected = p * (1.0 - q) + q * (1.0 - p);
+        if binomial_cdf(k, m, expected) < 0.05 {
+            out.push(format!(
+                "the two labellers disagree on {k} of {m} memories labelled twice where independent errors at the \
+                 stated rates would give about {:.1}: they agree too well — their errors are likely shared (a common \
+                 bias), which labelling twice cannot measure, so the stated rates may be too low",
+                expected * m as f64
+            ));
+        } else if k > 0 && 1.0 - binomial_cdf(k - 1, m, expected) < 0.05 {
+            out.push(format!(
+                "the two labellers disagree on {k} of {m} memories labelled twice, more than independent errors at the \
+                 stated rates allow (about {:.1}): the stated rates are too low",
+                expected * m as f64
+            ));
+        }
+    }
+    if m >= 10 && a.kappa.is_some_and(|x| x < 0.4) {
+        out.push(format!(
+            "the two labellers barely agree (Cohen's kappa {:+.2} on {m} memories): check that both label the same \
+             thing the same way round before trusting any estimate",
+            a.kappa.unwrap_or(0.0)
+        ));
+    }
+    out
 }
 
 /// One verifier's EIA verdict from its two intervals (see [`HandEia`]); `n`: labels so far.
@@ -379,6 +569,22 @@ pub fn markdown(a: &HandAudit, source: &str) -> String {
          **The labeller**: {}.\n\n",
         a.labelled, a.memories, a.labeller
     );
+    for w in &a.warnings {
+        out.push_str(&format!("**Warning**: {w}.\n\n"));
+    }
+    let g = &a.agreement;
+    if g.pairs() > 0 {
+        out.push_str(&format!(
+            "**Agreement** of the two labellers on {} memories labelled twice: both right {}, both wrong {}, first right \
+             and second wrong {}, first wrong and second right {}; Cohen's kappa {}.\n\n",
+            g.pairs(),
+            g.both_right,
+            g.both_wrong,
+            g.first_right_second_wrong,
+            g.first_wrong_second_right,
+            g.kappa.map_or("undefined (no spread)".into(), |k| format!("{k:+.2}"))
+        ));
+    }
     if a.blanks > 0 {
         out.push_str(&format!(
             "**Blanks**: {} rows left blank are not labelled (fewer labels, wider intervals).\n\n",
@@ -399,11 +605,29 @@ pub fn markdown(a: &HandAudit, source: &str) -> String {
     if let Some(s) = &a.label_source {
         out.push_str(&format!("The bank's labels: {s}.\n\n"));
     }
-    out.push_str("## Estimates\n\n| quantity | verifier | estimate | lo | hi |\n|---|---|---|---|---|\n");
+    out.push_str(
+        "## Estimates\n\nPPI++ (beside the stratified estimate where it is narrower): the verifiers' or the \
+         self-grade's scores on every memory predict U, the labels correct the prediction, lambda weighs it (0: the \
+         stratified estimate).\n\n| quantity | verifier | estimate | lo | hi | PPI++ estimate [lo, hi] | lambda, \
+         predictor |\n|---|---|---|---|---|---|---|\n",
+    );
     for r in &a.rows {
         let note = if r.estimate.is_none() { " (undefined in this sample: the whole range)" } else { "" };
+        let (ppi, how) = match &r.ppi {
+            Some(p) => (
+                format!(
+                    "{:+.3} [{:+.3}, {:+.3}] ({:.0} % of the width)",
+                    p.estimate,
+                    p.lo,
+                    p.hi,
+                    100.0 * p.width_ratio
+                ),
+                format!("{:.2}, {}", p.lambda, p.predictor),
+            ),
+            None => ("-".into(), "-".into()),
+        };
         out.push_str(&format!(
-            "| {} | {} | {}{note} | {} | {} |\n",
+            "| {} | {} | {}{note} | {} | {} | {ppi} | {how} |\n",
             r.quantity,
             r.verifier.as_deref().unwrap_or("self-grade"),
             f(r.estimate),
@@ -448,6 +672,7 @@ mod tests {
             lo: Some(lo),
             hi: Some(hi),
             se: None,
+            ppi: None,
         }
     }
 

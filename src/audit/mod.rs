@@ -21,6 +21,7 @@ pub mod ensemble;
 pub mod estimator;
 pub mod grader;
 pub mod hand;
+pub mod label_plan;
 pub mod loso;
 pub mod no_truth;
 pub mod payoff;

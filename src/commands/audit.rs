@@ -92,12 +92,31 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
         return Ok(());
     }
     let path = a.labels.as_ref().expect("called with --sample or --labels");
-    let (rows, labels) = sheet::labels(path, &m)?;
+    let (rows, mut labels) = sheet::labels(path, &m)?;
+    labels.stated = [
+        label_error(&a.labeller_error, "--labeller-error")?,
+        label_error(&a.second_labeller_error, "--second-labeller-error")?,
+    ];
     let result =
         hand::hand_audit(&m.bank, rows, &labels, hand::HandOptions { tau_dec: a.tau_dec, tau_tru: a.tau_tru })?;
+    drop(out);
+    if a.plan {
+        use crate::audit::label_plan;
+        let strata = design::strata(&m.bank, rows);
+        let p = label_plan::plan(&result, &strata, &labels.picked, a.rng_seed);
+        let next: Vec<serde_json::Value> =
+            p.next.iter().map(|(i, h)| serde_json::json!({"memory": m.ids[*i], "stratum": h})).collect();
+        let json = serde_json::json!({"plan": {"labelled": p.labelled, "verdicts": p.verdicts, "next": next}})
+            .to_string()
+            + "\n";
+        let md = label_plan::markdown(&p, &m.ids, &a.bank.display().to_string());
+        return emit(a, "plan", &md, &json);
+    }
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let json = serde_json::json!({"hand_labels": result}).to_string() + "\n";
     let md = hand::markdown(&result, &a.bank.display().to_string());
-    drop(out);
     emit(a, "hand_labels", &md, &json)
 }
 
@@ -185,6 +204,38 @@ pub struct AuditArgs {
     /// sanity, each verifier's EIA axes and payoff, with 95 % intervals for the sampling design.
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
+    /// How often the labeller of column u errs: one rate (a share of labels the wrong way round),
+    /// or two, WRONG_AS_RIGHT,RIGHT_AS_WRONG (a wrong memory labelled right, a right one labelled
+    /// wrong). Each label is read through it and the intervals carry it; without it, a second
+    /// labeller's disagreement estimates it, else the labels are taken as the truth.
+    #[arg(long, value_name = "RATE[,RATE]", requires = "labels", value_delimiter = ',')]
+    pub labeller_error: Vec<f64>,
+    /// The same for the second labeller (column u2; default: --labeller-error).
+    #[arg(long, value_name = "RATE[,RATE]", requires = "labeller_error", value_delimiter = ',')]
+    pub second_labeller_error: Vec<f64>,
+    /// With --labels: how many more labels would settle each open EIA verdict, in which strata,
+    /// and which memories to label next (a seeded draw, --rng-seed).
+    #[arg(long, requires = "labels")]
+    pub plan: bool,
+}
+
+/// A labeller's stated error from `--labeller-error` values (`flag` names it in errors).
+fn label_error(values: &[f64], flag: &str) -> Result<Option<crate::audit::estimator::LabelError>> {
+    use crate::audit::estimator::LabelError;
+    let e = match values {
+        [] => return Ok(None),
+        [e] => LabelError::symmetric(*e),
+        [a, b] => LabelError { wrong_as_right: *a, right_as_wrong: *b },
+        _ => return Err(Error::usage(format!("{flag} takes one rate or two (WRONG_AS_RIGHT,RIGHT_AS_WRONG)"))),
+    };
+    let ok = |x: f64| (0.0..0.5).contains(&x);
+    if !ok(e.wrong_as_right) || !ok(e.right_as_wrong) {
+        return Err(Error::usage(format!(
+            "{flag} {values:?}: a rate is a share of labels in [0, 0.5) (0.05 for one label in twenty the wrong \
+             way round); at 0.5 a label says nothing"
+        )));
+    }
+    Ok(Some(e))
 }
 
 /// How `lucid audit` prints.

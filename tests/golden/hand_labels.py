@@ -11,8 +11,10 @@ its linearized variance with the finite-population correction and the floor (the
 linearized terms over the whole stratum were U a coin of the stratum's share, kept one label of
 the other truth from 0 and 1), Satterthwaite's degrees of freedom, Student's t (its quantile by
 numerical integration here), Wilson / Fisher z / Wald intervals, and a second labeller's
-disagreement read as a labelling error (delta method). Nothing is read from lucid but the numbers
-compared.
+disagreement read as a labelling error: each label read through it (a memory's two labels
+averaged), the reading's noise in every stratum's variance without the finite-population
+correction, the rate's own uncertainty by the delta method. Nothing is read from lucid but the
+numbers compared.
 """
 import json
 import math
@@ -79,10 +81,19 @@ if pairs:
 else:
     err, var_err = 0.0, 0.0
 labelled, first = np.array(labelled), np.array(first)
+twice = np.array([b is not None for b in second])
+second = np.array([b if b is not None else 0.0 for b in second])
 
 
 def read(e):
-    return (first - e) / (1 - 2 * e)
+    """Each label read as (L - e) / (1 - 2e), a memory's two labels averaged."""
+    one, two = (first - e) / (1 - 2 * e), (second - e) / (1 - 2 * e)
+    return np.where(twice, (one + two) / 2, one)
+
+
+# The variance of a read label around U (a memory labelled twice: half of it).
+noise = err * (1 - err) / (1 - 2 * err) ** 2
+noise = np.where(twice, noise / 2, noise)
 
 
 def t_quantile(df):
@@ -210,17 +221,19 @@ def estimate(terms, f, scale):
         sel = of[labelled] == h
         mem, uu = labelled[sel], u[sel]
         big, n = len(allh), len(mem)
-        if n == big:
-            continue
         if n == 0:
             parts.append((c[allh].sum() ** 2 / 12 + (c[allh] ** 2).sum() / 6, 1.0))
+            continue
+        nz = (c[mem] ** 2 * noise[sel]).mean()
+        if n == big:
+            parts.append((big * nz, 1e6))
             continue
         z = d[mem] + uu * c[mem]
         s2 = z.var(ddof=1) if n > 1 else 0.0
         p = min(max(uu.sum() / n, 1 / (n + 1)), n / (n + 1))
         zp = d[allh] + p * c[allh]
         floor = zp.var() + p * (1 - p) * (c[allh] ** 2).mean()
-        parts.append((big * big * (1 - n / big) * max(s2, floor) / n, max(n - 1.0, 1.0)))
+        parts.append((big * big * (1 - n / big) * max(s2, floor + nz) / n + big * nz, max(n - 1.0, 1.0)))
     var = sum(v for v, _ in parts)
     if var_err > 0:
         up, dn = min(err + 1e-4, 0.49), max(err - 1e-4, 0)
