@@ -124,6 +124,8 @@ pub struct Labels {
     /// The first and the second labeller's stated error rates (None: not stated; one stated
     /// stands for both).
     pub stated: [Option<LabelError>; 2],
+    /// Memories on rows of the labels file left unlabelled (blank rows and spares).
+    pub unlabelled: Vec<usize>,
 }
 
 /// The labelling error the estimates read the labels through.
@@ -143,7 +145,7 @@ impl Labels {
     /// One labeller's labels.
     pub fn single(picked: Vec<usize>, u: Vec<f64>) -> Labels {
         let second = vec![None; picked.len()];
-        Labels { picked, u, second, blanks: 0, stated: [None, None] }
+        Labels { picked, u, second, blanks: 0, stated: [None, None], unlabelled: Vec::new() }
     }
 
     /// Memories labelled twice, and how many of them the two labels disagree on.

@@ -1,7 +1,8 @@
 //! `lucid audit BANK --labels FILE --plan`: how many more labels would settle each open EIA
 //! verdict, in which strata, and which memories to label next. The count assumes an interval
 //! narrows as one over the square root of its labels, with a margin (the new labels move the
-//! estimate too); the memories are a seeded draw among each stratum's unlabelled ones, so they
+//! estimate too); the memories are a seeded draw among each stratum's unlabelled ones (a blank
+//! row or spare already on the sheet is named as such: fill its row), so they
 //! can be added to the sheet and the labels read again as any stratified sample is.
 
 use serde::Serialize;
@@ -37,12 +38,13 @@ pub struct LabelPlan {
     /// Per verifier.
     pub verdicts: Vec<PlanRow>,
     /// The memories to label next (enough for every open verdict that a number can settle), by
-    /// index into the bank, with their strata.
-    pub next: Vec<(usize, String)>,
+    /// index into the bank, with their strata and whether the sheet already has a row for them.
+    pub next: Vec<(usize, String, bool)>,
 }
 
-/// The plan of `audit` (of a bank in strata `s`, `picked` labelled), its draw seeded by `seed`.
-pub fn plan(audit: &HandAudit, s: &Strata, picked: &[usize], seed: u64) -> LabelPlan {
+/// The plan of `audit` (of a bank in strata `s`, `picked` labelled and `listed` on the sheet
+/// unlabelled: not drawn again), its draw seeded by `seed`.
+pub fn plan(audit: &HandAudit, s: &Strata, picked: &[usize], listed: &[usize], seed: u64) -> LabelPlan {
     let sample = Sample::new(s, picked);
     let n = picked.len();
     let room: usize = s.sizes.iter().sum();
@@ -71,7 +73,10 @@ pub fn plan(audit: &HandAudit, s: &Strata, picked: &[usize], seed: u64) -> Label
             }
         })
         .collect();
-    let next = draw_more(s, picked, &most, seed).into_iter().map(|i| (i, s.names[s.of[i]].clone())).collect();
+    let next = draw_more(s, picked, &most, seed)
+        .into_iter()
+        .map(|i| (i, s.names[s.of[i]].clone(), listed.contains(&i)))
+        .collect();
     LabelPlan { labelled: n, verdicts, next }
 }
 
@@ -102,13 +107,13 @@ pub fn markdown(p: &LabelPlan, ids: &[String], source: &str) -> String {
         return out;
     }
     out.push_str(&format!(
-        "\n## The next {} memories to label\n\nAdd them to the sheet (a row each, u filled) and run `--labels` again; \
-         the margin of {MARGIN} over the 1 / sqrt(labels) rule is for the estimates moving as labels arrive.\n\n\
-         ```\nmemory,stratum\n",
+        "\n## The next {} memories to label\n\nLabel them — fill the row of one already on the sheet (`on_sheet`), \
+         add a row for the others — and run `--labels` again; the margin of {MARGIN} over the 1 / sqrt(labels) rule \
+         is for the estimates moving as labels arrive.\n\n```\nmemory,stratum,on_sheet\n",
         p.next.len()
     ));
-    for (i, h) in &p.next {
-        out.push_str(&format!("{},{h}\n", ids[*i]));
+    for (i, h, listed) in &p.next {
+        out.push_str(&format!("{},\"{h}\",{listed}\n", ids[*i]));
     }
     out.push_str("```\n");
     out

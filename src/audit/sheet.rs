@@ -181,7 +181,10 @@ pub fn labels(path: &Path, m: &Memories) -> Result<(usize, Labels)> {
                 out.u.push(y);
                 out.second.push(None);
             }
-            (None, None) => out.blanks += usize::from(spares.as_ref().is_none_or(|s| s[row].trim().is_empty())),
+            (None, None) => {
+                out.blanks += usize::from(spares.as_ref().is_none_or(|s| s[row].trim().is_empty()));
+                out.unlabelled.push(i);
+            }
         }
     }
     if out.picked.is_empty() {

@@ -103,9 +103,12 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
     if a.plan {
         use crate::audit::label_plan;
         let strata = design::strata(&m.bank, rows);
-        let p = label_plan::plan(&result, &strata, &labels.picked, a.rng_seed);
-        let next: Vec<serde_json::Value> =
-            p.next.iter().map(|(i, h)| serde_json::json!({"memory": m.ids[*i], "stratum": h})).collect();
+        let p = label_plan::plan(&result, &strata, &labels.picked, &labels.unlabelled, a.rng_seed);
+        let next: Vec<serde_json::Value> = p
+            .next
+            .iter()
+            .map(|(i, h, on)| serde_json::json!({"memory": m.ids[*i], "stratum": h, "on_sheet": on}))
+            .collect();
         let json = serde_json::json!({"plan": {"labelled": p.labelled, "verdicts": p.verdicts, "next": next}})
             .to_string()
             + "\n";
