@@ -96,6 +96,21 @@ pub const KNOWN: &[Known] = &[
 /// The entries that are not chat models.
 const DATA: &[&str] = &["minilm"];
 
+/// The question `lucid models smoke` asks each chat model (its SQL answer is 11 tokens from either Qwen), greedy,
+/// at most `max_tokens` new tokens.
+pub fn smoke_request(max_tokens: u32) -> crate::llm::ChatRequest {
+    use crate::llm::{ChatRequest, Decoding, Message};
+    ChatRequest {
+        messages: vec![
+            Message::system("You write one SQLite query. Reply with SQL only."),
+            Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
+        ],
+        decoding: Decoding { max_tokens, ..Decoding::default() },
+        sample_index: 0,
+        scope: None,
+    }
+}
+
 /// The chat models' names, in `KNOWN`'s order.
 pub fn chat_models() -> impl Iterator<Item = &'static str> {
     KNOWN.iter().map(|k| k.name).filter(|n| !DATA.contains(n))

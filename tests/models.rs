@@ -402,15 +402,7 @@ fn real_qwen_1_5b_has_its_shapes_and_answers() {
     assert_eq!(model.chat.encode("t1.name").unwrap(), vec![83, 16, 2644]);
     assert_eq!(model.chat.encode("Hello, world!").unwrap(), vec![9707, 11, 1879, 0]);
     // As `lucid models smoke` asks it (the answer is 11 tokens), and a forced choice.
-    let req = ChatRequest {
-        messages: vec![
-            Message::system("You write one SQLite query. Reply with SQL only."),
-            Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
-        ],
-        decoding: Decoding { max_tokens: 12, ..Decoding::default() },
-        sample_index: 0,
-        scope: None,
-    };
+    let req = lucid::model_files::smoke_request(12);
     let c = model.chat(&req).unwrap();
     assert!(c.text.to_uppercase().contains("SELECT COUNT(*) FROM SINGER WHERE AGE > 30"), "{c:?}");
     let d = Decoding { choices: vec!["London".into(), "Paris".into()], ..Decoding::default() };

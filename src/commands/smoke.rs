@@ -12,23 +12,14 @@ use crate::error::{Error, Result};
 /// Load the offline models in `dir` (SmolLM2 and MiniLM, and each Qwen2.5-Coder when fetched)
 /// and print what they answer.
 pub fn run(dir: &Path, out: &mut impl Write) -> Result<()> {
-    use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
+    use crate::llm::ChatModel;
     // SmolLM2 is required (the default fetch); the opt-in chat models answer when fetched.
     crate::model_files::smollm2_path(dir)?;
     let models = crate::model_files::chat_models()
         .filter_map(|name| Some((name, crate::model_files::chat_model_path(dir, name).ok()?)));
     for (name, path) in models {
         let model = crate::llm::local::LocalModel::load_as(&path, Some(crate::llm::local::Requantize::Q8_0))?;
-        let req = ChatRequest {
-            messages: vec![
-                Message::system("You write one SQLite query. Reply with SQL only."),
-                Message::user("Table singer(name TEXT, age INTEGER). How many singers are older than 30?"),
-            ],
-            decoding: Decoding { max_tokens: 48, ..Decoding::default() },
-            sample_index: 0,
-            scope: None,
-        };
-        let c = model.chat(&req).map_err(|f| Error::model(f.to_string()))?;
+        let c = model.chat(&crate::model_files::smoke_request(48)).map_err(|f| Error::model(f.to_string()))?;
         writeln!(
             out,
             "{name} ({} -> {} tokens, {:.2} s): {}",
