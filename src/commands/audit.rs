@@ -100,6 +100,10 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
     let result =
         hand::hand_audit(&m.bank, rows, &labels, hand::HandOptions { tau_dec: a.tau_dec, tau_tru: a.tau_tru })?;
     drop(out);
+    // The warnings hold for the plan too (too few labels, labellers agreeing too well).
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     if a.plan {
         use crate::audit::label_plan;
         let strata = design::strata(&m.bank, rows);
@@ -114,9 +118,6 @@ fn hand(a: &AuditArgs, cols: &Columns) -> Result<()> {
             + "\n";
         let md = label_plan::markdown(&p, &m.ids, &a.bank.display().to_string());
         return emit(a, "plan", &md, &json);
-    }
-    for w in &result.warnings {
-        eprintln!("warning: {w}");
     }
     let json = serde_json::json!({"hand_labels": result}).to_string() + "\n";
     let md = hand::markdown(&result, &a.bank.display().to_string());
