@@ -20,16 +20,17 @@
 //!    `remote` (the shared run store on object storage: create-only objects, claims and leases),
 //!    `ballista` (cargo feature: SQL on a Ballista cluster with lucid's functions)
 //! 2. the domain seam — `seam` (what the loop asks of any domain: [`seam::Domain`],
-//!    [`seam::Judge`], and the episode records every domain shares), `eval` (BIRD-exact
+//!    [`seam::Judge`], and the episode records and tables every domain shares), `eval` (BIRD-exact
 //!    execution accuracy, the SQL engine's scorer)
-//! 3. the agent, the report and audits — `agent` (prompts, verdicts, bank, one episode of any
-//!    domain, the episodes and calls tables), `runs` (a run's tables as SQL: the paper's views,
+//! 3. the agent-program box, the report and audits — `agent` (a user's agent program in its
+//!    sandbox, and the loopback proxy of its model calls), `runs` (a run's tables as SQL: the paper's views,
 //!    older runs upgraded), `report` (the paper's tables and plots of runs), `audit` (EIA and
 //!    de-inflation payoff of any memory bank), `import` (other agents' banks in their tools' own
 //!    layouts, as lucid's tables)
 //! 4. `pipeline` — spec, plan, store, runner; it knows stages only through its `Stage` and
-//!    `Registry` traits; `memory_loop` — the Memento-style loop in any [`seam::Judge`] domain,
-//!    below the registry that runs it in each
+//!    `Registry` traits; `memory_loop` — the Memento-style loop in any [`seam::Judge`] domain
+//!    (config, episode, retrieval, bank, arms, prompts, verdicts, the episode scheduler), below
+//!    the registry that runs it in each
 //! 5. `domains` — one folder per domain, each a [`domains::DomainKind`]: its data, options,
 //!    sources, prompts' default, evaluation, channels after the fact; nothing outside its folder
 //!    imports it. `domains::registry` is the one place a domain is named.

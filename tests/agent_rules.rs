@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use lucid::agent::arms::{Mode, arm_spec, stored_q};
-use lucid::agent::parse::{Verdict, parse_verdict};
+use lucid::memory_loop::arms::{Mode, arm_spec, stored_q};
+use lucid::memory_loop::parse::{Verdict, parse_verdict};
 use lucid::domains::sql::detector::{Channel, DetectorConfig, Observed};
 use lucid::domains::sql::extract::extract_sql;
 use lucid::sql::sandbox::{Limits, OpenOptions, Sandbox};

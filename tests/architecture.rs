@@ -533,3 +533,19 @@ fn the_pipeline_names_no_report() {
         .collect();
     assert!(named.is_empty(), "the pipeline uses crate::report: {named:?}");
 }
+
+/// `src/agent/` holds the agent-program box alone (#73): the memory loop's files live in
+/// `src/memory_loop/`, the episode records and tables every domain writes in `src/seam/`.
+#[test]
+fn the_agent_folder_is_the_box_alone() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files: Vec<String> = std::fs::read_dir(src.join("agent"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["descriptors.rs", "mod.rs", "program.rs", "proxy.rs", "sandbox.rs", "watch.rs"]);
+    for loop_file in ["episode.rs", "retrieval.rs", "bank.rs", "arms.rs", "scheduler.rs", "run.rs"] {
+        assert!(src.join("memory_loop").join(loop_file).is_file(), "src/memory_loop/{loop_file} is missing");
+    }
+}

@@ -33,11 +33,11 @@ fn load_writes_documented_tables_and_keeps_gold_out_of_tasks() {
 #[test]
 fn schemas_are_the_column_definitions() {
     let mut defined = vec![
-        ("", lucid::agent::tables::calls_table().doc_json()),
+        ("", lucid::seam::tables::calls_table().doc_json()),
         ("", lucid::stages::retrieve::retrieval_table().doc_json()),
-        ("", lucid::agent::retrieval::draws_table().doc_json()),
+        ("", lucid::memory_loop::retrieval::draws_table().doc_json()),
         ("", lucid::stages::verifiers::verifier_table().doc_json()),
-        ("", lucid::agent::order::order_table().doc_json()),
+        ("", lucid::memory_loop::order::order_table().doc_json()),
         // An imported bank's own tables (its tasks and gold are the factual layout's).
         ("import", lucid::import::tables::episodes_table().doc_json()),
         ("import", lucid::import::tables::evaluation_table().doc_json()),

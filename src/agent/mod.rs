@@ -1,20 +1,11 @@
-//! The Memento-style case-memory agent of any domain ([`crate::seam`]): prompts, the planner
-//! -> executor -> observe -> self-grade -> channels -> label step of one episode, the arms'
-//! labelling rules, the bank and the `episodes`/`calls` tables. The loop itself (bank, retrieval, checkpoints) is the
-//! `memory_loop` stage. Nothing here reads a reference answer: the oracle arm's label arrives as
-//! a function supplied by a stage that is allowed to read `gold`.
+//! The agent-program box: a user's agent program run as a sandboxed process (`program`), the
+//! Linux sandbox it runs in (`sandbox`: namespaces, Landlock, seccomp, rlimits), the local proxy
+//! that is its only way out to a model (`proxy`), the watch on what it writes (`watch`) and the
+//! launcher's descriptors (`descriptors`). The memory loop that drives a program episode by
+//! episode is the `memory_loop` module; the episode records both share are [`crate::seam`].
 
-pub mod arms;
-pub mod bank;
 pub mod descriptors;
-pub mod episode;
-pub mod order;
-pub mod parse;
 pub mod program;
-pub mod prompts;
 pub mod proxy;
-pub mod recorded;
-pub mod retrieval;
 pub mod sandbox;
-pub mod tables;
 pub mod watch;

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::recorded::recorded_call;
+use crate::seam::recorded::recorded_call;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
 use crate::loopback::{Deadline, Place, read_request_bounded, respond};

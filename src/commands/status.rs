@@ -70,7 +70,7 @@ pub fn run(a: &StatusArgs) -> Result<()> {
 /// the run), written as episodes finish.
 fn live(run: &Path, key: Option<&str>) -> Option<String> {
     let work_dir = Store::in_runs_dir(run.parent()?).work_dir(key?);
-    crate::pipeline::episode_scheduler::LoopProgress::read(&work_dir).map(|p| p.to_string())
+    crate::memory_loop::scheduler::LoopProgress::read(&work_dir).map(|p| p.to_string())
 }
 
 /// `lucid status`.

@@ -39,10 +39,10 @@ pub fn table() -> Table<ChannelRow> {
             Column::new(
                 "channels",
                 V::Nested {
-                    ty: crate::agent::tables::channels_type,
+                    ty: crate::seam::tables::channels_type,
                     nullable: false,
                     build: |rows| {
-                        crate::agent::tables::channel_lists(&rows.iter().map(|r| &r.channels).collect::<Vec<_>>())
+                        crate::seam::tables::channel_lists(&rows.iter().map(|r| &r.channels).collect::<Vec<_>>())
                     },
                 },
                 "Every channel of the domain, as episodes.channels holds them.",

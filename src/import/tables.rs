@@ -32,9 +32,9 @@ pub fn episodes_table() -> Table<ImportedMemory> {
             Column::new(
                 "retrieved",
                 M::Nested {
-                    ty: crate::agent::tables::retrieved_type,
+                    ty: crate::seam::tables::retrieved_type,
                     nullable: false,
-                    build: |rows| crate::agent::tables::no_retrieved(rows.len()),
+                    build: |rows| crate::seam::tables::no_retrieved(rows.len()),
                 },
                 "Empty: an import records no retrievals.",
             ),
@@ -67,11 +67,11 @@ pub fn episodes_table() -> Table<ImportedMemory> {
             Column::new(
                 "channels",
                 M::Nested {
-                    ty: crate::agent::tables::channels_type,
+                    ty: crate::seam::tables::channels_type,
                     nullable: false,
                     build: |rows| {
                         let none = Channels::default();
-                        crate::agent::tables::channel_lists(&rows.iter().map(|_| &none).collect::<Vec<_>>())
+                        crate::seam::tables::channel_lists(&rows.iter().map(|_| &none).collect::<Vec<_>>())
                     },
                 },
                 "Empty: an import ran no answer-free channel.",

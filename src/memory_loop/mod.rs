@@ -9,7 +9,7 @@
 //! Scheduling: episode t depends only on the k episodes it retrieves (their plan, artifact and
 //! stored label are all of the bank its prompts see), so the stream is a DAG. An episode starts as soon
 //! as the episodes it retrieves are stored, up to `concurrency` at once, lowest step first
-//! ([`crate::pipeline::episode_scheduler`]); every prompt is the one the sequential loop would send, and with
+//! ([`crate::memory_loop::scheduler`]); every prompt is the one the sequential loop would send, and with
 //! `concurrency: 1` the order is the sequential one. The no-memory arm retrieves nothing, so all
 //! its episodes are ready at once. Finished episodes are written as parts of consecutive steps
 //! every `chunk_size` episodes (and every 10 s); a killed run loads whatever set is on disk and
@@ -18,16 +18,24 @@
 //! concurrency) and the peak number of episodes ready or in flight; `lucid status` shows done /
 //! in flight / ready and an ETA while it runs.
 
+pub mod arms;
+pub mod bank;
+pub mod episode;
+pub mod order;
+pub mod parse;
+pub mod prompts;
+pub mod retrieval;
 mod run;
+pub mod scheduler;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::arms::{ArmSpec, Mode, arm_spec};
-use crate::agent::episode::Roles;
+use crate::memory_loop::arms::{ArmSpec, Mode, arm_spec};
+use crate::memory_loop::episode::Roles;
 use crate::agent::program::AgentProgram;
-use crate::agent::retrieval::Retrieval;
+use crate::memory_loop::retrieval::Retrieval;
 use crate::error::{Error, Result};
 use crate::llm::ModelConfig;
 use crate::pipeline::stage::StageContext;
@@ -51,7 +59,7 @@ pub struct MemoryLoopStage {
     pub roles: Roles,
     /// How an episode's memories are picked among the most similar earlier ones (default:
     /// similarity only, Memento's; softmax and hybrid rank by stored label too: see
-    /// [`crate::agent::retrieval`]). An arm may set its own under `arms:`.
+    /// [`crate::memory_loop::retrieval`]). An arm may set its own under `arms:`.
     #[serde(default, skip_serializing_if = "Retrieval::is_similarity")]
     pub retrieval: Retrieval,
     /// The domain and its options (default: text-to-SQL, `{kind: sql}`; `lucid domains` lists

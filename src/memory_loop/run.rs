@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt64Array};
 
-use crate::agent::arms::{ArmSpec, Mode};
-use crate::agent::bank::Bank;
-use crate::agent::episode::{Agent, OracleFn, ProgramRun};
-use crate::agent::prompts::Prompts;
-use crate::agent::retrieval::{DrawRow, Retrieval, draws_table};
-use crate::agent::tables::{calls_table, episodes_table};
+use crate::memory_loop::arms::{ArmSpec, Mode};
+use crate::memory_loop::bank::Bank;
+use crate::memory_loop::episode::{Agent, OracleFn, ProgramRun};
+use crate::memory_loop::prompts::Prompts;
+use crate::memory_loop::retrieval::{DrawRow, Retrieval, draws_table};
+use crate::seam::tables::{calls_table, episodes_table};
 use crate::error::{Error, Result};
 use crate::llm::ChatModel;
 use crate::pipeline::checkpoint::{load_parts, save_part};
@@ -41,7 +41,7 @@ impl MemoryLoopStage {
         let p = |n: &str| PathBuf::from(n);
         let tasks: HashMap<i64, D::Task> =
             domain.tasks(inputs.get(ctx, "tasks")?, &p("tasks"))?.into_iter().map(|t| (D::id(&t), t)).collect();
-        let order = crate::agent::order::read_order(inputs.get(ctx, "order")?)?;
+        let order = crate::memory_loop::order::read_order(inputs.get(ctx, "order")?)?;
         if let Some(q) = order.iter().find(|q| !tasks.contains_key(q)) {
             return Err(Error::stage(&ctx.stage_id, format!("question_id {q} of the order is not a task")));
         }
@@ -152,7 +152,7 @@ impl MemoryLoopStage {
         let prompts = Prompts::load(&ctx.resolve(self.prompts_dir(D::PROMPTS)))?;
         if !D::PLANNER_OPTIONAL && !prompts.has_planner() && self.agent.is_none() {
             return Err(Error::input(
-                ctx.resolve(self.prompts_dir(D::PROMPTS)).join(crate::agent::prompts::OPTIONAL),
+                ctx.resolve(self.prompts_dir(D::PROMPTS)).join(crate::memory_loop::prompts::OPTIONAL),
                 format!("the {} domain's prompts need a planner template", D::NAME),
             ));
         }
@@ -171,11 +171,11 @@ impl MemoryLoopStage {
         // Episode t depends on the episodes it may retrieve (a score-ranked policy reads all its
         // candidates' labels), and on nothing else.
         let deps: Vec<Vec<usize>> = data.neighbours.iter().map(|n| n.iter().map(|&(s, _)| s).collect()).collect();
-        let critical = crate::pipeline::episode_scheduler::depths(&deps).into_iter().max().unwrap_or(0);
+        let critical = crate::memory_loop::scheduler::depths(&deps).into_iter().max().unwrap_or(0);
         ctx.progress.note("episodes", total.into());
         ctx.progress.note("critical_path", critical.into());
         let mut peak_ready = 0usize;
-        let outcome = crate::pipeline::episode_scheduler::schedule(
+        let outcome = crate::memory_loop::scheduler::schedule(
             &deps,
             done,
             self.concurrency,
@@ -236,7 +236,7 @@ impl MemoryLoopStage {
     /// Every step's candidates as the policy saw them (the final bank holds the labels it read:
     /// a stored label never changes).
     fn draws<D: Judge>(&self, policy: &Retrieval, seed: u64, data: &Loaded<D>, bank: &Bank) -> Vec<DrawRow> {
-        let temperature = (policy.policy == crate::agent::retrieval::Policy::Softmax).then_some(policy.temperature);
+        let temperature = (policy.policy == crate::memory_loop::retrieval::Policy::Softmax).then_some(policy.temperature);
         let mut rows = Vec::new();
         for (t, candidates) in data.neighbours.iter().enumerate() {
             let label = |s: usize| bank.label(s).unwrap_or(0);

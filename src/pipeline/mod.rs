@@ -3,7 +3,6 @@
 
 pub mod cache_key;
 pub mod checkpoint;
-pub mod episode_scheduler;
 mod job;
 pub mod manifest;
 pub mod models;

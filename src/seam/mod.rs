@@ -16,7 +16,9 @@
 //! Int64 key.
 
 pub mod dialogue;
+pub mod recorded;
 pub mod records;
+pub mod tables;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use crate::agent::arms::arm_spec;
-use crate::agent::prompts::Prompts;
+use crate::memory_loop::arms::arm_spec;
+use crate::memory_loop::prompts::Prompts;
 use crate::domains::registry::{self as domains, Entry};
 use crate::error::{Error, Result};
 use crate::memory_loop::MemoryLoopStage;

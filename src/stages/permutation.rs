@@ -5,7 +5,7 @@
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::order::{Step, order_table};
+use crate::memory_loop::order::{Step, order_table};
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 

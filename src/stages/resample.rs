@@ -63,7 +63,7 @@ impl Stage for ResampleStage {
 
     fn fingerprint(&self, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
         let mut fp = crate::pipeline::models::model_fingerprint(&self.model, ctx)?;
-        fp.extend(crate::agent::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
+        fp.extend(crate::memory_loop::prompts::Prompts::fingerprint(&ctx.resolve(&self.prompts))?);
         Ok(fp)
     }
 
@@ -76,7 +76,7 @@ impl Stage for ResampleStage {
             .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         let answer_of = (domain.agreement)(ctx)?;
         let dir = ctx.resolve(&self.prompts);
-        let system = crate::agent::prompts::Prompts::load(&dir)?.system().to_string();
+        let system = crate::memory_loop::prompts::Prompts::load(&dir)?.system().to_string();
         let template = Template::load(&dir.join("executor.txt"))?;
         let model = crate::pipeline::models::chat_model(&self.model, ctx, self.response_cache)?;
         crate::pipeline::models::check_choices(ctx, model.as_ref(), &self.decoding, "decoding.choices")?;

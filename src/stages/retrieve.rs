@@ -90,7 +90,7 @@ impl Stage for RetrieveStage {
     }
 
     fn run(&self, ctx: &StageContext, inputs: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
-        let order = crate::agent::order::read_order(inputs.get(ctx, "order")?)?;
+        let order = crate::memory_loop::order::read_order(inputs.get(ctx, "order")?)?;
         let (ids, vectors, dim) = read_vectors(inputs.get(ctx, "embeddings")?)?;
         let row_of: HashMap<i64, usize> = ids.iter().enumerate().map(|(i, &q)| (q, i)).collect();
         // The bank in step order: row t is the question asked at step t.

@@ -247,7 +247,7 @@ pub fn verdict(
     s: &mut Scored,
 ) -> (Option<f64>, serde_json::Value) {
     let (verdict, text) = match s.spend(model.chat(&request(None, prompt, decoding, 0))) {
-        Some(c) => (crate::agent::parse::parse_verdict(&c.text).as_str(), Some(c.text)),
+        Some(c) => (crate::memory_loop::parse::parse_verdict(&c.text).as_str(), Some(c.text)),
         None => ("failed", None),
     };
     let v = match verdict {

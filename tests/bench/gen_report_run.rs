@@ -15,7 +15,7 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field};
-use lucid::agent::tables::retrieved_fields;
+use lucid::seam::tables::retrieved_fields;
 use lucid::rng::SplitMix64;
 use parquet::arrow::ArrowWriter;
 

@@ -131,7 +131,7 @@ impl DomainKind for Arithmetic {
     const SCHEMAS: &'static str = "arithmetic";
 
     fn tables() -> Vec<serde_json::Value> {
-        vec![lucid::agent::tables::episodes_table::<Self>().doc_json()]
+        vec![lucid::seam::tables::episodes_table::<Self>().doc_json()]
     }
 
     type Options = NoOptions;

@@ -89,7 +89,7 @@ pub fn evaluate(
     path: &Path,
     jobs: usize,
 ) -> Result<RecordBatch> {
-    let t = crate::agent::tables::episodes_table::<CodeDomain>();
+    let t = crate::seam::tables::episodes_table::<CodeDomain>();
     let step = t.column::<UInt64Array>(episodes, path, "step")?;
     let qid = t.column::<Int64Array>(episodes, path, "question_id")?;
     let code = t.column::<StringArray>(episodes, path, "code")?;

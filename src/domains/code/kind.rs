@@ -130,7 +130,7 @@ impl DomainKind for CodeDomain {
 
     fn tables() -> Vec<serde_json::Value> {
         vec![
-            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            crate::seam::tables::episodes_table::<Self>().doc_json(),
             super::tables::tasks_table().doc_json(),
             super::tables::gold_table().doc_json(),
             super::evaluate::evaluation_table().doc_json(),

@@ -87,7 +87,7 @@ pub fn evaluate(
     episodes: &RecordBatch,
     path: &Path,
 ) -> Result<RecordBatch> {
-    let t = crate::agent::tables::episodes_table::<FactualDomain>();
+    let t = crate::seam::tables::episodes_table::<FactualDomain>();
     let step = t.column::<UInt64Array>(episodes, path, "step")?;
     let qid = t.column::<Int64Array>(episodes, path, "question_id")?;
     let answer = t.column::<StringArray>(episodes, path, "answer")?;

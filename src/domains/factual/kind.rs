@@ -112,7 +112,7 @@ impl DomainKind for FactualDomain {
 
     fn tables() -> Vec<serde_json::Value> {
         vec![
-            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            crate::seam::tables::episodes_table::<Self>().doc_json(),
             crate::datasets::qa::tables::tasks_table().doc_json(),
             crate::datasets::qa::tables::gold_table().doc_json(),
             super::evaluate::evaluation_table().doc_json(),

@@ -52,7 +52,7 @@ pub fn flags(detector: &DetectorConfig, ctx: &StageContext, inputs: &Inputs) -> 
     let tasks = crate::datasets::tables::tasks_from_batch(inputs.get(ctx, "tasks")?, Path::new("tasks"))?;
     let text: HashMap<i64, usize> = tasks.iter().enumerate().map(|(i, t)| (t.question_id, i)).collect();
     let e = inputs.get(ctx, "episodes")?;
-    let t = crate::agent::tables::episodes_table::<SqlDomain>();
+    let t = crate::seam::tables::episodes_table::<SqlDomain>();
     let (step, qid, sql) = (
         t.column::<UInt64Array>(e, ep, "step")?,
         t.column::<Int64Array>(e, ep, "question_id")?,

@@ -46,7 +46,7 @@ impl DomainKind for SqlDomain {
 
     fn tables() -> Vec<serde_json::Value> {
         vec![
-            crate::agent::tables::episodes_table::<Self>().doc_json(),
+            crate::seam::tables::episodes_table::<Self>().doc_json(),
             crate::datasets::tables::tasks_table().doc_json(),
             crate::datasets::tables::gold_table().doc_json(),
             super::evaluate::evaluation_table().doc_json(),

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::arms::{ArmSpec, Mode, stored_q};
 use super::parse::{Verdict, parse_verdict};
-use super::program::{AgentProgram, GradeBy, PROTOCOL};
+use crate::agent::program::{AgentProgram, GradeBy, PROTOCOL};
 use super::prompts::{Prompts, ShownMemory, Vars};
-use super::proxy::Proxy;
-use super::recorded::recorded_call;
+use crate::agent::proxy::Proxy;
+use crate::seam::recorded::recorded_call;
 use crate::error::{Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::seam::Domain;
@@ -63,7 +63,7 @@ pub struct Agent<'a, D: Domain> {
     pub arm: &'a ArmSpec,
     /// The channels that flag an episode (the arm's, else the domain's).
     pub flag_channels: Vec<String>,
-    /// An agent program in place of the planner and executor ([`super::program`]).
+    /// An agent program in place of the planner and executor ([`crate::agent::program`]).
     pub program: Option<&'a ProgramRun>,
 }
 
@@ -194,7 +194,7 @@ impl<D: Domain> Agent<'_, D> {
             "memories": shown,
             "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
         });
-        let (reply, rec) = super::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
+        let (reply, rec) = crate::agent::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
         let inner = p.proxy.close(ticket);
         // The program's row keeps its own time: its model calls' time is in their rows,
         // so the episode's latency counts each second once.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
 
 use super::prompts::ShownMemory;
-use super::tables::episodes_table;
+use crate::seam::tables::episodes_table;
 use crate::error::Result;
 use crate::seam::Domain;
 use crate::seam::records::{Episode, Retrieved};
