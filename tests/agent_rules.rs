@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use lucid::memory_loop::arms::{Mode, arm_spec, stored_q};
-use lucid::memory_loop::parse::{Verdict, parse_verdict};
 use lucid::domains::sql::detector::{Channel, DetectorConfig, Observed};
 use lucid::domains::sql::extract::extract_sql;
+use lucid::memory_loop::arms::{Mode, arm_spec, stored_q};
+use lucid::memory_loop::parse::{Verdict, parse_verdict};
 use lucid::sql::sandbox::{Limits, OpenOptions, Sandbox};
 
 #[test]

@@ -11,9 +11,9 @@ use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, AsArray, RecordBatch, StringArray, UInt8Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Float32Type, Float64Type, Int64Type, Schema, UInt8Type, UInt64Type};
-use lucid::memory_loop::retrieval::{Policy, Retrieval};
 use lucid::analysis::theory::a_ret;
 use lucid::domains::registry::register;
+use lucid::memory_loop::retrieval::{Policy, Retrieval};
 use lucid::rng::SplitMix64;
 
 use crate::support::fake_server::{FakeServer, Reply};

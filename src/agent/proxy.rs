@@ -33,10 +33,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::seam::recorded::recorded_call;
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
 use crate::loopback::{Deadline, Place, read_request_bounded, respond};
+use crate::seam::recorded::recorded_call;
 use crate::seam::records::CallRecord;
 
 /// The connections one episode's endpoint answers at once (more are answered 503 at once).

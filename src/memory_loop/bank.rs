@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use arrow::array::{Array, Int64Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
 
 use super::prompts::ShownMemory;
-use crate::seam::tables::episodes_table;
 use crate::error::Result;
 use crate::seam::Domain;
 use crate::seam::records::{Episode, Retrieved};
+use crate::seam::tables::episodes_table;
 
 /// The bank.
 #[derive(Debug, Default)]

@@ -8,14 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::arms::{ArmSpec, Mode, stored_q};
 use super::parse::{Verdict, parse_verdict};
-use crate::agent::program::{AgentProgram, GradeBy, PROTOCOL};
 use super::prompts::{Prompts, ShownMemory, Vars};
+use crate::agent::program::{AgentProgram, GradeBy, PROTOCOL};
 use crate::agent::proxy::Proxy;
-use crate::seam::recorded::recorded_call;
 use crate::error::{Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message};
 use crate::seam::Domain;
 use crate::seam::dialogue::{Dialogue, MAX_ASKS, Next};
+use crate::seam::recorded::recorded_call;
 use crate::seam::records::{CallRecord, Episode, Retrieved};
 
 /// Decoding per role.
@@ -194,7 +194,8 @@ impl<D: Domain> Agent<'_, D> {
             "memories": shown,
             "openai": {"base_url": ticket.base_url, "api_key": "lucid-dummy-key"},
         });
-        let (reply, rec) = crate::agent::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
+        let (reply, rec) =
+            crate::agent::program::run(&p.program, &p.dir, &request, &ticket.base_url, step, ep.question_id);
         let inner = p.proxy.close(ticket);
         // The program's row keeps its own time: its model calls' time is in their rows,
         // so the episode's latency counts each second once.

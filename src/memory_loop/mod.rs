@@ -32,12 +32,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::memory_loop::arms::{ArmSpec, Mode, arm_spec};
-use crate::memory_loop::episode::Roles;
 use crate::agent::program::AgentProgram;
-use crate::memory_loop::retrieval::Retrieval;
 use crate::error::{Error, Result};
 use crate::llm::ModelConfig;
+use crate::memory_loop::arms::{ArmSpec, Mode, arm_spec};
+use crate::memory_loop::episode::Roles;
+use crate::memory_loop::retrieval::Retrieval;
 use crate::pipeline::stage::StageContext;
 
 /// Config of the memory-loop stage.

@@ -9,17 +9,17 @@ use std::time::{Duration, Instant};
 
 use arrow::array::{Float32Array, Int64Array, RecordBatch, UInt64Array};
 
+use crate::error::{Error, Result};
+use crate::llm::ChatModel;
 use crate::memory_loop::arms::{ArmSpec, Mode};
 use crate::memory_loop::bank::Bank;
 use crate::memory_loop::episode::{Agent, OracleFn, ProgramRun};
 use crate::memory_loop::prompts::Prompts;
 use crate::memory_loop::retrieval::{DrawRow, Retrieval, draws_table};
-use crate::seam::tables::{calls_table, episodes_table};
-use crate::error::{Error, Result};
-use crate::llm::ChatModel;
 use crate::pipeline::checkpoint::{load_parts, save_part};
 use crate::pipeline::stage::{Inputs, StageContext};
 use crate::seam::records::{CallRecord, Episode};
+use crate::seam::tables::{calls_table, episodes_table};
 use crate::seam::{Judge, check_channels};
 use crate::table::column;
 
@@ -236,7 +236,8 @@ impl MemoryLoopStage {
     /// Every step's candidates as the policy saw them (the final bank holds the labels it read:
     /// a stored label never changes).
     fn draws<D: Judge>(&self, policy: &Retrieval, seed: u64, data: &Loaded<D>, bank: &Bank) -> Vec<DrawRow> {
-        let temperature = (policy.policy == crate::memory_loop::retrieval::Policy::Softmax).then_some(policy.temperature);
+        let temperature =
+            (policy.policy == crate::memory_loop::retrieval::Policy::Softmax).then_some(policy.temperature);
         let mut rows = Vec::new();
         for (t, candidates) in data.neighbours.iter().enumerate() {
             let label = |s: usize| bank.label(s).unwrap_or(0);

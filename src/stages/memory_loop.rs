@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use crate::memory_loop::arms::arm_spec;
-use crate::memory_loop::prompts::Prompts;
 use crate::domains::registry::{self as domains, Entry};
 use crate::error::{Error, Result};
 use crate::memory_loop::MemoryLoopStage;
+use crate::memory_loop::arms::arm_spec;
+use crate::memory_loop::prompts::Prompts;
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
 /// The text-to-SQL options a memory_loop config may also hold at its top level, as before domains.

@@ -5,8 +5,8 @@
 use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::memory_loop::order::{Step, order_table};
 use crate::error::{Error, Result};
+use crate::memory_loop::order::{Step, order_table};
 use crate::pipeline::stage::{Inputs, Stage, StageContext};
 
 /// Config of the permutation stage (none yet).

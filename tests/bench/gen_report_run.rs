@@ -15,8 +15,8 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field};
-use lucid::seam::tables::retrieved_fields;
 use lucid::rng::SplitMix64;
+use lucid::seam::tables::retrieved_fields;
 use parquet::arrow::ArrowWriter;
 
 const CHUNK: usize = 250_000;
