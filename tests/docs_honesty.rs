@@ -1,12 +1,17 @@
 //! The README and the manual under `docs/` keep their word. The README is a front door: at most
 //! 250 lines, the two commands in its first code block. Every repository path, `lucid` command,
 //! flag and stage kind they name exists (in the tree, in the binary's `--help`, in the stage
-//! registry), and every figure in the README is one a file under `tests/bench/results/` holds. A
-//! failure names the file, the line and the offending text.
+//! registry), no path or link leaves the repository, and every figure in the README and the manual
+//! is one a file under `tests/bench/results/` holds (`docs_drift` plants each kind of drift and
+//! checks counts against the code). A failure names the file, the line and the offending text.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::support::docs::{
+    Doc, documents, figures, line_at, link_path, missing_paths, read, repo_path, root, texts_below, unmeasured_figures,
+};
 
 /// The README's longest allowed length, in lines.
 const README_MAX_LINES: usize = 250;
@@ -14,142 +19,10 @@ const README_MAX_LINES: usize = 250;
 const DEMO_COMMAND: &str = "cargo run --release -- demo";
 /// The README's second command: the tests (`.ci/run` runs it).
 const TEST_COMMAND: &str = "cargo test";
-/// How a word in backticks that names a path of this repository begins.
-const REPO_PREFIXES: &[&str] = &["src/", "tests/", "pipelines/", "schemas/", "data/", "docs/", ".ci/"];
-/// Files at the repository's root named on their own.
-const REPO_FILES: &[&str] = &["Cargo.toml", "justfile", "CHANGELOG.md"];
 /// The info strings of fenced blocks whose lines are shell commands.
 const SHELL_LANGS: &[&str] = &["", "sh", "bash", "shell", "console"];
-/// Units that make a number a figure (`min` before `ms` and `s`: the longest match wins).
-const UNITS: &[&str] = &["min", "ms", "MB", "GB", "s", "%", "x", "×"];
 /// What may wrap the word `lucid` in a command line (`"$(lucid models path smollm2)"`).
 const OPENERS: [char; 6] = ['"', '\'', '(', '$', '[', '`'];
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The text of a file, by its path from the repository root.
-fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
-/// The 1-based line of byte `byte` of `text`.
-fn line_at(text: &str, byte: usize) -> usize {
-    text[..byte].matches('\n').count() + 1
-}
-
-/// A Markdown file as the checks read it.
-struct Doc {
-    /// Its path from the repository root (`README.md`, `docs/study.md`).
-    path: String,
-    /// Its fenced code blocks: the info string, and each line with its 1-based number.
-    blocks: Vec<(String, Vec<(usize, String)>)>,
-    /// Its inline code spans outside the fenced blocks, each with the line it starts on.
-    spans: Vec<(usize, String)>,
-    /// Its link and image targets (`[text](target)`), each with its line.
-    links: Vec<(usize, String)>,
-}
-
-/// An open fence: its width in backticks, its info string, its lines so far (with their numbers).
-type Fence = (usize, String, Vec<(usize, String)>);
-
-impl Doc {
-    fn parse(path: &str, text: &str) -> Doc {
-        let mut blocks = Vec::new();
-        // The lines outside fenced blocks; a fenced line is left blank, so numbers hold.
-        let mut prose = Vec::new();
-        // The open fence: its width in backticks, its info string, its lines so far.
-        let mut open: Option<Fence> = None;
-        for (i, line) in text.lines().enumerate() {
-            let t = line.trim_start();
-            let ticks = t.chars().take_while(|c| *c == '`').count();
-            match open.take() {
-                Some((width, info, lines)) if ticks >= width && t[ticks..].trim().is_empty() => {
-                    blocks.push((info, lines));
-                }
-                Some((width, info, mut lines)) => {
-                    lines.push((i + 1, line.to_string()));
-                    open = Some((width, info, lines));
-                }
-                None if ticks >= 3 => open = Some((ticks, t[ticks..].trim().to_string(), Vec::new())),
-                None => {
-                    prose.push(line.to_string());
-                    continue;
-                }
-            }
-            prose.push(String::new());
-        }
-        let prose = prose.join("\n");
-        Doc { path: path.to_string(), blocks, spans: code_spans(&prose), links: links(&prose) }
-    }
-}
-
-/// The inline code spans of `prose` — from a run of backticks to the next run of as many, not
-/// across a blank line — each with the line it starts on.
-fn code_spans(prose: &str) -> Vec<(usize, String)> {
-    let b = prose.as_bytes();
-    let run = |at: usize| b[at..].iter().take_while(|c| **c == b'`').count();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'`' {
-            i += 1;
-            continue;
-        }
-        let n = run(i);
-        let mut j = i + n;
-        let mut close = None;
-        while j < b.len() {
-            if b[j] != b'`' {
-                j += 1;
-                continue;
-            }
-            let m = run(j);
-            if m == n {
-                close = Some(j);
-                break;
-            }
-            j += m;
-        }
-        match close {
-            Some(j) if !prose[i + n..j].contains("\n\n") => {
-                out.push((line_at(prose, i), prose[i + n..j].to_string()));
-                i = j + n;
-            }
-            _ => i += n,
-        }
-    }
-    out
-}
-
-/// The targets of the links and images in `prose` (`](target)`, a title after it dropped), each
-/// with its line.
-fn links(prose: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    for (at, _) in prose.match_indices("](") {
-        let rest = &prose[at + 2..];
-        if let Some(end) = rest.find(')') {
-            let target = rest[..end].split_whitespace().next().unwrap_or("");
-            out.push((line_at(prose, at), target.to_string()));
-        }
-    }
-    out
-}
-
-/// `README.md` and every `docs/*.md`, parsed.
-fn documents() -> Vec<Doc> {
-    let mut manual: Vec<String> = std::fs::read_dir(root().join("docs"))
-        .expect("docs/ holds the manual")
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".md"))
-        .map(|name| format!("docs/{name}"))
-        .collect();
-    manual.sort();
-    let mut paths = vec!["README.md".to_string()];
-    paths.extend(manual);
-    paths.iter().map(|p| Doc::parse(p, &read(p))).collect()
-}
 
 /// `line` without its shell comment (from a `#` that starts a word).
 fn strip_comment(line: &str) -> &str {
@@ -309,96 +182,6 @@ impl Helps {
     }
 }
 
-/// The repository path `word` names, if it looks like one: without the punctuation around it, a
-/// `:line` suffix or an `#anchor`; None for placeholders (`*`, `<kind>`) and other words.
-fn repo_path(word: &str) -> Option<String> {
-    let w = word.trim_start_matches(['(', '[', '{', '"', '\'']);
-    let w = w.split('#').next().unwrap_or("");
-    let w = w.split(':').next().unwrap_or("");
-    let w = w.trim_end_matches([')', ']', '}', ',', ';', '.', '"', '\'']);
-    if w.is_empty() || w.contains(['*', '<', '>', '{', '}', '$', '…']) {
-        return None;
-    }
-    (REPO_PREFIXES.iter().any(|p| w.starts_with(p)) || REPO_FILES.contains(&w)).then(|| w.to_string())
-}
-
-/// The path from the repository root that a relative link in a file of folder `dir` points at;
-/// None for a URL, an anchor on the same page, or a path outside the repository.
-fn link_path(dir: &Path, target: &str) -> Option<PathBuf> {
-    let t = target.split('#').next().unwrap_or("");
-    if t.is_empty() || t.contains("://") || t.starts_with("mailto:") || t.starts_with('/') {
-        return None;
-    }
-    let mut path = PathBuf::new();
-    for c in dir.join(t).components() {
-        match c {
-            Component::Normal(part) => path.push(part),
-            Component::CurDir => {}
-            Component::ParentDir if path.pop() => {}
-            _ => return None,
-        }
-    }
-    Some(path)
-}
-
-/// The figures of `line`: a number (digits, with `.` or `,` between digits) not glued to a word
-/// before it, then a unit of [`UNITS`] ending a word — right after the number or one space
-/// after it, except `x` and `×`, which count only against the number (`3 seeds x 44` is no
-/// figure, `1.4x` is).
-fn figures(line: &str) -> Vec<String> {
-    let chars: Vec<(usize, char)> = line.char_indices().collect();
-    let at = |k: usize| chars.get(k).map(|(_, c)| *c);
-    let byte = |k: usize| chars.get(k).map_or(line.len(), |(b, _)| *b);
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k < chars.len() {
-        let glued = k > 0 && at(k - 1).is_some_and(|p| p.is_alphanumeric() || matches!(p, '_' | '.' | ','));
-        if glued || !chars[k].1.is_ascii_digit() {
-            k += 1;
-            continue;
-        }
-        let mut e = k + 1;
-        loop {
-            match at(e) {
-                Some(c) if c.is_ascii_digit() => e += 1,
-                Some('.' | ',') if at(e + 1).is_some_and(|c| c.is_ascii_digit()) => e += 2,
-                _ => break,
-            }
-        }
-        let spaced = at(e) == Some(' ');
-        let u = if spaced { e + 1 } else { e };
-        let unit = UNITS.iter().find(|unit| {
-            let n = unit.chars().count();
-            let word: String = (u..u + n).filter_map(at).collect();
-            word == **unit
-                && !at(u + n).is_some_and(|c| c.is_alphanumeric() || c == '_')
-                && !(spaced && matches!(**unit, "x" | "×"))
-        });
-        match unit {
-            Some(unit) => {
-                let end = u + unit.chars().count();
-                out.push(line[byte(k)..byte(end)].to_string());
-                k = end;
-            }
-            None => k = e,
-        }
-    }
-    out
-}
-
-/// The text of every file below `dir` that is text.
-fn texts_below(dir: &Path, out: &mut String) {
-    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            texts_below(&p, out);
-        } else if let Ok(text) = std::fs::read_to_string(p.as_path()) {
-            out.push_str(&text);
-            out.push('\n');
-        }
-    }
-}
-
 /// The README is a front door: short, with the offline demo and the tests as the first code
 /// block, and CI runs the same test command.
 #[test]
@@ -424,29 +207,10 @@ fn the_readme_is_a_front_door_with_the_two_commands_first() {
 }
 
 /// Every repository path in backticks and every relative link of the README and the manual
-/// exists.
+/// exists, and no link leaves the repository.
 #[test]
 fn every_repository_path_in_the_docs_exists() {
-    let mut bad = Vec::new();
-    for doc in documents() {
-        for (line, span) in &doc.spans {
-            for word in span.split_whitespace() {
-                if let Some(path) = repo_path(word).filter(|p| !root().join(p).exists()) {
-                    bad.push(format!("{}:{line}: `{path}` does not exist (in `{span}`)", doc.path));
-                }
-            }
-        }
-        let dir = Path::new(&doc.path).parent().unwrap_or(Path::new(""));
-        for (line, target) in &doc.links {
-            if let Some(path) = link_path(dir, target).filter(|p| !root().join(p).exists()) {
-                bad.push(format!(
-                    "{}:{line}: the link ({target}) points at {}, which does not exist",
-                    doc.path,
-                    path.display()
-                ));
-            }
-        }
-    }
+    let bad = missing_paths(&documents(), &|p| root().join(p).exists());
     assert!(bad.is_empty(), "paths named in README.md or docs/ that are not in the repository:\n{}", bad.join("\n"));
 }
 
@@ -526,24 +290,16 @@ fn the_stage_kinds_in_docs_pipelines_are_the_registry() {
     assert!(bad.is_empty(), "docs/pipelines.md's stage kinds and the registry differ:\n{}", bad.join("\n"));
 }
 
-/// A figure in the README (a number with a unit: s, ms, min, %, MB, GB, x, ×) is one a results
-/// file holds, as written: figures are measured into `tests/bench/results/`, never typed twice.
+/// A figure in the README or the manual (a number with a unit: s, ms, min, %, MB, GB, x, ×) is one
+/// a results file holds, as written: figures are measured into `tests/bench/results/`, never
+/// typed twice.
 #[test]
-fn every_figure_in_the_readme_is_in_a_results_file() {
+fn every_figure_in_the_docs_is_in_a_results_file() {
     let mut results = String::new();
     texts_below(&root().join("tests/bench/results"), &mut results);
     assert!(!results.is_empty(), "tests/bench/results/ holds no text");
-    let mut bad = Vec::new();
-    for (i, line) in read("README.md").lines().enumerate() {
-        for figure in figures(line).into_iter().filter(|f| !results.contains(f.as_str())) {
-            bad.push(format!(
-                "README.md:{}: `{figure}` is in no file under tests/bench/results/: {}",
-                i + 1,
-                line.trim()
-            ));
-        }
-    }
-    assert!(bad.is_empty(), "figures in README.md that no results file holds:\n{}", bad.join("\n"));
+    let bad = unmeasured_figures(&documents(), &results);
+    assert!(bad.is_empty(), "figures in README.md or docs/ that no results file holds:\n{}", bad.join("\n"));
 }
 
 /// The checkers themselves, on small texts.

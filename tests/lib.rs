@@ -11,6 +11,7 @@ mod ballista;
 mod code_domain;
 mod code_verdicts;
 mod dag_loop;
+mod docs_drift;
 mod docs_honesty;
 mod domain_registry;
 mod eval_cli;

@@ -1,5 +1,6 @@
-//! The domains, one folder each: text-to-SQL ([`sql`]), factual QA ([`factual`]) and code ([`code`]). A domain is
-//! a [`DomainKind`]: the memory loop's [`Domain`](crate::seam::Domain) and gold
+//! The domains, one folder each: text-to-SQL ([`sql`]), factual QA ([`factual`]), code ([`code`]),
+//! school math ([`math`]) and function calling ([`tools`], single-turn and, in `tools/multiturn/`,
+//! multi-turn: two kinds in one folder). A domain is a [`DomainKind`]: the memory loop's [`Domain`](crate::seam::Domain) and gold
 //! [`Judge`](crate::seam::Judge), plus everything the pipeline asks of it — its options, its
 //! benchmark sources and loaders, its evaluation, the detector after the fact, what two answers
 //! agreeing means (self-consistency), and which of its channels can speak to a task. Stages,

@@ -173,6 +173,7 @@ impl Probe {
                 "view::in_chromium_the_token_url_opens_the_page_and_another_sites_page_reads_no_row",
             ],
             Probe::Facts => &[
+                "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "factual::the_bundled_set_matches_its_packages",
                 "agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay",
                 "agent_pipelines::a_killed_agent_run_resumes_exactly_and_a_shared_store_serves_another_worker",
@@ -182,6 +183,7 @@ impl Probe {
                 &["agent_pipelines::the_shipped_agent_pipelines_run_every_arm_offline_then_from_cache_and_from_replay"]
             }
             Probe::Code => &[
+                "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "python_sandbox::hostile_programs_are_contained_each_by_its_limit",
                 "python_sandbox::every_humaneval_canonical_solution_passes_and_runs_repeat_exactly",
                 "python_sandbox::the_gold_check_cannot_be_fooled",
@@ -197,18 +199,21 @@ impl Probe {
                 "code_verdicts::the_same_records_on_an_idle_and_a_loaded_machine",
             ],
             Probe::Math => &[
+                "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "math_domain::every_generated_answer_equals_itself_and_not_a_perturbed_one",
                 "math_domain::the_channels_accept_every_gold_answer_and_refuse_perturbed_ones",
                 "math_domain::cross_path_agrees_with_every_gold_it_computes_a_second_way_and_refuses_it_perturbed",
                 "math_domain::cross_path_is_silent_where_no_program_runs_to_an_answer_and_the_machine_is_unchanged",
             ],
             Probe::Tools => &[
+                "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "tools_domain::the_checker_gives_bfcls_verdict_on_every_recorded_prediction",
                 "tools_domain::the_contract_reads_the_documents_and_fires_on_what_breaks_them",
                 "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
             ],
             Probe::PpiPython => &["hand_labels::the_ppi_estimate_agrees_with_ppi_python"],
             Probe::ToolsMultiTurn => &[
+                "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
                 "tools_multiturn::hostile_calls_stay_inside_the_sandbox",
                 "tools_multiturn::the_gold_is_bfcls_own_verdict_on_every_trajectory",

@@ -17,7 +17,7 @@ use crate::pipeline::stage::StageContext;
 /// The sources.
 pub const SOURCES: &[Source] = &[Source {
     name: "bfcl",
-    doc: "BFCL v4's single-turn Python categories (lucid models fetch tools): categories (default: all ten, 3,411 tasks), per_topic: per category",
+    doc: "BFCL v4's single-turn Python categories (lucid models fetch tools): categories (default: all ten, 3,475 tasks), per_topic: per category",
     options: &["categories", "per_topic"],
     needs_path: false,
 }];
@@ -66,7 +66,7 @@ fn categories(b: &BenchmarkConfig) -> Result<Vec<String>> {
     for c in &chosen {
         if !CATEGORIES.contains(&c.as_str()) {
             return Err(Error::usage(format!(
-                "benchmark.categories: `{c}` is not a category lucid reads (one of {}; BFCL's multi-turn, Java and JavaScript categories are not read yet)",
+                "benchmark.categories: `{c}` is not a category lucid reads (one of {}; BFCL's multi-turn categories are the `bfcl_multi_turn` source's; Java and JavaScript are not read)",
                 CATEGORIES.join(", ")
             )));
         }
