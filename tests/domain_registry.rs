@@ -100,6 +100,53 @@ fn an_unknown_source_or_an_option_it_does_not_take_is_refused_when_planned() {
     let yaml = pipeline("facts", "domain: {kind: factual}", &prompts())
         .replace("{source: facts}", "{source: facts, per_db: 2}");
     refused(&yaml, "per_db", &["`per_db` does not apply to source 'facts'", "per_topic"]);
+    // The source's domain reads its options typed: a value of the wrong shape is refused, naming it.
+    let yaml = pipeline("facts", "domain: {kind: factual}", &prompts())
+        .replace("{source: facts}", "{source: facts, per_topic: many}");
+    refused(&yaml, "per_topic", &["source 'facts' (factual domain)", "invalid type"]);
+}
+
+/// The memory loop's config names no domain's option (#73): an option at its top level is taken
+/// only by a domain that takes it there (text-to-SQL's, as pipelines before domains wrote them),
+/// another domain refuses it naming its owner, and a key nobody takes is refused by name.
+#[test]
+fn a_top_level_option_is_its_domains_and_an_unknown_key_is_refused() {
+    let yaml = pipeline("facts", "domain: {kind: factual}, schema_style: compact", &prompts());
+    refused(
+        &yaml,
+        "schema_style",
+        &["`schema_style` is a sql option", "the factual domain takes its options under `domain:`"],
+    );
+    let yaml = pipeline("bundled", "concurency: 8", &prompts());
+    refused(&yaml, "concurency", &["unknown field `concurency`"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.yaml"), pipeline("bundled", "schema_style: compact", &prompts())).unwrap();
+    let o =
+        lucid(&dir.path().join("cache")).current_dir(dir.path()).args(["run", "t.yaml", "--dry-run"]).output().unwrap();
+    assert!(o.status.success(), "a top-level sql option with the sql domain: {}", stderr(&o));
+}
+
+/// Each domain reads its sources' options as its own typed value (#73); the benchmark's cache key
+/// keeps the form one shared config gave it, so tool use's `per_category` and the `per_topic` of
+/// pipelines written before it are one key.
+#[test]
+fn a_domain_reads_its_source_options_and_the_key_keeps_its_form() {
+    use lucid::pipeline::stage::Stage;
+    use lucid::stages::benchmark::BenchmarkStage;
+    let stage = |yaml: &str| -> BenchmarkStage { serde_norway::from_str(yaml).unwrap() };
+    let topic = stage("{source: bfcl, per_topic: 3}").config_json();
+    assert_eq!(topic, stage("{source: bfcl, per_category: 3}").config_json());
+    assert_eq!(
+        topic.to_string(),
+        r#"{"source":"bfcl","path":null,"split":"dev","questions":"dev.json","limit":null,"per_db":null,"per_topic":3}"#
+    );
+    let sql = stage("{source: bird, path: b, split: train, per_db: 2}").config_json();
+    assert_eq!(
+        sql.to_string(),
+        r#"{"source":"bird","path":"b","split":"train","questions":"dev.json","limit":null,"per_db":2,"per_topic":null}"#
+    );
+    let chosen = stage("{source: bfcl, categories: [simple_python]}").config_json();
+    assert_eq!(chosen["categories"], serde_json::json!(["simple_python"]));
 }
 
 #[test]

@@ -10,8 +10,29 @@ use std::path::Path;
 use lucid::pipeline::spec::parse;
 use lucid::stages::registry::Stages;
 
-const PIPELINES: &[&str] =
-    &["demo", "factual", "factual_bank", "bank", "bird", "eval", "leniency", "policies", "spiderman"];
+const PIPELINES: &[&str] = &[
+    "demo",
+    "factual",
+    "factual_bank",
+    "bank",
+    "bird",
+    "eval",
+    "leniency",
+    "policies",
+    "spiderman",
+    // Added before the benchmark's options were typed per domain (#73), recorded from main then.
+    "agent",
+    "agent-openai",
+    "code",
+    "code_bank",
+    "import",
+    "leniency-server",
+    "math",
+    "math_bank",
+    "tools",
+    "tools_bank",
+    "tools_multiturn",
+];
 
 /// Stage id -> blake3 of (kind, version, config) for one pipeline file.
 fn keys(name: &str) -> BTreeMap<String, String> {

@@ -48,9 +48,11 @@ pub struct Source {
     pub needs_path: bool,
 }
 
-/// The benchmark stage's config: a source of some domain and how much of it to keep.
+/// The benchmark stage's config: a source of some domain and how much of it to keep. What every
+/// source means the same way is here; the rest (`split`, `per_db`, `per_topic`, `categories`, …)
+/// is the source's domain's, kept as given in `options` and read through the domain as its typed
+/// [`DomainKind::SourceOptions`] (unknown keys refused there).
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct BenchmarkConfig {
     /// The source (`lucid domains` lists every domain's); default: the bundled mini benchmark.
     #[serde(default = "default_source")]
@@ -58,50 +60,35 @@ pub struct BenchmarkConfig {
     /// The source's file or folder (relative to where `lucid run` runs).
     #[serde(default)]
     pub path: Option<String>,
-    /// BIRD split name (`dev` reads `dev.json` and `dev_databases/`).
-    #[serde(default = "default_split")]
-    pub split: String,
-    /// Spider question file.
-    #[serde(default = "default_questions")]
-    pub questions: String,
-    /// Keep only the first N questions (a quick subset).
+    /// Keep only the first N tasks (a quick subset).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Text-to-SQL: keep only the first N questions of each database.
-    #[serde(default)]
-    pub per_db: Option<usize>,
-    /// Factual sources: keep only the first N questions of each topic.
-    #[serde(default)]
-    pub per_topic: Option<usize>,
-    /// Sources with categories (BFCL's): the categories to read, in this order (default: the
-    /// source's own list). Left out of a config's serialized form when unset, so the cache keys
-    /// of configs written before it stay as they were.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub categories: Option<Vec<String>>,
+    /// The source's own options, as written: its domain reads them.
+    #[serde(flatten)]
+    pub options: serde_json::Map<String, serde_json::Value>,
 }
 
 fn default_source() -> String {
     "bundled".into()
 }
-fn default_split() -> String {
-    "dev".into()
-}
-fn default_questions() -> String {
-    "dev.json".into()
+
+/// `options` read as `T` (unknown keys refused: the error names the key and the known ones).
+pub fn typed_options<T: DeserializeOwned>(
+    options: &serde_json::Map<String, serde_json::Value>,
+) -> std::result::Result<T, Invalid> {
+    serde_json::from_value(serde_json::Value::Object(options.clone())).map_err(|e| Invalid(e.to_string()))
 }
 
 impl BenchmarkConfig {
-    /// The options set away from their defaults, by name (what a source must read).
-    pub fn set_options(&self) -> Vec<&'static str> {
-        let set = [
-            ("path", self.path.is_some()),
-            ("split", self.split != default_split()),
-            ("questions", self.questions != default_questions()),
-            ("per_db", self.per_db.is_some()),
-            ("per_topic", self.per_topic.is_some()),
-            ("categories", self.categories.is_some()),
-        ];
-        set.into_iter().filter(|(_, s)| *s).map(|(n, _)| n).collect()
+    /// The options set, by name (what a source must read): `path` and the source's own.
+    pub fn set_options(&self) -> Vec<&str> {
+        let path = self.path.is_some().then_some("path");
+        path.into_iter().chain(self.options.keys().map(String::as_str)).collect()
+    }
+
+    /// The source's own options read as `T` (unknown keys refused), for a running stage.
+    pub fn source_options<T: DeserializeOwned>(&self, ctx: &StageContext) -> Result<T> {
+        typed_options(&self.options).map_err(|e| crate::error::Error::stage(&ctx.stage_id, e.0))
     }
 
     /// `path` resolved against the run's folder; an error for a source that needs it.
@@ -182,6 +169,9 @@ pub trait DomainKind: Judge + Sized + 'static {
     type Options: Serialize + DeserializeOwned + Default + Clone + Send + Sync;
     /// The flag stage's config in this domain.
     type FlagOptions: Serialize + DeserializeOwned + Default + Clone + Send + Sync;
+    /// Its benchmark sources' own options (the benchmark stage's keys besides `source`, `path`
+    /// and `limit`; [`NoOptions`] when they take none).
+    type SourceOptions: Serialize + DeserializeOwned + Default;
     /// One line on what the domain is.
     const DOC: &'static str;
     /// Its benchmark sources.
@@ -201,6 +191,9 @@ pub trait DomainKind: Judge + Sized + 'static {
     const EVIDENCE: bool = false;
     /// The evaluate stage's keys this domain reads besides the common ones.
     const EVALUATE_OPTIONS: &'static [&'static str] = &[];
+    /// Its options a memory_loop config may also hold at its top level (pipelines written before
+    /// domains put the default domain's there).
+    const TOP_LEVEL_OPTIONS: &'static [&'static str] = &[];
 
     /// Its options checked beyond their shape.
     fn check(_: &Self::Options) -> std::result::Result<(), Invalid> {
@@ -212,10 +205,14 @@ pub trait DomainKind: Judge + Sized + 'static {
     fn fingerprint(_: &Self::Options, _: &StageContext) -> Result<BTreeMap<String, String>> {
         Ok(BTreeMap::new())
     }
-    /// The `tasks` and `gold` tables of a benchmark of one of its sources.
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)>;
+    /// The `tasks` and `gold` tables of a benchmark of one of its sources, `o` its options.
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)>;
     /// What the benchmark's cache key depends on besides its config.
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>>;
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>>;
     /// The `evaluation` table of the evaluate stage's inputs (by default [`evaluation::generic`]:
     /// U by [`Judge::score`] per episode).
     fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {

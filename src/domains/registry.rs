@@ -17,7 +17,9 @@ use crate::domains::math::MathDomain;
 use crate::domains::sql::SqlDomain;
 use crate::domains::tools::ToolsDomain;
 use crate::domains::tools::multiturn::MultiTurnDomain;
-use crate::domains::{Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner};
+use crate::domains::{
+    Agreement, BenchmarkConfig, DomainKind, Evaluate, Evidence, Source, TestRunner, typed_options as typed,
+};
 use crate::error::{Error, Invalid, Result};
 use crate::memory_loop::MemoryLoopStage;
 use crate::pipeline::stage::{Inputs, StageContext};
@@ -53,6 +55,9 @@ pub struct Entry {
     pub prompts: &'static str,
     /// The evaluate stage's keys it reads.
     pub evaluate_options: &'static [&'static str],
+    /// The options it also takes at the top of a memory_loop config (as pipelines written before
+    /// domains did).
+    pub top_level_options: &'static [&'static str],
     /// Its options with their defaults filled in (what enters a cache key), checked.
     pub options: fn(&Map<String, Value>) -> std::result::Result<Value, Invalid>,
     /// A flag stage's config with its defaults filled in, checked.
@@ -61,6 +66,8 @@ pub struct Entry {
     pub fingerprint: fn(&Value, &StageContext) -> Fingerprint,
     /// The memory loop in this domain.
     pub run_loop: fn(&MemoryLoopStage, &Value, &StageContext, &Inputs) -> Tables,
+    /// Its sources' own options with their defaults filled in, checked.
+    pub source_options: fn(&Map<String, Value>) -> std::result::Result<Value, Invalid>,
     /// A benchmark of one of its sources.
     pub load: fn(&BenchmarkConfig, &StageContext) -> Result<(RecordBatch, RecordBatch)>,
     /// What that benchmark's key depends on.
@@ -91,13 +98,6 @@ pub struct Entry {
     pub evidence: fn(&Value, &StageContext) -> Corpus,
 }
 
-/// `options` read as `T` (unknown keys refused) and written back with its defaults.
-fn typed<T: serde::Serialize + serde::de::DeserializeOwned>(
-    options: &Map<String, Value>,
-) -> std::result::Result<T, Invalid> {
-    serde_json::from_value(Value::Object(options.clone())).map_err(|e| Invalid(e.to_string()))
-}
-
 /// `D` as an entry.
 fn entry<D: DomainKind>() -> Entry {
     Entry {
@@ -110,6 +110,7 @@ fn entry<D: DomainKind>() -> Entry {
         planner_optional: D::PLANNER_OPTIONAL,
         prompts: D::PROMPTS,
         evaluate_options: D::EVALUATE_OPTIONS,
+        top_level_options: D::TOP_LEVEL_OPTIONS,
         options: |o| {
             let t: D::Options = typed(o)?;
             D::check(&t)?;
@@ -124,8 +125,12 @@ fn entry<D: DomainKind>() -> Entry {
             let domain = D::configure(options_of(o, ctx)?, ctx)?;
             stage.run_in(&domain, ctx, inputs)
         },
-        load: D::load,
-        source_fingerprint: D::source_fingerprint,
+        source_options: |o| {
+            let t: D::SourceOptions = typed(o)?;
+            serde_json::to_value(t).map_err(|e| Invalid(e.to_string()))
+        },
+        load: |b, ctx| D::load(b, &b.source_options(ctx)?, ctx),
+        source_fingerprint: |b, ctx| D::source_fingerprint(b, &b.source_options(ctx)?, ctx),
         evaluate: D::evaluate,
         evaluate_fingerprint: D::evaluate_fingerprint,
         evaluate_option: D::evaluate_option,

@@ -271,8 +271,14 @@ impl<D: Domain> Agent<'_, D> {
             Some(plan) => {
                 let vars = with(vec![("plan", plan.into()), ("memories", shown_value)]);
                 let executor = self.prompts.render("executor.txt", &vars)?;
-                if let Some(mut dialogue) = self.domain.dialogue(w, task, self.prompts.system(), &executor)? {
-                    return self.converse(dialogue.as_mut(), ep, calls);
+                // Only a domain whose episodes are dialogues is asked for one.
+                if D::DIALOGUE {
+                    return match self.domain.dialogue(w, task, self.prompts.system(), &executor)? {
+                        Some(mut dialogue) => self.converse(dialogue.as_mut(), ep, calls),
+                        None => Ok(Err(Invalid::from(
+                            "the domain's episodes are dialogues, but it gave none for this task",
+                        ))),
+                    };
                 }
                 match self.call("executor", executor, &self.roles.executor, ep, calls)? {
                     Some(text) => self.domain.extract(&text),

@@ -40,9 +40,9 @@ use crate::memory_loop::episode::Roles;
 use crate::memory_loop::retrieval::Retrieval;
 use crate::pipeline::stage::StageContext;
 
-/// Config of the memory-loop stage.
+/// Config of the memory-loop stage (its unknown keys are refused when the pipeline is planned:
+/// see `top_level`).
 #[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct MemoryLoopStage {
     /// The model for every role (default: local SmolLM2).
     #[serde(default)]
@@ -66,28 +66,13 @@ pub struct MemoryLoopStage {
     /// the kinds and their options).
     #[serde(default)]
     pub domain: DomainBlock,
-    // The text-to-SQL domain's options at the top level, as before domains existed: accepted
-    // with the sql domain, an error with another, and with the same option under `domain:`.
-    // Never serialized: the cache key holds the domain with them folded in, so both spellings
-    // of one config share a key.
-    /// (sql) How the schema is shown.
-    #[serde(default, skip_serializing)]
-    pub schema_style: Option<serde_json::Value>,
-    /// (sql) Schema characters shown.
-    #[serde(default, skip_serializing)]
-    pub schema_chars: Option<serde_json::Value>,
-    /// (sql) Result rows shown to the self-grader.
-    #[serde(default, skip_serializing)]
-    pub preview_rows: Option<serde_json::Value>,
-    /// (sql) Query timeout, seconds.
-    #[serde(default, skip_serializing)]
-    pub timeout_secs: Option<serde_json::Value>,
-    /// (sql) Row cap per query.
-    #[serde(default, skip_serializing)]
-    pub max_rows: Option<serde_json::Value>,
-    /// (sql) The answer-free detector.
-    #[serde(default, skip_serializing)]
-    pub detector: Option<serde_json::Value>,
+    /// Every other key at the top of the config: a domain's options written there, as pipelines
+    /// written before domains did (the domain that takes options there names them: text-to-SQL's
+    /// schema and sandbox options), checked against the domain when the pipeline is planned; any
+    /// other key is refused then. Never serialized: the cache key holds the domain with them
+    /// folded in, so both spellings of one config share a key.
+    #[serde(flatten, skip_serializing)]
+    pub top_level: serde_json::Map<String, serde_json::Value>,
     /// Arm name -> behaviour (the names no-memory, memento, lucid, oracle need no entry).
     #[serde(default)]
     pub arms: BTreeMap<String, ArmSpec>,

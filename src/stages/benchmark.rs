@@ -12,6 +12,11 @@ use crate::domains::registry as domains;
 use crate::error::{Error, Result};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
+/// The benchmark key's fields, in order, as one shared config wrote them for every source before
+/// each domain read its own options: a source's options fill their slots (or are added after
+/// them), the slots no source of the domain has keep these values.
+const KEY_FORM: &str = r#"{"source": null, "path": null, "split": "dev", "questions": "dev.json", "limit": null, "per_db": null, "per_topic": null}"#;
+
 /// Config of the benchmark stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(transparent)]
@@ -35,7 +40,28 @@ impl BenchmarkStage {
         if source.needs_path && self.0.path.is_none() {
             return Err(Misplanned::new("source", format!("source '{}' needs `path`", source.name)));
         }
+        (entry.source_options)(&self.0.options).map_err(|e| {
+            let at = crate::pipeline::spec::unknown_field(&e.0).unwrap_or("source");
+            Misplanned::new(at, format!("source '{}' ({} domain): {}", source.name, entry.name, e.0))
+        })?;
         Ok(entry)
+    }
+
+    /// The cache key's config: `source`, `path`, `limit` and the source's options with their
+    /// defaults as its domain reads them, laid over the form every key had before the options
+    /// were typed per domain ([`KEY_FORM`]), so a stored benchmark keeps its key.
+    fn key_config(&self) -> serde_json::Value {
+        let mut key: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(KEY_FORM).expect("the key form is JSON");
+        key["source"] = self.0.source.clone().into();
+        key["path"] = serde_json::to_value(&self.0.path).expect("a path serializes");
+        key["limit"] = serde_json::to_value(self.0.limit).expect("a limit serializes");
+        if let Ok((entry, _)) = domains::source(&self.0.source)
+            && let Ok(serde_json::Value::Object(typed)) = (entry.source_options)(&self.0.options)
+        {
+            key.extend(typed);
+        }
+        serde_json::Value::Object(key)
     }
 
     fn entry(&self, ctx: &StageContext) -> Result<domains::Entry> {
@@ -66,7 +92,7 @@ impl Stage for BenchmarkStage {
     }
 
     fn config_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("config serializes")
+        self.key_config()
     }
 
     fn check(&self, _: &Planned<'_>) -> std::result::Result<(), Misplanned> {

@@ -7,8 +7,9 @@
 //! answer), null when the corpus does not speak to the question's topic. With a `reader`, a model
 //! reads only the passages, the question and the stored answer and says whether they support it
 //! (its verdict is V; the lexical rule stays in `detail`). It never reads gold.
-//! Factual banks (`tasks` with `question` and `topic`); the corpus options are the factual
-//! domain's (`factual: {evidence, evidence_topics, top_k}`, as the evaluate stage takes them).
+//! Banks of a domain with a corpus (factual QA: `tasks` with `question` and `topic`); the corpus
+//! options are that domain's (`corpus: {evidence, evidence_topics, top_k}`, as the evaluate stage
+//! takes them; `factual:` as older pipelines wrote it).
 
 use std::collections::BTreeMap;
 
@@ -27,12 +28,13 @@ use crate::pipeline::stage::{Inputs, Stage, StageContext};
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceStage {
-    /// The corpus and retrieval, as the tasks' domain takes them in its `domain:` options (factual
-    /// QA, the domain with a corpus: `evidence`, a JSON Lines or Parquet file of `{id, title,
-    /// text}`, absent: the bundled one; `evidence_topics`; `top_k`). Named `factual` as before
-    /// domains had a registry, so cached results keep their keys.
-    #[serde(default)]
-    pub factual: serde_json::Map<String, serde_json::Value>,
+    /// The corpus and retrieval, as the domain with a corpus takes them in its `domain:` options
+    /// (factual QA's: `evidence`, a JSON Lines or Parquet file of `{id, title, text}`, absent: the
+    /// bundled one; `evidence_topics`; `top_k`). Written `corpus:`, or `factual:` as pipelines
+    /// written before domains had a registry did; serialized under that older name, so cached
+    /// results keep their keys.
+    #[serde(default, rename = "factual", alias = "corpus")]
+    pub corpus: serde_json::Map<String, serde_json::Value>,
     /// A model that reads the passages (absent: the lexical rule decides).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader: Option<Reader>,
@@ -73,7 +75,7 @@ impl EvidenceStage {
             .into_iter()
             .find(|e| e.has_evidence)
             .ok_or_else(|| Invalid::from("no registered domain has an evidence corpus"))?;
-        let full = (entry.options)(&self.factual).map_err(|e| Invalid(format!("factual: {}", e.0)))?;
+        let full = (entry.options)(&self.corpus).map_err(|e| Invalid(format!("corpus: {}", e.0)))?;
         Ok((entry, full))
     }
 }

@@ -12,40 +12,28 @@ use crate::memory_loop::arms::arm_spec;
 use crate::memory_loop::prompts::Prompts;
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
-/// The text-to-SQL options a memory_loop config may also hold at its top level, as before domains.
-const TOP_LEVEL_SQL: [&str; 6] =
-    ["schema_style", "schema_chars", "preview_rows", "timeout_secs", "max_rows", "detector"];
-
 impl MemoryLoopStage {
-    fn top_level(&self) -> [(&'static str, &Option<serde_json::Value>); 6] {
-        let v = [
-            &self.schema_style,
-            &self.schema_chars,
-            &self.preview_rows,
-            &self.timeout_secs,
-            &self.max_rows,
-            &self.detector,
-        ];
-        std::array::from_fn(|i| (TOP_LEVEL_SQL[i], v[i]))
-    }
-
-    /// The domain's entry and its options with their defaults (the top-level text-to-SQL options
-    /// folded in), checked: `at` is what an error points at.
+    /// The domain's entry and its options with their defaults (the options it takes at the top
+    /// of the config folded in), checked: `at` is what an error points at.
     fn domain(&self) -> std::result::Result<(Entry, serde_json::Value), Misplanned> {
         let entry = domains::kind(self.domain.kind.as_deref().unwrap_or(domains::DEFAULT))
             .map_err(|e| Misplanned::new(self.domain.kind.as_deref().unwrap_or("kind"), e.0))?;
         let mut options = self.domain.options.clone();
         let defaults = (entry.options)(&serde_json::Map::new()).unwrap_or_default();
-        for (key, value) in self.top_level() {
-            let Some(value) = value else { continue };
-            if entry.name != domains::DEFAULT {
-                return Err(Misplanned::new(
-                    key,
-                    format!(
-                        "`{key}` is a text-to-SQL option; the {} domain takes its options under `domain:`",
+        for (key, value) in &self.top_level {
+            if !entry.top_level_options.contains(&key.as_str()) {
+                let owner = domains::all().into_iter().find(|e| e.top_level_options.contains(&key.as_str()));
+                let why = match owner {
+                    Some(o) => format!(
+                        "`{key}` is a {} option; the {} domain takes its options under `domain:`",
+                        o.name, entry.name
+                    ),
+                    None => format!(
+                        "unknown field `{key}` (the memory_loop keys are in docs/pipelines.md; the {} domain's options go under `domain:`: `lucid domains` lists them)",
                         entry.name
                     ),
-                ));
+                };
+                return Err(Misplanned::new(key, why));
             }
             // An option written both at the top and under `domain:` (away from its default) is ambiguous.
             if options.get(key).is_some_and(|under| Some(under) != defaults.get(key)) {

@@ -136,6 +136,7 @@ impl DomainKind for Arithmetic {
 
     type Options = NoOptions;
     type FlagOptions = FlagConfig<NoOptions>;
+    type SourceOptions = NoOptions;
     const DOC: &'static str = "sums asked in words (a test's toy domain)";
     const SOURCES: &'static [Source] = &[Source {
         name: "sums",
@@ -150,7 +151,7 @@ impl DomainKind for Arithmetic {
     }
 
     /// Line i is question_id i; tasks say their domain, gold holds the sums.
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> lucid::Result<(RecordBatch, RecordBatch)> {
+    fn load(b: &BenchmarkConfig, _: &NoOptions, ctx: &StageContext) -> lucid::Result<(RecordBatch, RecordBatch)> {
         let path = b.source_path(ctx)?;
         let text =
             std::fs::read_to_string(&path).map_err(|source| lucid::Error::Read { path: path.clone(), source })?;
@@ -184,7 +185,11 @@ impl DomainKind for Arithmetic {
         Ok((tasks, gold))
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> lucid::Result<BTreeMap<String, String>> {
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        _: &NoOptions,
+        ctx: &StageContext,
+    ) -> lucid::Result<BTreeMap<String, String>> {
         let f = b.source_path(ctx)?;
         Ok(BTreeMap::from([("sums".to_string(), lucid::fingerprint::file_fingerprint(&f)?)]))
     }

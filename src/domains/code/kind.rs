@@ -24,6 +24,7 @@ fn evaluate_options(e: &serde_json::Map<String, serde_json::Value>) -> Result<Co
 impl DomainKind for CodeDomain {
     type Options = CodeConfig;
     type FlagOptions = FlagConfig<CodeConfig>;
+    type SourceOptions = crate::domains::NoOptions;
     const DOC: &'static str = "Python functions from signature and docstring, run in a WebAssembly sandbox (HumanEval)";
     const SCHEMAS: &'static str = "code";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
@@ -44,12 +45,16 @@ impl DomainKind for CodeDomain {
         Ok(BTreeMap::from([("code(pinned wheels)".to_string(), crate::domains::code::data::pinned())]))
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     fn evaluate_fingerprint(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use arrow::array::RecordBatch;
 
 use crate::domains::code::data::humaneval;
-use crate::domains::{BenchmarkConfig, Source};
+use crate::domains::{BenchmarkConfig, NoOptions, Source};
 use crate::error::Result;
 use crate::fingerprint::file_fingerprint;
 use crate::pipeline::stage::StageContext;
@@ -29,7 +29,7 @@ pub const SOURCES: &[Source] = &[
 ];
 
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+pub fn load(b: &BenchmarkConfig, _: &NoOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let file = match b.source.as_str() {
         "humaneval-jsonl" => b.source_path(ctx)?,
         _ => crate::domains::code::data::humaneval_file(&super::data::code_dir(&ctx.cache_dir))?,
@@ -45,7 +45,7 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 }
 
 /// The source file by content; HumanEval by its pinned packages.
-pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(b: &BenchmarkConfig, _: &NoOptions, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
     let mut fp = BTreeMap::new();
     if b.source == "humaneval" {
         fp.insert("code(pinned wheels)".into(), crate::domains::code::data::pinned());

@@ -28,6 +28,7 @@ fn evaluate_options(e: &serde_json::Map<String, serde_json::Value>) -> Result<(F
 impl DomainKind for FactualDomain {
     type Options = FactualConfig;
     type FlagOptions = FlagConfig<FactualConfig>;
+    type SourceOptions = super::sources::FactualSourceOptions;
     const DOC: &'static str = "factual QA, closed book: the answer looked up in an evidence corpus";
     const SCHEMAS: &'static str = "factual";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
@@ -48,12 +49,16 @@ impl DomainKind for FactualDomain {
         Ok(BTreeMap::from([("evidence".to_string(), o.corpus_fingerprint(|p| ctx.resolve(p))?)]))
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     /// A gold judge's prompt and model files; the evidence corpus.

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
 
 use super::data;
 use crate::domains::{BenchmarkConfig, Source};
@@ -34,8 +35,17 @@ pub const SOURCES: &[Source] = &[
     },
 ];
 
+/// The factual sources' own options.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactualSourceOptions {
+    /// Keep only the first N questions of each topic.
+    #[serde(default)]
+    pub per_topic: Option<usize>,
+}
+
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+pub fn load(b: &BenchmarkConfig, o: &FactualSourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let mut bench = match b.source.as_str() {
         "jsonl" => data::jsonl::load(&b.source_path(ctx)?)?,
         "simpleqa" => data::simpleqa::load(&b.source_path(ctx)?)?,
@@ -50,7 +60,7 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
         ));
         ctx.progress.note("answers_scored_by_aliases", ids.len().into());
     }
-    if let Some(n) = b.per_topic {
+    if let Some(n) = o.per_topic {
         bench.per_topic(n);
     }
     if let Some(n) = b.limit {
@@ -62,7 +72,11 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 }
 
 /// The source file by content; the bundled set by its pinned packages.
-pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(
+    b: &BenchmarkConfig,
+    _: &FactualSourceOptions,
+    ctx: &StageContext,
+) -> Result<BTreeMap<String, String>> {
     let mut fp = BTreeMap::new();
     if b.source == "facts" {
         fp.insert("facts(pinned wheels)".into(), data::wheels::pinned());

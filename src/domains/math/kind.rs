@@ -14,6 +14,7 @@ use crate::pipeline::stage::{Inputs, StageContext};
 impl DomainKind for MathDomain {
     type Options = MathConfig;
     type FlagOptions = FlagConfig<MathConfig>;
+    type SourceOptions = super::sources::MathSourceOptions;
     const DOC: &'static str = "school math with exact answers (mathematics-dataset): the answer read as a value";
     const SCHEMAS: &'static str = "math";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
@@ -28,12 +29,16 @@ impl DomainKind for MathDomain {
         MathDomain::new(options).map_err(Error::usage)
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     fn flags(options: &FlagConfig<MathConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
 
 use super::data;
 use super::tables::{self, MathGold, MathTask};
@@ -28,11 +29,21 @@ pub const SOURCES: &[Source] = &[
     },
 ];
 
+/// The math sources' own options.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MathSourceOptions {
+    /// Keep only the first N problems of each module (written `per_topic`, as in every domain
+    /// with topics).
+    #[serde(default, rename = "per_topic")]
+    pub per_module: Option<usize>,
+}
+
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+pub fn load(b: &BenchmarkConfig, o: &MathSourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let file = if b.source == "math-jsonl" { b.source_path(ctx)? } else { data::problems(&ctx.cache_dir)? };
     let (tasks, gold) = tables::read(&file)?;
-    let (tasks, gold) = keep(tasks, gold, b.per_topic, b.limit);
+    let (tasks, gold) = keep(tasks, gold, o.per_module, b.limit);
     ctx.progress.set_total(tasks.len() as u64);
     ctx.progress.advance(tasks.len() as u64);
     Ok((tables::tasks_table().batch(&tasks)?, tables::gold_table().batch(&gold)?))
@@ -60,7 +71,7 @@ pub fn keep(
 }
 
 /// The source file by content; the generated set by its pinned wheels and committed hash.
-pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(b: &BenchmarkConfig, _: &MathSourceOptions, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
     let mut fp = BTreeMap::new();
     if b.source == "math-jsonl" {
         let f = b.source_path(ctx)?;

@@ -14,10 +14,13 @@ use crate::pipeline::stage::{Inputs, StageContext};
 impl DomainKind for SqlDomain {
     type Options = SqlConfig;
     type FlagOptions = DetectorConfig;
+    type SourceOptions = super::sources::SqlSourceOptions;
     const DOC: &'static str = "text-to-SQL: the query run in a read-only sandbox, BIRD's execution accuracy";
     const SCHEMAS: &'static str = "";
     const SOURCES: &'static [Source] = super::sources::SOURCES;
     const VARIABLES: &'static [&'static str] = &["evidence", "schema"];
+    const TOP_LEVEL_OPTIONS: &'static [&'static str] =
+        &["schema_style", "schema_chars", "preview_rows", "timeout_secs", "max_rows", "detector"];
 
     fn check(o: &SqlConfig) -> std::result::Result<(), Invalid> {
         SqlDomain::new(o.clone(), None).map(|_| ())
@@ -28,12 +31,16 @@ impl DomainKind for SqlDomain {
             .map_err(|e| Error::stage(&ctx.stage_id, e))
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     fn evaluate(e: &Evaluate<'_>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {

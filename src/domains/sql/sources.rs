@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
 
 use crate::datasets::{self, Benchmark};
 use crate::domains::{BenchmarkConfig, Source};
@@ -33,17 +34,45 @@ pub const SOURCES: &[Source] = &[
     },
 ];
 
+/// The text-to-SQL sources' own options.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqlSourceOptions {
+    /// BIRD split name (`dev` reads `dev.json` and `dev_databases/`).
+    #[serde(default = "default_split")]
+    pub split: String,
+    /// Spider question file.
+    #[serde(default = "default_questions")]
+    pub questions: String,
+    /// Keep only the first N questions of each database.
+    #[serde(default)]
+    pub per_db: Option<usize>,
+}
+
+impl Default for SqlSourceOptions {
+    fn default() -> Self {
+        SqlSourceOptions { split: default_split(), questions: default_questions(), per_db: None }
+    }
+}
+
+fn default_split() -> String {
+    "dev".into()
+}
+fn default_questions() -> String {
+    "dev.json".into()
+}
+
 fn bundled_dir(b: &BenchmarkConfig, ctx: &StageContext) -> std::path::PathBuf {
     b.path.as_deref().map_or_else(datasets::bundled::default_dir, |p| ctx.resolve(p))
 }
 
-fn read(b: &BenchmarkConfig, ctx: &StageContext) -> Result<Benchmark> {
+fn read(b: &BenchmarkConfig, o: &SqlSourceOptions, ctx: &StageContext) -> Result<Benchmark> {
     let mut bench = match b.source.as_str() {
-        "bird" => datasets::bird::load(&b.source_path(ctx)?, &b.split)?,
-        "spider" => datasets::spider::load(&b.source_path(ctx)?, &b.questions)?,
+        "bird" => datasets::bird::load(&b.source_path(ctx)?, &o.split)?,
+        "spider" => datasets::spider::load(&b.source_path(ctx)?, &o.questions)?,
         _ => datasets::bundled::load(&bundled_dir(b, ctx), &ctx.cache_dir)?,
     };
-    if let Some(n) = b.per_db {
+    if let Some(n) = o.per_db {
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         bench.tasks.retain(|t| {
             let c = seen.entry(t.db_id.clone()).or_default();
@@ -61,8 +90,8 @@ fn read(b: &BenchmarkConfig, ctx: &StageContext) -> Result<Benchmark> {
 }
 
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-    let bench = read(b, ctx)?;
+pub fn load(b: &BenchmarkConfig, o: &SqlSourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+    let bench = read(b, o, ctx)?;
     ctx.progress.set_total(bench.tasks.len() as u64);
     ctx.progress.advance(bench.tasks.len() as u64);
     Ok((
@@ -75,10 +104,10 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 /// enough to decide whether to look again: the output carries each database's content hash
 /// (`tasks.db_hash`, remembered on disk by path, size and time), so downstream stages rerun
 /// when a database's bytes change, and stay cached when only its time does.
-pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(b: &BenchmarkConfig, o: &SqlSourceOptions, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
     let files = match b.source.as_str() {
-        "bird" => vec![ctx.resolve(b.path.as_deref().unwrap_or(".")).join(format!("{}.json", b.split))],
-        "spider" => vec![ctx.resolve(b.path.as_deref().unwrap_or(".")).join(&b.questions)],
+        "bird" => vec![ctx.resolve(b.path.as_deref().unwrap_or(".")).join(format!("{}.json", o.split))],
+        "spider" => vec![ctx.resolve(b.path.as_deref().unwrap_or(".")).join(&o.questions)],
         _ => {
             let src = bundled_dir(b, ctx);
             let mut files = vec![src.join("questions.json")];
@@ -95,7 +124,7 @@ pub fn fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<S
         fp.insert(f.to_string_lossy().into_owned(), file_fingerprint(&f)?);
     }
     if b.source != "bundled" {
-        let bench = read(b, ctx)?;
+        let bench = read(b, o, ctx)?;
         let mut dbs: Vec<_> = bench.tasks.iter().map(|t| t.db_path.clone()).collect();
         dbs.sort();
         dbs.dedup();

@@ -13,6 +13,7 @@ use crate::pipeline::stage::{Inputs, StageContext};
 impl DomainKind for ToolsDomain {
     type Options = ToolsConfig;
     type FlagOptions = FlagConfig<ToolsConfig>;
+    type SourceOptions = super::sources::ToolsSourceOptions;
     const DOC: &'static str =
         "function calling (BFCL v4, single-turn Python): the calls read as BFCL reads them, checked by its AST rules";
     const SCHEMAS: &'static str = "tools";
@@ -28,12 +29,16 @@ impl DomainKind for ToolsDomain {
         Ok(ToolsDomain::new(options).map_err(Error::usage)?.scoring_with(&ctx.cache_dir))
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     fn flags(options: &FlagConfig<ToolsConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {

@@ -86,28 +86,19 @@ pub struct ToolsObs {
 
 type E = Getter<Episode<ToolsObs>>;
 
-/// A task's function documents (an unreadable document reads as none).
-fn functions(task: &ToolsTask) -> Value {
-    serde_json::from_str(&task.functions).unwrap_or(Value::Array(Vec::new()))
-}
-
-/// Whether `reply` is right for a task of `category` with `functions` and BFCL's `ground_truth`
-/// (JSON), by BFCL's rules ([`checker::evaluate`]), the reply read by `reader`; a reply on which
-/// BFCL's checker would raise is not right.
+/// Whether `reply` is right for a task of `category` with the function documents `functions`
+/// and BFCL's `ground_truth` (JSON), by BFCL's rules ([`checker::evaluate`]), the reply read by
+/// `reader`; a reply on which BFCL's checker would raise is not right.
 pub fn right(
     reader: &bfcl_reader::BfclReader,
     category: &str,
-    functions: &str,
+    functions: &Value,
     ground_truth: &str,
     reply: &str,
 ) -> bool {
-    let (Ok(functions), Ok(truth)) =
-        (serde_json::from_str::<Value>(functions), serde_json::from_str::<Value>(ground_truth))
-    else {
-        return false;
-    };
+    let Ok(truth) = serde_json::from_str::<Value>(ground_truth) else { return false };
     let decoded = reader.decode(reply).ok();
-    checker::evaluate(&functions, decoded.as_deref(), &truth, category).is_ok_and(|v| v.valid)
+    checker::evaluate(functions, decoded.as_deref(), &truth, category).is_ok_and(|v| v.valid)
 }
 
 impl Domain for ToolsDomain {
@@ -168,7 +159,7 @@ impl Domain for ToolsDomain {
     }
 
     fn channels(&self, task: &ToolsTask, artifact: Option<&str>, _: &ToolsObs) -> Channels {
-        let breach = artifact.and_then(|a| contract::breach(&functions(task), a));
+        let breach = artifact.and_then(|a| contract::breach(&task.documents, a));
         Channels(vec![Fired { name: "contract", fired: breach.is_some(), detail: breach }])
     }
 
@@ -205,7 +196,7 @@ impl Judge for ToolsDomain {
 
     fn score(&self, task: &ToolsTask, gold: &ToolsGold, artifact: Option<&str>) -> Result<u8> {
         Ok(u8::from(
-            artifact.is_some_and(|a| right(&self.reader, &gold.category, &task.functions, &gold.ground_truth, a)),
+            artifact.is_some_and(|a| right(&self.reader, &gold.category, &task.documents, &gold.ground_truth, a)),
         ))
     }
 

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use arrow::array::RecordBatch;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::data;
@@ -17,8 +18,8 @@ use crate::pipeline::stage::StageContext;
 /// The sources.
 pub const SOURCES: &[Source] = &[Source {
     name: "bfcl",
-    doc: "BFCL v4's single-turn Python categories (lucid models fetch tools): categories (default: all ten, 3,475 tasks), per_topic: per category",
-    options: &["categories", "per_topic"],
+    doc: "BFCL v4's single-turn Python categories (lucid models fetch tools): categories (default: all ten, 3,475 tasks), per_category (or per_topic): the first N of each",
+    options: &["categories", "per_category", "per_topic"],
     needs_path: false,
 }];
 
@@ -41,13 +42,34 @@ pub fn irrelevance(category: &str) -> bool {
     category.contains("irrelevance")
 }
 
+/// The tool-use sources' own options (single-turn and multi-turn alike).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSourceOptions {
+    /// The categories to read, in this order (default: the source's own list). Left out of the
+    /// serialized form when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<String>>,
+    /// Keep only the first N tasks of each category (written `per_category`, or `per_topic` as
+    /// pipelines written before it were).
+    #[serde(default, rename = "per_topic", alias = "per_category")]
+    pub per_category: Option<usize>,
+}
+
+impl ToolsSourceOptions {
+    /// The categories chosen, or `all` (the source's own list).
+    pub fn chosen(&self, all: &[&str]) -> Vec<String> {
+        self.categories.clone().unwrap_or_else(|| all.iter().map(|c| c.to_string()).collect())
+    }
+}
+
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+pub fn load(b: &BenchmarkConfig, o: &ToolsSourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let dir = data::package_dir(&ctx.cache_dir)?;
     let (mut tasks, mut gold) = (Vec::new(), Vec::new());
-    for category in categories(b)? {
+    for category in categories(o)? {
         let (t, g) = read(&dir, &category)?;
-        let keep = b.per_topic.unwrap_or(usize::MAX);
+        let keep = o.per_category.unwrap_or(usize::MAX);
         tasks.extend(t.into_iter().take(keep));
         gold.extend(g.into_iter().take(keep));
     }
@@ -61,8 +83,8 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 }
 
 /// The configured categories, each checked.
-fn categories(b: &BenchmarkConfig) -> Result<Vec<String>> {
-    let chosen = b.categories.clone().unwrap_or_else(|| CATEGORIES.iter().map(|c| c.to_string()).collect());
+fn categories(o: &ToolsSourceOptions) -> Result<Vec<String>> {
+    let chosen = o.chosen(CATEGORIES);
     for c in &chosen {
         if !CATEGORIES.contains(&c.as_str()) {
             return Err(Error::usage(format!(
@@ -101,6 +123,7 @@ pub fn read(dir: &Path, category: &str) -> Result<(Vec<ToolsTask>, Vec<ToolsGold
             category: category.to_string(),
             question: render(question).map_err(|e| Error::input(&tasks_file, format!("line {n}: question: {e}")))?,
             functions: functions.to_string(),
+            documents: std::sync::Arc::new(functions.clone()),
         });
         gold.push(ToolsGold { question_id: gold.len() as i64, category: category.to_string(), ground_truth });
     }
@@ -138,6 +161,6 @@ fn render(question: &Value) -> std::result::Result<String, Invalid> {
 }
 
 /// The wheel by its pin (its files are the data).
-pub fn fingerprint(_: &BenchmarkConfig, _: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(_: &BenchmarkConfig, _: &ToolsSourceOptions, _: &StageContext) -> Result<BTreeMap<String, String>> {
     Ok(BTreeMap::from([("tools(pinned wheel)".to_string(), data::PACKAGE.pinned())]))
 }

@@ -25,6 +25,9 @@ pub struct ToolsTask {
     pub question: String,
     /// The function documents, as BFCL's JSON (a list of `{name, description, parameters}`).
     pub functions: String,
+    /// The same documents, parsed once when the task is read (what the contract and the checker
+    /// read on every call).
+    pub documents: std::sync::Arc<serde_json::Value>,
 }
 
 /// A task's possible answers. Only evaluation reads them.
@@ -100,15 +103,20 @@ pub fn tasks_from_batch(b: &RecordBatch, path: &Path) -> Result<Vec<ToolsTask>> 
     let qid = t.column::<Int64Array>(b, path, "question_id")?;
     let s = |n| t.column::<StringArray>(b, path, n);
     let (id, category, q, functions) = (s("task_id")?, s("category")?, s("question")?, s("functions")?);
-    Ok((0..b.num_rows())
-        .map(|i| ToolsTask {
-            question_id: qid.value(i),
-            task_id: id.value(i).to_string(),
-            category: category.value(i).to_string(),
-            question: q.value(i).to_string(),
-            functions: functions.value(i).to_string(),
+    (0..b.num_rows())
+        .map(|i| {
+            let documents = serde_json::from_str(functions.value(i))
+                .map_err(|e| crate::error::Error::input(path, format!("row {i}: `functions` is not JSON: {e}")))?;
+            Ok(ToolsTask {
+                question_id: qid.value(i),
+                task_id: id.value(i).to_string(),
+                category: category.value(i).to_string(),
+                question: q.value(i).to_string(),
+                functions: functions.value(i).to_string(),
+                documents: std::sync::Arc::new(documents),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// The gold of a tool-use `gold` table read from `path`.

@@ -17,6 +17,7 @@ use crate::pipeline::stage::{Inputs, StageContext};
 impl DomainKind for MultiTurnDomain {
     type Options = MultiTurnConfig;
     type FlagOptions = FlagConfig<MultiTurnConfig>;
+    type SourceOptions = crate::domains::tools::sources::ToolsSourceOptions;
     const DOC: &'static str = "multi-turn function calling (BFCL v4's multi-turn categories): the model's calls run against BFCL's stateful environments in the Python sandbox, judged by BFCL's own checker";
     const SCHEMAS: &'static str = "tools_multiturn";
     const FOLDER: &'static str = "tools";
@@ -34,12 +35,16 @@ impl DomainKind for MultiTurnDomain {
         MultiTurnDomain::new(options, py, sources).map_err(Error::usage)
     }
 
-    fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
-        super::sources::load(b, ctx)
+    fn load(b: &BenchmarkConfig, o: &Self::SourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+        super::sources::load(b, o, ctx)
     }
 
-    fn source_fingerprint(b: &BenchmarkConfig, ctx: &StageContext) -> Result<BTreeMap<String, String>> {
-        super::sources::fingerprint(b, ctx)
+    fn source_fingerprint(
+        b: &BenchmarkConfig,
+        o: &Self::SourceOptions,
+        ctx: &StageContext,
+    ) -> Result<BTreeMap<String, String>> {
+        super::sources::fingerprint(b, o, ctx)
     }
 
     fn flags(options: &FlagConfig<MultiTurnConfig>, ctx: &StageContext, inputs: &Inputs) -> Result<RecordBatch> {

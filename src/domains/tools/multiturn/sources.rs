@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::data::{self, CATEGORIES, MultiTurnTask};
 use super::tables::{self, DialogueTask};
 use crate::domains::tools::data::{MULTI_TURN, PACKAGE, package_dir};
+use crate::domains::tools::sources::ToolsSourceOptions;
 use crate::domains::tools::tables::{ToolsGold, gold_table};
 use crate::domains::{BenchmarkConfig, Source};
 use crate::error::{Error, Result};
@@ -18,8 +19,8 @@ use crate::pipeline::stage::StageContext;
 /// The sources.
 pub const SOURCES: &[Source] = &[Source {
     name: "bfcl_multi_turn",
-    doc: "BFCL v4's multi-turn categories (lucid models fetch tools): categories (default: all four, 800 tasks), per_topic: per category",
-    options: &["categories", "per_topic"],
+    doc: "BFCL v4's multi-turn categories (lucid models fetch tools): categories (default: all four, 800 tasks), per_category (or per_topic): the first N of each",
+    options: &["categories", "per_category", "per_topic"],
     needs_path: false,
 }];
 
@@ -68,11 +69,11 @@ pub fn split(question_id: i64, t: &MultiTurnTask) -> (DialogueTask, ToolsGold) {
 }
 
 /// The `tasks` and `gold` tables.
-pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
+pub fn load(b: &BenchmarkConfig, o: &ToolsSourceOptions, ctx: &StageContext) -> Result<(RecordBatch, RecordBatch)> {
     let dir = package_dir(&ctx.cache_dir)?;
     let mut all = Vec::new();
-    for category in categories(b)? {
-        all.extend(data::read(&dir, &category)?.into_iter().take(b.per_topic.unwrap_or(usize::MAX)));
+    for category in categories(o)? {
+        all.extend(data::read(&dir, &category)?.into_iter().take(o.per_category.unwrap_or(usize::MAX)));
     }
     let kept = all.iter().take(b.limit.unwrap_or(usize::MAX)).enumerate();
     let (tasks, gold): (Vec<DialogueTask>, Vec<ToolsGold>) = kept.map(|(i, t)| split(i as i64, t)).unzip();
@@ -82,8 +83,8 @@ pub fn load(b: &BenchmarkConfig, ctx: &StageContext) -> Result<(RecordBatch, Rec
 }
 
 /// The configured categories, each checked.
-fn categories(b: &BenchmarkConfig) -> Result<Vec<String>> {
-    let chosen = b.categories.clone().unwrap_or_else(|| CATEGORIES.iter().map(|c| c.to_string()).collect());
+fn categories(o: &ToolsSourceOptions) -> Result<Vec<String>> {
+    let chosen = o.chosen(CATEGORIES);
     if let Some(c) = chosen.iter().find(|c| !CATEGORIES.contains(&c.as_str())) {
         return Err(Error::usage(format!(
             "benchmark.categories: `{c}` is not a multi-turn category (one of {})",
@@ -98,7 +99,7 @@ fn categories(b: &BenchmarkConfig) -> Result<Vec<String>> {
 const READER: &str = "2 (functions offered at the start carry BFCL's Python hint)";
 
 /// The wheels by their pins (their files are the data and the environments), and the reader.
-pub fn fingerprint(_: &BenchmarkConfig, _: &StageContext) -> Result<BTreeMap<String, String>> {
+pub fn fingerprint(_: &BenchmarkConfig, _: &ToolsSourceOptions, _: &StageContext) -> Result<BTreeMap<String, String>> {
     Ok(BTreeMap::from([
         ("bfcl_multi_turn(reader)".to_string(), READER.to_string()),
         ("tools(pinned wheel)".to_string(), PACKAGE.pinned()),
