@@ -545,7 +545,9 @@ fn the_agent_folder_is_the_box_alone() {
         .collect();
     files.sort();
     assert_eq!(files, ["descriptors.rs", "mod.rs", "program.rs", "proxy.rs", "sandbox.rs", "watch.rs"]);
-    for loop_file in ["episode.rs", "retrieval.rs", "bank.rs", "arms.rs", "scheduler.rs", "run.rs"] {
+    for loop_file in
+        ["episode.rs", "retrieval.rs", "bank.rs", "arms.rs", "scheduler.rs", "run.rs", "stage.rs", "kinds.rs"]
+    {
         assert!(src.join("memory_loop").join(loop_file).is_file(), "src/memory_loop/{loop_file} is missing");
     }
 }

@@ -22,6 +22,7 @@ use crate::domains::{
 };
 use crate::error::{Error, Invalid, Result};
 use crate::memory_loop::MemoryLoopStage;
+use crate::memory_loop::kinds::{KindsHandle, LoopKind, LoopKinds};
 use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The domain of a memory loop whose `domain:` block names none, and of a `tasks` table without
@@ -168,6 +169,42 @@ pub fn register<D: DomainKind>() {
     let mut all = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     all.retain(|e| e.name != D::NAME);
     all.push(entry::<D>());
+}
+
+impl Entry {
+    /// The kind as the memory loop's stage sees it.
+    pub fn as_loop(&self) -> LoopKind {
+        LoopKind {
+            name: self.name,
+            channels: self.channels,
+            variables: self.variables,
+            artifact: self.artifact,
+            planner_optional: self.planner_optional,
+            prompts: self.prompts,
+            top_level_options: self.top_level_options,
+            options: self.options,
+            fingerprint: self.fingerprint,
+            run_loop: self.run_loop,
+            packages: self.packages,
+        }
+    }
+}
+
+/// The registered kinds, as a memory loop's stage is handed them.
+struct Registered;
+
+impl LoopKinds for Registered {
+    fn all(&self) -> Vec<LoopKind> {
+        all().iter().map(Entry::as_loop).collect()
+    }
+    fn default_kind(&self) -> &'static str {
+        DEFAULT
+    }
+}
+
+/// The registry, for a memory loop's stage (the stage registry hands it over when it reads one).
+pub fn loop_kinds() -> KindsHandle {
+    KindsHandle(Some(std::sync::Arc::new(Registered)))
 }
 
 /// Every registered kind, in registration order.

@@ -21,12 +21,14 @@
 pub mod arms;
 pub mod bank;
 pub mod episode;
+pub mod kinds;
 pub mod order;
 pub mod parse;
 pub mod prompts;
 pub mod retrieval;
 mod run;
 pub mod scheduler;
+mod stage;
 
 use std::collections::BTreeMap;
 
@@ -97,6 +99,9 @@ pub struct MemoryLoopStage {
     /// Use the response cache, `<cache>/responses.sqlite` (operational).
     #[serde(default = "default_true", skip_serializing)]
     pub response_cache: bool,
+    /// The domain kinds it may run in, handed to it when the pipeline is read (not config).
+    #[serde(skip)]
+    pub kinds: kinds::KindsHandle,
 }
 
 fn default_k() -> usize {

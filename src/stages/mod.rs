@@ -9,7 +9,6 @@ pub mod evidence;
 pub mod flag;
 pub mod import;
 pub mod judge;
-pub mod memory_loop;
 pub mod panel;
 pub mod permutation;
 pub mod predictions;

@@ -45,7 +45,11 @@ impl Registry for Stages {
             PredictionsStage::KIND => Arc::new(PredictionsStage::deserialize(d)?),
             EmbedStage::KIND => Arc::new(EmbedStage::deserialize(d)?),
             RetrieveStage::KIND => Arc::new(RetrieveStage::deserialize(d)?),
-            MemoryLoopStage::KIND => Arc::new(MemoryLoopStage::deserialize(d)?),
+            MemoryLoopStage::KIND => {
+                let mut stage = MemoryLoopStage::deserialize(d)?;
+                stage.kinds = crate::domains::registry::loop_kinds();
+                Arc::new(stage)
+            }
             FlagStage::KIND => Arc::new(FlagStage::deserialize(d)?),
             EvaluateStage::KIND => Arc::new(EvaluateStage::deserialize(d)?),
             ReportStage::KIND => Arc::new(ReportStage::deserialize(d)?),

@@ -1,28 +1,29 @@
-//! The memory_loop stage as the pipeline sees it: its domain through the registry (options with
-//! their defaults for the key, checks when the pipeline is planned), its inputs and outputs.
+//! The memory_loop stage as the pipeline sees it: its domain through the kinds it was handed
+//! ([`super::kinds`]: options with their defaults for the key, checks when the pipeline is
+//! planned), its inputs and outputs.
 
 use std::collections::BTreeMap;
 
 use arrow::array::RecordBatch;
 
-use crate::domains::registry::{self as domains, Entry};
+use super::MemoryLoopStage;
+use super::arms::arm_spec;
+use super::kinds::LoopKind;
+use super::prompts::Prompts;
 use crate::error::{Error, Result};
-use crate::memory_loop::MemoryLoopStage;
-use crate::memory_loop::arms::arm_spec;
-use crate::memory_loop::prompts::Prompts;
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
 
 impl MemoryLoopStage {
     /// The domain's entry and its options with their defaults (the options it takes at the top
     /// of the config folded in), checked: `at` is what an error points at.
-    fn domain(&self) -> std::result::Result<(Entry, serde_json::Value), Misplanned> {
-        let entry = domains::kind(self.domain.kind.as_deref().unwrap_or(domains::DEFAULT))
+    fn domain(&self) -> std::result::Result<(LoopKind, serde_json::Value), Misplanned> {
+        let entry = (self.kinds.kind(self.domain.kind.as_deref()))
             .map_err(|e| Misplanned::new(self.domain.kind.as_deref().unwrap_or("kind"), e.0))?;
         let mut options = self.domain.options.clone();
         let defaults = (entry.options)(&serde_json::Map::new()).unwrap_or_default();
         for (key, value) in &self.top_level {
             if !entry.top_level_options.contains(&key.as_str()) {
-                let owner = domains::all().into_iter().find(|e| e.top_level_options.contains(&key.as_str()));
+                let owner = self.kinds.owner_of(key);
                 let why = match owner {
                     Some(o) => format!(
                         "`{key}` is a {} option; the {} domain takes its options under `domain:`",
@@ -52,7 +53,7 @@ impl MemoryLoopStage {
     }
 
     /// [`Self::domain`] for a running stage.
-    fn domain_config(&self, ctx: &StageContext) -> Result<(Entry, serde_json::Value)> {
+    fn domain_config(&self, ctx: &StageContext) -> Result<(LoopKind, serde_json::Value)> {
         self.domain().map_err(|e| Error::stage(&ctx.stage_id, e.message))
     }
 }
@@ -119,7 +120,7 @@ impl Stage for MemoryLoopStage {
         let arm = self.arm(ctx)?;
         self.policy(&arm).check(self.k).map_err(|e| Error::stage(&ctx.stage_id, e))?;
         if let Some(names) = arm.channels {
-            domains::check_channels(&entry, &names, "the arm's channels")
+            crate::seam::check_channel_names(entry.name, entry.channels, &names, "the arm's channels")
                 .map_err(|e| Error::stage(&ctx.stage_id, e))?;
         }
         let mut fp = Prompts::fingerprint(&ctx.resolve(self.prompts_dir(entry.prompts)))?;
@@ -158,7 +159,8 @@ impl Stage for MemoryLoopStage {
                 return Err(Misplanned::new(name.as_str(), why));
             }
             if let Some(names) = &arm.channels {
-                domains::check_channels(&entry, names, &format!("arm '{name}' channels")).map_err(|e| {
+                let what = format!("arm '{name}' channels");
+                crate::seam::check_channel_names(entry.name, entry.channels, names, &what).map_err(|e| {
                     // Point at the first name that is not a channel.
                     let bad = names.iter().find(|n| !entry.channels.contains(&n.as_str()));
                     Misplanned::new(bad.cloned().unwrap_or_default(), e.0)
