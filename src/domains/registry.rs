@@ -22,14 +22,13 @@ use crate::domains::{
 };
 use crate::error::{Error, Invalid, Result};
 use crate::memory_loop::MemoryLoopStage;
-use crate::memory_loop::kinds::{KindsHandle, LoopKind, LoopKinds};
+use crate::memory_loop::kinds::{KindsHandle, LoopKind, LoopKinds, Tables};
 use crate::pipeline::stage::{Inputs, StageContext};
 
 /// The domain of a memory loop whose `domain:` block names none, and of a `tasks` table without
 /// a `domain` column (text-to-SQL tables written before domains said their name).
 pub const DEFAULT: &str = "sql";
 
-type Tables = Result<Vec<(String, RecordBatch)>>;
 /// A domain's evidence corpus, if it has one.
 type Corpus = Result<Option<Box<dyn Evidence>>>;
 /// File fingerprints, for a cache key.

@@ -14,6 +14,9 @@ use crate::datasets::wheels::DataPackage;
 use crate::error::{Invalid, Result};
 use crate::pipeline::stage::{Inputs, StageContext};
 
+/// The tables a run writes, by name.
+pub type Tables = Result<Vec<(String, RecordBatch)>>;
+
 /// A domain kind as the memory loop plans, keys and runs it.
 #[derive(Clone, Copy)]
 pub struct LoopKind {
@@ -36,7 +39,7 @@ pub struct LoopKind {
     /// Files the configured domain reads.
     pub fingerprint: fn(&Value, &StageContext) -> Result<BTreeMap<String, String>>,
     /// The memory loop in this domain.
-    pub run_loop: fn(&MemoryLoopStage, &Value, &StageContext, &Inputs) -> Result<Vec<(String, RecordBatch)>>,
+    pub run_loop: fn(&MemoryLoopStage, &Value, &StageContext, &Inputs) -> Tables,
     /// The offline data it reads.
     pub packages: &'static [DataPackage],
 }
