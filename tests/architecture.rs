@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("par", 0),
     ("cache_dir", 0),
     ("loopback", 0),
+    ("notices", 0),
     ("sql", 1),
     ("python", 1),
     ("datasets", 1),

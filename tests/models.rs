@@ -645,3 +645,21 @@ fn real_models_step_sequences_together_bit_for_bit() {
         step_together_equals_alone(&t, &prompts, 3);
     }
 }
+
+/// `lucid models fetch`'s library code says what it does through the caller's notices, not by
+/// printing (#73): a model already present is reported there, in order, and an unknown name is
+/// an error that names the known ones.
+#[test]
+fn fetching_reports_through_the_callers_notices() {
+    use lucid::notices::Collected;
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = lucid::model_files::model_path(dir.path(), "smollm2");
+    std::fs::create_dir_all(gguf.parent().unwrap()).unwrap();
+    std::fs::write(&gguf, b"not fetched here").unwrap();
+    let notices = Collected::default();
+    lucid::model_files::fetch(dir.path(), &["smollm2".to_string()], &[], &notices).unwrap();
+    assert_eq!(notices.lines(), vec![format!("smollm2: present at {}", gguf.display())]);
+    let err = lucid::model_files::fetch(dir.path(), &["nope".to_string()], &[], &notices).unwrap_err();
+    assert!(err.to_string().contains("unknown model 'nope'") && err.to_string().contains("smollm2"), "{err}");
+    assert_eq!(notices.lines().len(), 1, "an unknown name fetches nothing and says nothing");
+}

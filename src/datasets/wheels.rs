@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
+use crate::notices::Notices;
 
 /// One pinned package.
 pub struct Wheel {
@@ -48,7 +49,7 @@ pub struct Built {
     /// Its path under the package's folder.
     pub file: &'static str,
     /// Builds it: given the package's folder and the python to run; it checks what it wrote.
-    pub build: fn(&Path, &str) -> Result<()>,
+    pub build: fn(&Path, &str, &dyn Notices) -> Result<()>,
 }
 
 impl DataPackage {
@@ -88,11 +89,11 @@ impl DataPackage {
         Ok(self.dir(models_dir))
     }
     /// Download (hash-checked) and unpack its missing wheels, then build what it builds.
-    pub fn fetch(&self, models_dir: &Path, python: &str) -> Result<()> {
+    pub fn fetch(&self, models_dir: &Path, python: &str, notices: &dyn Notices) -> Result<()> {
         let dir = self.dir(models_dir);
-        fetch(&dir, self.wheels, self.name, python)?;
+        fetch(&dir, self.wheels, self.name, python, notices)?;
         match self.built {
-            Some(b) if !dir.join(b.file).is_file() => (b.build)(&dir, python),
+            Some(b) if !dir.join(b.file).is_file() => (b.build)(&dir, python, notices),
             _ => Ok(()),
         }
     }
@@ -144,7 +145,7 @@ pub fn require(dest: &Path, wheels: &[Wheel], package: &str, fetch: &str) -> Res
 
 /// Download (hash-checked) and unpack the missing packages of `wheels` into `dest`; `label`
 /// names them in messages.
-pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result<()> {
+pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str, notices: &dyn Notices) -> Result<()> {
     let missing: Vec<&Wheel> = wheels.iter().filter(|w| !dir(dest, w.package).join(w.marker).is_file()).collect();
     if missing.is_empty() {
         return Ok(());
@@ -156,7 +157,7 @@ pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result
         missing.iter().map(|w| format!("{}=={} --hash=sha256:{}", w.package, w.version, w.sha256)).collect();
     std::fs::write(&req, lines.join("\n") + "\n").map_err(|source| Error::Write { path: req.clone(), source })?;
     let names: Vec<&str> = missing.iter().map(|w| w.package).collect();
-    eprintln!("{label}: pip download --no-deps --require-hashes {} ...", names.join(" "));
+    notices.progress(&format!("{label}: pip download --no-deps --require-hashes {} ...", names.join(" ")));
     let args =
         [OsStr::new("--require-hashes"), OsStr::new("-r"), req.as_os_str(), OsStr::new("-d"), downloads.as_os_str()];
     super::pip::download(python, &args, label)?;
@@ -182,7 +183,7 @@ pub fn fetch(dest: &Path, wheels: &[Wheel], label: &str, python: &str) -> Result
         let _ = std::fs::remove_dir_all(&into);
         std::fs::rename(&tmp, &into).map_err(|source| Error::Write { path: into.clone(), source })?;
         let _ = std::fs::remove_file(&file);
-        eprintln!("{label}: {} {} ready at {}", w.package, w.version, into.display());
+        notices.progress(&format!("{label}: {} {} ready at {}", w.package, w.version, into.display()));
     }
     Ok(())
 }

@@ -83,7 +83,7 @@ pub fn save_part(ctx: &StageContext, range: Range<usize>, names: &[&str], part: 
         let p = ctx.work_dir.join(part_name(range.start, range.end, n));
         match write_parquet(&p, b).or_else(|_| write_parquet(&p, b)) {
             Ok(()) => super::shared::part_saved(&ctx.work_dir, &p),
-            Err(e) => eprintln!("warning: checkpoint not saved ({e}); a kill now would redo these items"),
+            Err(e) => ctx.progress.warn(&format!("checkpoint not saved ({e}); a kill now would redo these items")),
         }
     }
     kill_point();

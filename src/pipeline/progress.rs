@@ -160,3 +160,15 @@ impl Progress {
         }
     }
 }
+
+/// A stage's progress is where the library code it calls says what happens: a progress line is
+/// the bar's message, a warning [`Progress::warn`]'s (shown even with `--quiet`, kept in the
+/// manifest entry).
+impl crate::notices::Notices for Progress {
+    fn progress(&self, line: &str) {
+        self.message(line.to_string());
+    }
+    fn warn(&self, line: &str) {
+        Progress::warn(self, line);
+    }
+}

@@ -83,13 +83,13 @@ pub fn problems(cache_dir: &Path) -> Result<PathBuf> {
 
 /// Run the generator over the unpacked wheels in `dir` and keep its output only when its SHA-256
 /// is the committed one.
-fn generate(dir: &Path, python: &str) -> Result<()> {
+fn generate(dir: &Path, python: &str, notices: &dyn crate::notices::Notices) -> Result<()> {
     let script = dir.join("generate.py");
     std::fs::write(&script, GENERATE).map_err(|source| Error::Write { path: script.clone(), source })?;
     let path = std::env::join_paths(WHEELS.iter().map(|w| crate::datasets::wheels::dir(dir, w.package)))
         .map_err(|e| Error::environment(format!("PYTHONPATH: {e}")))?;
     let partial = dir.join(format!("{PROBLEMS}.partial"));
-    eprintln!("math: generating {} problems (mathematics-dataset 1.0.1, seed 0) ...", 35 * 3 * 30);
+    notices.progress(&format!("math: generating {} problems (mathematics-dataset 1.0.1, seed 0) ...", 35 * 3 * 30));
     let o = Command::new(python)
         .arg(&script)
         .args(ARGS)
@@ -119,7 +119,7 @@ fn generate(dir: &Path, python: &str) -> Result<()> {
     }
     let file = dir.join(PROBLEMS);
     std::fs::rename(&partial, &file).map_err(|source| Error::Write { path: file.clone(), source })?;
-    eprintln!("math: {} ready (sha256 {got})", file.display());
+    notices.progress(&format!("math: {} ready (sha256 {got})", file.display()));
     Ok(())
 }
 
