@@ -112,18 +112,43 @@ fn head_line(r: &mut impl BufRead) -> Result<String, Invalid> {
 
 /// Read one request whose body is at most `max_body` bytes.
 pub fn read_request_within(r: &mut impl BufRead, max_body: usize) -> Result<Request, Invalid> {
-    read_request_bounded(r, usize::MAX, max_body, |_| true)
+    read_request_bounded(r, usize::MAX, max_body, |_| true).map_err(RequestRefusal::why)
+}
+
+/// Why a request was not read: the server is busy (a caller answers 503 and the client may come
+/// back), or the request is malformed or over a bound (400).
+#[derive(Debug)]
+pub enum RequestRefusal {
+    /// The server holds too many request bodies to read this one now.
+    Busy(Invalid),
+    /// The request itself is refused.
+    Malformed(Invalid),
+}
+
+impl RequestRefusal {
+    /// The reason, whichever it is.
+    pub fn why(self) -> Invalid {
+        match self {
+            RequestRefusal::Busy(w) | RequestRefusal::Malformed(w) => w,
+        }
+    }
+}
+
+impl From<Invalid> for RequestRefusal {
+    fn from(why: Invalid) -> Self {
+        RequestRefusal::Malformed(why)
+    }
 }
 
 /// Read one request whose head (request line and headers) is at most `max_head` bytes and whose
 /// body is at most `max_body`; `reserve(n)` is asked before an `n`-byte body is read, and a
-/// refusal is the error "busy" (the server holds too many bodies already).
+/// refusal is [`RequestRefusal::Busy`] (the server holds too many bodies already).
 pub fn read_request_bounded(
     r: &mut impl BufRead,
     max_head: usize,
     max_body: usize,
     mut reserve: impl FnMut(usize) -> bool,
-) -> Result<Request, Invalid> {
+) -> Result<Request, RequestRefusal> {
     let line = head_line(r)?;
     let mut head = line.len();
     let mut parts = line.split_whitespace();
@@ -133,31 +158,31 @@ pub fn read_request_bounded(
         let h = head_line(r)?;
         head = head.saturating_add(h.len());
         if head > max_head {
-            return Err(Invalid(format!("a request head over {max_head} bytes")));
+            return Err(Invalid(format!("a request head over {max_head} bytes")).into());
         }
         if h.trim().is_empty() {
             break;
         }
         if n == MAX_HEADERS {
-            return Err(Invalid(format!("more than {MAX_HEADERS} header lines")));
+            return Err(Invalid(format!("more than {MAX_HEADERS} header lines")).into());
         }
         if let Some((k, v)) = h.split_once(':') {
             let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
             if k == "content-length" {
                 length = v.parse().map_err(|_| Invalid(format!("bad Content-Length '{v}'")))?;
             } else if k == "transfer-encoding" {
-                return Err(Invalid::from("chunked request bodies are not supported: send Content-Length"));
+                return Err(Invalid::from("chunked request bodies are not supported: send Content-Length").into());
             }
             headers.push((k, v));
         }
     }
     if length > max_body {
-        return Err(Invalid(format!("a body of {length} bytes is over the {max_body}-byte limit")));
+        return Err(Invalid(format!("a body of {length} bytes is over the {max_body}-byte limit")).into());
     }
     if !reserve(length) {
-        return Err(Invalid(format!(
+        return Err(RequestRefusal::Busy(Invalid(format!(
             "busy: the server holds too many request bodies to read one of {length} bytes now"
-        )));
+        ))));
     }
     let mut body = Body::zeroed(length).map_err(|e| Invalid(format!("a body of {length} bytes: {e}")))?;
     r.read_exact(&mut body).map_err(|e| Invalid(e.to_string()))?;

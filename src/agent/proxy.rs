@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Invalid, Result};
 use crate::llm::{ChatModel, ChatRequest, Decoding, Message, Role};
-use crate::loopback::{Deadline, Place, read_request_bounded, respond};
+use crate::loopback::{Deadline, Place, RequestRefusal, read_request_bounded, respond};
 use crate::seam::recorded::recorded_call;
 use crate::seam::records::CallRecord;
 
@@ -146,8 +146,8 @@ fn serve(conn: TcpStream, model: &dyn ChatModel, open: &Open, bodies: &Arc<Atomi
         held = reserve(n);
         held.is_some()
     }) {
-        Err(why) if why.0.contains("busy") => (503, error_body(&why.0, "overloaded")),
-        Err(why) => (400, error_body(&why.0, "invalid_request_error")),
+        Err(RequestRefusal::Busy(why)) => (503, error_body(&why.0, "overloaded")),
+        Err(RequestRefusal::Malformed(why)) => (400, error_body(&why.0, "invalid_request_error")),
         Ok(req) => route(&req.method, &req.target, &req.body, model, open),
     };
     drop(held);
