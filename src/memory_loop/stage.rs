@@ -30,7 +30,7 @@ impl MemoryLoopStage {
                         o.name, entry.name
                     ),
                     None => format!(
-                        "unknown field `{key}` (the memory_loop keys are in docs/pipelines.md; the {} domain's options go under `domain:`: `lucid domains` lists them)",
+                        "unknown field `{key}`: not a memory_loop key, nor an option the {} domain takes here (its options go under `domain:`; `lucid domains` lists them)",
                         entry.name
                     ),
                 };
