@@ -20,6 +20,7 @@ mod factual;
 mod hand_labels;
 mod hostile_sql;
 mod import;
+mod import_eval_logs;
 mod literal_grounding;
 mod llama_server;
 mod llm_http;

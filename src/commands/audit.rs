@@ -34,7 +34,12 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         let md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
         return emit(a, "no_truth", &md, &json);
     }
-    let bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
+    let mut bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
+    // An eval log's samples are never retrieved: it has no reuse count, not a count of zero.
+    let eval_log = if a.bank.is_dir() { crate::audit::eval_log::read(&a.bank)? } else { None };
+    if eval_log.is_some() {
+        bank.n = None;
+    }
     let opts = Options {
         tau_dec: a.tau_dec,
         tau_tru: a.tau_tru,
@@ -42,7 +47,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         rng_seed: a.rng_seed,
         random_draws: a.random_draws,
     };
-    let result = audit(&bank, &opts);
+    let result = crate::audit::Audit { eval_log, ..audit(&bank, &opts) };
     let source = match &bank.arm {
         Some(arm) => format!("{} (arm {arm})", a.bank.display()),
         None => a.bank.display().to_string(),

@@ -75,7 +75,7 @@ impl Stage for ImportStage {
             out.extend(["gold".into(), "evaluation".into()]);
         }
         if let Some(m) = &self.0.eval {
-            out.extend(["scores".into(), "eval_log".into()]);
+            out.extend(["samples".into(), "scores".into(), "eval_log".into()]);
             out.extend(m.verifiers.iter().map(|v| evallog::bank::table_name(v)));
         }
         out
@@ -182,6 +182,7 @@ fn eval_log(c: &ImportConfig, m: &EvalMapping, ctx: &StageContext) -> Result<Vec
     let mut out = vec![
         ("tasks".to_string(), qa().batch(&got.imported.tasks)?),
         ("episodes".to_string(), tables::episodes_table().batch(&got.imported.memories)?),
+        ("samples".to_string(), evallog::tables::samples_table().batch(&got.samples)?),
         ("scores".to_string(), evallog::tables::scores_table().batch(&got.scores)?),
         ("eval_log".to_string(), evallog::tables::eval_log_table().batch(std::slice::from_ref(&got.log))?),
     ];

@@ -4,6 +4,7 @@
 //! schemas and what the tests need from outside the repository (probes).
 
 pub mod agent;
+pub mod eval_logs;
 pub mod fake_server;
 pub mod probes;
 pub mod project;

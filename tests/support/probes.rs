@@ -47,10 +47,12 @@ pub enum Probe {
     ToolsMultiTurn,
     /// `python3` with `ppi_py` (PyPI `ppi-python`: the PPI++ cross-check of the hand-label audit).
     PpiPython,
+    /// `python3` with `inspect_ai` (PyPI `inspect-ai`, 0.3.285): the eval logs Inspect writes.
+    InspectAi,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 17] = [
+pub const ALL: [Probe; 18] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -68,6 +70,7 @@ pub const ALL: [Probe; 17] = [
     Probe::Tools,
     Probe::ToolsMultiTurn,
     Probe::PpiPython,
+    Probe::InspectAi,
 ];
 
 fn python(code: &str) -> bool {
@@ -86,6 +89,7 @@ impl Probe {
             Probe::Numpy => python("import numpy, polars"),
             Probe::OpenAiClient => python("import openai"),
             Probe::PpiPython => python("import ppi_py"),
+            Probe::InspectAi => python("import inspect_ai"),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen | Probe::Qwen15 => lucid::model_files::chat_model_path(
@@ -125,6 +129,7 @@ impl Probe {
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::PpiPython => "python3 with ppi_py is not found (pip install ppi-python; .ci/run does)",
+            Probe::InspectAi => "python3 with inspect_ai is not found (pip install inspect-ai==0.3.285; .ci/run does)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
@@ -208,6 +213,11 @@ impl Probe {
                 "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
             ],
             Probe::PpiPython => &["hand_labels::the_ppi_estimate_agrees_with_ppi_python"],
+            Probe::InspectAi => &[
+                "import_eval_logs::an_inspect_log_audits_to_its_planted_leniency_for_either_grader",
+                "import_eval_logs::an_inspect_json_log_keeps_its_errored_samples_ungraded_with_their_status",
+                "import_eval_logs::broken_inspect_logs_are_named_and_a_big_one_imports",
+            ],
             Probe::ToolsMultiTurn => &[
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
                 "tools_multiturn::hostile_calls_stay_inside_the_sandbox",

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::tables::{EvalLogRow, ScoreRow};
+use super::tables::{EvalLogRow, SampleRow, ScoreRow};
 use super::{EvalLog, EvalMapping};
 use crate::datasets::qa::{FactGold, FactTask};
 use crate::import::presets::LabelSource;
@@ -19,6 +19,8 @@ use crate::stages::verifiers::Scored;
 pub struct EvalBank {
     /// `tasks`, `episodes`, `gold`, `evaluation`.
     pub imported: Imported,
+    /// One row per sample and epoch (`samples`).
+    pub samples: Vec<SampleRow>,
     /// One row per score of every sample (`scores`).
     pub scores: Vec<ScoreRow>,
     /// One verifier table per candidate verifier, `v_<name>`, in the mapping's order.
@@ -48,7 +50,7 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
     let mut out = Imported { has_truth: m.truth.is_some(), ..Imported::default() };
     let mut task_of: HashMap<String, i64> = HashMap::new();
     let mut verifiers: Vec<(String, Vec<Scored>)> = m.verifiers.iter().map(|n| (n.clone(), Vec::new())).collect();
-    let (mut scores, mut grader_models, mut errored) = (Vec::new(), Vec::<String>::new(), 0);
+    let (mut scores, mut samples, mut grader_models, mut errored) = (Vec::new(), Vec::new(), Vec::<String>::new(), 0);
     let evaluated = log.model.clone().unwrap_or_default();
     for (step, s) in log.samples.iter().enumerate() {
         let step = step as u64;
@@ -67,6 +69,14 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
             next
         });
         errored += usize::from(s.status != "ok");
+        samples.push(SampleRow {
+            step,
+            sample_id: s.id.clone(),
+            epoch: s.epoch,
+            status: s.status.clone(),
+            target: s.target.clone(),
+            scores: s.scores.len() as u32,
+        });
         let at = format!("{file}: sample {} epoch {}", s.id, s.epoch);
         let score = |name: &str| s.scores.iter().find(|x| x.name == name);
         let grade = score(&m.grader);
@@ -147,7 +157,6 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
                 explanation: x.explanation.clone(),
                 grader_model: x.grader_model.clone(),
                 self_grade: self_graded(x.grader_model.as_deref()),
-                status: s.status.clone(),
             });
         }
     }
@@ -174,5 +183,5 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
         samples: log.samples.len() as u64,
         errored: errored as u64,
     };
-    EvalBank { imported: out, scores, verifiers, log: log_row, warnings }
+    EvalBank { imported: out, samples, scores, verifiers, log: log_row, warnings }
 }

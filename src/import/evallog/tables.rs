@@ -1,5 +1,5 @@
-//! The tables an eval log adds to an import (`schemas/import/`): `scores` (every score of every
-//! sample, as the log wrote it and as its tool reads it, with the model that graded it and
+//! The tables an eval log adds to an import (`schemas/import/`): `samples` (each sample and
+//! epoch with its status), `scores` (every score of every sample, as the log wrote it and as its tool reads it, with the model that graded it and
 //! whether that model is the one under evaluation) and `eval_log` (one row: the tool, the format
 //! version read, the model under evaluation, the mapping). The bank's own tables are the
 //! import's ([`crate::import::tables`]); its verifiers are the verifier stages' table.
@@ -33,8 +33,23 @@ pub struct ScoreRow {
     pub grader_model: Option<String>,
     /// Whether that model is the model under evaluation.
     pub self_grade: bool,
-    /// The sample's status.
+}
+
+/// One sample and epoch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleRow {
+    /// The memory.
+    pub step: u64,
+    /// The sample's id.
+    pub sample_id: String,
+    /// Its epoch.
+    pub epoch: u32,
+    /// ok, or error: <message>.
     pub status: String,
+    /// Its target.
+    pub target: Option<String>,
+    /// How many scores it has.
+    pub scores: u32,
 }
 
 /// The log.
@@ -101,7 +116,26 @@ pub fn scores_table() -> Table<ScoreRow> {
                 S::Bool(|r| r.self_grade),
                 "Whether the grading model is the model under evaluation.",
             ),
-            Column::new("status", S::Str(|r| &r.status), "ok, or error: <message> for a sample that failed."),
+        ],
+    }
+}
+
+type P = Getter<SampleRow>;
+
+/// The `samples` table.
+pub fn samples_table() -> Table<SampleRow> {
+    Table {
+        name: "samples",
+        description: "Every sample and epoch of an imported eval log, with its status (an errored sample is here, ungraded).",
+        written_by: WRITTEN_BY,
+        matrix: &[SEED, ARM],
+        columns: vec![
+            Column::new("step", P::U64(|r| r.step), "The memory (episodes.step)."),
+            Column::new("sample_id", P::Str(|r| &r.sample_id), "The sample's id in the log."),
+            Column::new("epoch", P::U32(|r| r.epoch), "Its epoch (1-based)."),
+            Column::new("status", P::Str(|r| &r.status), "ok, or error: <message> for a sample that failed."),
+            Column::new("target", P::OptStr(|r| r.target.as_deref()), "Its target."),
+            Column::new("scores", P::U32(|r| r.scores), "How many scores it has (0: it errored, or was never scored)."),
         ],
     }
 }

@@ -1,0 +1,76 @@
+//! What the eval-log import tests share: the fixture scripts that drive the real tools
+//! (`tests/fixtures/eval_logs/`), `lucid import` / `lucid audit` in a temp folder, and the
+//! grader row of an audit.
+#![allow(dead_code)] // each eval-log test module uses its own part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use super::{lucid, stderr, stdout};
+
+/// A fixture script.
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/eval_logs").join(name)
+}
+
+/// `python3 SCRIPT ARGS` in `dir`; its stdout, trimmed (the script prints what it wrote).
+pub fn python(dir: &Path, name: &str, args: &[&str]) -> String {
+    let o = Command::new("python3").current_dir(dir).arg(script(name)).args(args).output().unwrap();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+/// `lucid import LOG --preset PRESET --name RUN ARGS` in `dir`, as it ran.
+pub fn import_output(dir: &Path, log: &str, preset: &str, run: &str, args: &[&str]) -> Output {
+    lucid(&dir.join("cache"))
+        .current_dir(dir)
+        .args(["import", log, "--preset", preset, "--name", run])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// [`import_output`], which must succeed; its stderr (the warnings).
+pub fn import(dir: &Path, log: &str, preset: &str, run: &str, args: &[&str]) -> String {
+    let o = import_output(dir, log, preset, run, args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stderr(&o)
+}
+
+/// `lucid audit runs/RUN --format FORMAT` in `dir`: its stdout.
+pub fn audit(dir: &Path, run: &str, format: &str) -> String {
+    let o = lucid(&dir.join("cache"))
+        .current_dir(dir)
+        .args(["audit", &format!("runs/{run}"), "--format", format, "--bootstrap", "50"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// The audit's JSON.
+pub fn audit_json(dir: &Path, run: &str) -> Value {
+    serde_json::from_str(&audit(dir, run, "json")).unwrap()
+}
+
+/// (leniency, sensitivity, memories) of the grader over graded episodes.
+pub fn grader(a: &Value) -> (f64, f64, u64) {
+    let g = &a["tables"]["grader"][0];
+    (g["leniency"].as_f64().unwrap(), g["sensitivity"].as_f64().unwrap(), g["memories"].as_u64().unwrap())
+}
+
+/// The verifiers on the audit's EIA axes.
+pub fn verifiers(a: &Value) -> Vec<String> {
+    a["tables"]["eia"].as_array().unwrap().iter().map(|r| r["verifier"].as_str().unwrap().to_string()).collect()
+}
+
+/// Rows of `sql` over `runs/RUN`, each as its values joined by `|`.
+pub fn rows(dir: &Path, run: &str, sql: &str) -> Vec<String> {
+    let cell = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    super::study::query_run(&dir.join("cache"), dir, &format!("runs/{run}"), sql)
+        .iter()
+        .map(|r| r.as_object().unwrap().values().map(cell).collect::<Vec<_>>().join("|"))
+        .collect()
+}
