@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::import::evallog::{self, EvalMapping};
 use crate::import::{ImportConfig, import, presets, tables};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
+use crate::stages::verifiers::Scored;
 
 /// Config of the import stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -191,7 +192,17 @@ fn eval_log(c: &ImportConfig, m: &EvalMapping, ctx: &StageContext) -> Result<Vec
         out.push(("evaluation".into(), tables::evaluation_table().batch(&got.imported.truth)?));
     }
     for (name, rows) in &got.verifiers {
-        out.push((evallog::bank::table_name(name), crate::stages::verifiers::verifier_table().batch(rows)?));
+        let rows: Vec<Scored> = rows
+            .iter()
+            .map(|x| Scored {
+                step: x.step,
+                question_id: x.question_id,
+                v: x.v,
+                detail: x.detail.clone(),
+                ..Scored::default()
+            })
+            .collect();
+        out.push((evallog::bank::table_name(name), crate::stages::verifiers::verifier_table().batch(&rows)?));
     }
     Ok(out)
 }

@@ -13,7 +13,6 @@ use super::{EvalLog, EvalMapping};
 use crate::datasets::qa::{FactGold, FactTask};
 use crate::import::presets::LabelSource;
 use crate::import::{Imported, ImportedMemory, Truth};
-use crate::stages::verifiers::Scored;
 
 /// What an eval log makes.
 pub struct EvalBank {
@@ -24,11 +23,25 @@ pub struct EvalBank {
     /// One row per score of every sample (`scores`).
     pub scores: Vec<ScoreRow>,
     /// One verifier table per candidate verifier, `v_<name>`, in the mapping's order.
-    pub verifiers: Vec<(String, Vec<Scored>)>,
+    pub verifiers: Vec<(String, Vec<VerifierScore>)>,
     /// The log's one row (`eval_log`).
     pub log: EvalLogRow,
     /// Warnings: the reader's and the mapping's.
     pub warnings: Vec<String>,
+}
+
+/// A candidate verifier's score of one memory (the stage writes it as the verifier stages'
+/// table, nothing spent).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifierScore {
+    /// The memory.
+    pub step: u64,
+    /// Its task.
+    pub question_id: i64,
+    /// V; None when the score is absent or unreadable.
+    pub v: Option<f64>,
+    /// The value as written, the explanation and the grading model, as JSON.
+    pub detail: String,
 }
 
 /// The table name of verifier score `name`: `v_` and the name, anything but letters, digits and
@@ -49,7 +62,8 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
     let mut warnings = log.warnings.clone();
     let mut out = Imported { has_truth: m.truth.is_some(), ..Imported::default() };
     let mut task_of: HashMap<String, i64> = HashMap::new();
-    let mut verifiers: Vec<(String, Vec<Scored>)> = m.verifiers.iter().map(|n| (n.clone(), Vec::new())).collect();
+    let mut verifiers: Vec<(String, Vec<VerifierScore>)> =
+        m.verifiers.iter().map(|n| (n.clone(), Vec::new())).collect();
     let (mut scores, mut samples, mut grader_models, mut errored) = (Vec::new(), Vec::new(), Vec::<String>::new(), 0);
     let evaluated = log.model.clone().unwrap_or_default();
     for (step, s) in log.samples.iter().enumerate() {
@@ -129,13 +143,7 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
                 "explanation": x.and_then(|x| x.explanation.as_deref()),
                 "grader_model": x.and_then(|x| x.grader_model.as_deref()),
             });
-            rows.push(Scored {
-                step,
-                question_id,
-                v: x.and_then(|x| x.value),
-                detail: detail.to_string(),
-                ..Scored::default()
-            });
+            rows.push(VerifierScore { step, question_id, v: x.and_then(|x| x.value), detail: detail.to_string() });
         }
         for x in &s.scores {
             let role = if x.name == m.grader {
