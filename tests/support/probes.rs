@@ -49,10 +49,12 @@ pub enum Probe {
     PpiPython,
     /// `python3` with `inspect_ai` (PyPI `inspect-ai`, 0.3.285): the eval logs Inspect writes.
     InspectAi,
+    /// `promptfoo` (npm, 0.121.20: the newest that runs on Node 20) on the PATH.
+    Promptfoo,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 18] = [
+pub const ALL: [Probe; 19] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -71,6 +73,7 @@ pub const ALL: [Probe; 18] = [
     Probe::ToolsMultiTurn,
     Probe::PpiPython,
     Probe::InspectAi,
+    Probe::Promptfoo,
 ];
 
 fn python(code: &str) -> bool {
@@ -90,6 +93,7 @@ impl Probe {
             Probe::OpenAiClient => python("import openai"),
             Probe::PpiPython => python("import ppi_py"),
             Probe::InspectAi => python("import inspect_ai"),
+            Probe::Promptfoo => Command::new("promptfoo").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen | Probe::Qwen15 => lucid::model_files::chat_model_path(
@@ -130,6 +134,7 @@ impl Probe {
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::PpiPython => "python3 with ppi_py is not found (pip install ppi-python; .ci/run does)",
             Probe::InspectAi => "python3 with inspect_ai is not found (pip install inspect-ai==0.3.285; .ci/run does)",
+            Probe::Promptfoo => "promptfoo is not on the PATH (npm install -g promptfoo@0.121.20; .ci/run does)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
@@ -217,6 +222,9 @@ impl Probe {
                 "import_eval_logs::an_inspect_log_audits_to_its_planted_leniency_for_either_grader",
                 "import_eval_logs::an_inspect_json_log_keeps_its_errored_samples_ungraded_with_their_status",
                 "import_eval_logs::broken_inspect_logs_are_named_and_a_big_one_imports",
+            ],
+            Probe::Promptfoo => &[
+                "import_eval_logs_promptfoo::promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grade",
             ],
             Probe::ToolsMultiTurn => &[
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",

@@ -66,6 +66,7 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
         m.verifiers.iter().map(|n| (n.clone(), Vec::new())).collect();
     let (mut scores, mut samples, mut grader_models, mut errored) = (Vec::new(), Vec::new(), Vec::<String>::new(), 0);
     let evaluated = log.model.clone().unwrap_or_default();
+    let mut self_grade = false;
     for (step, s) in log.samples.iter().enumerate() {
         let step = step as u64;
         let next = task_of.len() as i64;
@@ -94,7 +95,9 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
         let at = format!("{file}: sample {} epoch {}", s.id, s.epoch);
         let score = |name: &str| s.scores.iter().find(|x| x.name == name);
         let grade = score(&m.grader);
-        let self_graded = |g: Option<&str>| g.is_some_and(|g| same_model(g, &evaluated));
+        let answerer = s.model.clone().unwrap_or_else(|| evaluated.clone());
+        let self_graded = |g: Option<&str>| g.is_some_and(|g| same_model(g, &answerer));
+        self_grade |= grade.and_then(|g| g.grader_model.as_deref()).is_some_and(|g| same_model(g, &answerer));
         if let Some(g) = grade.and_then(|g| g.grader_model.clone()).filter(|g| !grader_models.contains(g)) {
             grader_models.push(g);
         }
@@ -175,7 +178,6 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
             ));
         }
     }
-    let self_grade = grader_models.iter().any(|g| same_model(g, &evaluated));
     let log_row = EvalLogRow {
         tool: log.tool,
         format: log.format,

@@ -329,6 +329,7 @@ fn sample(path: &Path, at: &str, s: Sample, d: &Defaults, warnings: &mut Vec<Str
         input: text_of(&s.input).unwrap_or_default(),
         target: text_of(&s.target),
         answer: s.output.and_then(|o| o.completion).filter(|c| !c.is_empty()),
+        model: None,
         status,
         scores,
     }

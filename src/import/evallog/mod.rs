@@ -9,6 +9,7 @@
 pub mod bank;
 pub mod inspect;
 pub mod inspect_value;
+pub mod promptfoo;
 pub mod tables;
 pub mod zip_entries;
 
@@ -19,8 +20,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// The eval-log presets, by name: `lucid import --preset NAME`.
-pub const PRESETS: &[(&str, &str)] =
-    &[("inspect", "Inspect AI's .eval (zip) or .json log (log format version 2; inspect-ai 0.3.285)")];
+pub const PRESETS: &[(&str, &str)] = &[
+    ("inspect", "Inspect AI's .eval (zip) or .json log (log format version 2; inspect-ai 0.3.285)"),
+    ("promptfoo", "promptfoo's `promptfoo eval -o results.json` (results version 3; promptfoo 0.121.20)"),
+];
 
 /// Whether `preset` names an eval-log preset.
 pub fn is_eval_preset(preset: &str) -> bool {
@@ -71,6 +74,9 @@ pub struct EvalSample {
     pub target: Option<String>,
     /// The model's answer.
     pub answer: Option<String>,
+    /// The model that answered it, where the log has one per sample (promptfoo's provider);
+    /// else the log's.
+    pub model: Option<String>,
     /// `ok`, or `error: <message>` for a sample that failed.
     pub status: String,
     /// Its scores.
@@ -113,13 +119,14 @@ impl EvalLog {
 pub fn read(preset: &str, path: &Path) -> Result<EvalLog> {
     match preset {
         "inspect" => inspect::read(path),
+        "promptfoo" => promptfoo::read(path),
         other => Err(Error::usage(format!("unknown eval-log preset '{other}'"))),
     }
 }
 
 /// A mapping of `log`'s scores: the user's `grader` and `truth` where given, else the defaults
-/// (the grader: the first score a model other than nothing graded; the truth: `match`, `exact`
-/// or `exact_match` when the log has one), every other score a verifier.
+/// (the grader: the first score a model graded; the truth: `match`, `exact`, `exact_match` or
+/// `equals` when the log has one), every other score a verifier.
 pub fn mapping(path: &Path, log: &EvalLog, grader: Option<&str>, truth: Option<&str>) -> Result<EvalMapping> {
     let names = log.score_names();
     let has = |n: &str| names.iter().any(|x| x == n);
@@ -143,7 +150,7 @@ pub fn mapping(path: &Path, log: &EvalLog, grader: Option<&str>, truth: Option<&
     };
     let truth = truth
         .map(str::to_string)
-        .or_else(|| ["match", "exact", "exact_match"].iter().find(|n| has(n)).map(|n| n.to_string()));
+        .or_else(|| ["match", "exact", "exact_match", "equals"].iter().find(|n| has(n)).map(|n| n.to_string()));
     if truth.as_deref() == Some(grader.as_str()) {
         return Err(Error::usage(format!("--grader and --truth both name '{grader}': the truth is another score")));
     }
