@@ -21,6 +21,7 @@ mod hand_labels;
 mod hostile_sql;
 mod import;
 mod import_eval_logs;
+mod import_eval_logs_lm_eval;
 mod import_eval_logs_promptfoo;
 mod literal_grounding;
 mod llama_server;

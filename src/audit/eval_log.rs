@@ -90,7 +90,7 @@ pub fn read(dir: &Path) -> Result<Option<EvalLogNote>> {
 /// The note as Markdown paragraphs.
 pub fn markdown(n: &EvalLogNote) -> String {
     let model = n.model.as_deref().unwrap_or("not named in the log");
-    let graders = if n.grader_models.is_empty() { "no model (an exact scorer)" } else { &n.grader_models };
+    let graders = if n.grader_models.is_empty() { "no model the log names" } else { &n.grader_models };
     let mut s = format!(
         "## The eval log\n\n{} log `{}` ({}, eval status {}): {} samples and epochs, {} errored. Model under evaluation: \
          {model}. The grader r is the score `{}`, graded by {graders}; the truth U is {}.\n\n",
@@ -105,7 +105,13 @@ pub fn markdown(n: &EvalLogNote) -> String {
             .as_deref()
             .map_or("not given (hand labels: `lucid audit RUN --sample N`)".into(), |t| format!("the score `{t}`")),
     );
-    if n.self_grade {
+    if n.grader_models.is_empty() {
+        s.push_str(&format!(
+            "The log names no model that graded `{}` (an exact scorer, or a metric whose grader the log does not \
+             record): whether it is a self-grade, the log cannot say.\n\n",
+            n.grader
+        ));
+    } else if n.self_grade {
         s.push_str(&format!(
             "**Self-grade: the grader `{}` is graded by the model under evaluation ({model})**: its errors can echo the \
              answers it grades, which is what the EIA axes below measure.\n\n",

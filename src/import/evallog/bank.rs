@@ -67,6 +67,8 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
     let (mut scores, mut samples, mut grader_models, mut errored) = (Vec::new(), Vec::new(), Vec::<String>::new(), 0);
     let evaluated = log.model.clone().unwrap_or_default();
     let mut self_grade = false;
+    // A log that ran each sample once names its memories by the sample alone.
+    let epochs = log.samples.iter().any(|s| s.epoch != 1);
     for (step, s) in log.samples.iter().enumerate() {
         let step = step as u64;
         let next = task_of.len() as i64;
@@ -113,7 +115,7 @@ pub fn bank(file: &str, log: EvalLog, m: &EvalMapping) -> EvalBank {
         out.memories.push(ImportedMemory {
             step,
             question_id,
-            source_id: format!("{} epoch {}", s.id, s.epoch),
+            source_id: if epochs { format!("{} epoch {}", s.id, s.epoch) } else { s.id.clone() },
             line: step + 1,
             question: s.input.clone(),
             plan: grade.and_then(|g| g.explanation.clone()),

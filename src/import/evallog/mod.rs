@@ -9,6 +9,7 @@
 pub mod bank;
 pub mod inspect;
 pub mod inspect_value;
+pub mod lm_eval;
 pub mod promptfoo;
 pub mod tables;
 pub mod zip_entries;
@@ -23,6 +24,7 @@ use crate::error::{Error, Result};
 pub const PRESETS: &[(&str, &str)] = &[
     ("inspect", "Inspect AI's .eval (zip) or .json log (log format version 2; inspect-ai 0.3.285)"),
     ("promptfoo", "promptfoo's `promptfoo eval -o results.json` (results version 3; promptfoo 0.121.20)"),
+    ("lm-eval", "lm-eval's --log_samples file samples_<task>_<date>.jsonl (lm-eval 0.4.13)"),
 ];
 
 /// Whether `preset` names an eval-log preset.
@@ -120,6 +122,7 @@ pub fn read(preset: &str, path: &Path) -> Result<EvalLog> {
     match preset {
         "inspect" => inspect::read(path),
         "promptfoo" => promptfoo::read(path),
+        "lm-eval" => lm_eval::read(path),
         other => Err(Error::usage(format!("unknown eval-log preset '{other}'"))),
     }
 }
