@@ -22,6 +22,7 @@ mod hostile_sql;
 mod import;
 mod import_eval_logs;
 mod import_eval_logs_lm_eval;
+mod import_eval_logs_openinference;
 mod import_eval_logs_promptfoo;
 mod literal_grounding;
 mod llama_server;

@@ -53,10 +53,13 @@ pub enum Probe {
     Promptfoo,
     /// `python3` with `lm_eval` (PyPI `lm-eval`, 0.4.13; no torch).
     LmEval,
+    /// `python3` with `openinference-semantic-conventions` (0.1.42) and the OpenTelemetry SDK
+    /// with its OTLP encoder (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-common`).
+    OpenInference,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 20] = [
+pub const ALL: [Probe; 21] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -77,6 +80,7 @@ pub const ALL: [Probe; 20] = [
     Probe::InspectAi,
     Probe::Promptfoo,
     Probe::LmEval,
+    Probe::OpenInference,
 ];
 
 fn python(code: &str) -> bool {
@@ -97,6 +101,10 @@ impl Probe {
             Probe::PpiPython => python("import ppi_py"),
             Probe::InspectAi => python("import inspect_ai"),
             Probe::LmEval => python("import lm_eval.evaluator"),
+            Probe::OpenInference => python(
+                "import openinference.semconv.trace, opentelemetry.sdk.trace, \
+                 opentelemetry.exporter.otlp.proto.common.trace_encoder",
+            ),
             Probe::Promptfoo => Command::new("promptfoo").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
@@ -138,6 +146,9 @@ impl Probe {
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::PpiPython => "python3 with ppi_py is not found (pip install ppi-python; .ci/run does)",
             Probe::InspectAi => "python3 with inspect_ai is not found (pip install inspect-ai==0.3.285; .ci/run does)",
+            Probe::OpenInference => {
+                "python3 with openinference-semantic-conventions and the OpenTelemetry SDK is not found (.ci/run installs them)"
+            }
             Probe::LmEval => "python3 with lm_eval is not found (pip install lm-eval==0.4.13; .ci/run does)",
             Probe::Promptfoo => "promptfoo is not on the PATH (npm install -g promptfoo@0.121.20; .ci/run does)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
@@ -228,6 +239,9 @@ impl Probe {
                 "import_eval_logs::an_inspect_json_log_keeps_its_errored_samples_ungraded_with_their_status",
                 "import_eval_logs::broken_inspect_logs_are_named_and_a_big_one_imports",
             ],
+            Probe::OpenInference => {
+                &["import_eval_logs_openinference::openinference_evaluations_audit_to_their_planted_leniency"]
+            }
             Probe::LmEval => &["import_eval_logs_lm_eval::an_lm_eval_sample_log_audits_to_its_planted_leniency"],
             Probe::Promptfoo => &[
                 "import_eval_logs_promptfoo::promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grade",

@@ -10,6 +10,7 @@ pub mod bank;
 pub mod inspect;
 pub mod inspect_value;
 pub mod lm_eval;
+pub mod openinference;
 pub mod promptfoo;
 pub mod tables;
 pub mod zip_entries;
@@ -25,6 +26,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("inspect", "Inspect AI's .eval (zip) or .json log (log format version 2; inspect-ai 0.3.285)"),
     ("promptfoo", "promptfoo's `promptfoo eval -o results.json` (results version 3; promptfoo 0.121.20)"),
     ("lm-eval", "lm-eval's --log_samples file samples_<task>_<date>.jsonl (lm-eval 0.4.13)"),
+    ("openinference", "OTLP JSON traces with OpenInference EVALUATOR spans (semantic conventions 0.1.42)"),
 ];
 
 /// Whether `preset` names an eval-log preset.
@@ -123,6 +125,7 @@ pub fn read(preset: &str, path: &Path) -> Result<EvalLog> {
         "inspect" => inspect::read(path),
         "promptfoo" => promptfoo::read(path),
         "lm-eval" => lm_eval::read(path),
+        "openinference" => openinference::read(path),
         other => Err(Error::usage(format!("unknown eval-log preset '{other}'"))),
     }
 }
