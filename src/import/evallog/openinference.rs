@@ -68,7 +68,7 @@ fn spans_of(request: &Value, out: &mut Vec<Span>) {
 /// A label as a verdict: pass words 1, fail words 0.
 fn label_value(label: &str) -> Option<f64> {
     match label.trim().to_lowercase().as_str() {
-        "correct" | "pass" | "passed" | "true" | "yes" | "factual" | "relevant" => Some(1.0),
+        "correct" | "pass" | "passed" | "true" | "yes" | "relevant" => Some(1.0),
         "incorrect" | "fail" | "failed" | "false" | "no" | "hallucinated" | "unrelated" | "irrelevant" => Some(0.0),
         _ => None,
     }
