@@ -85,11 +85,7 @@ fn an_inspect_log_audits_to_its_planted_leniency_for_either_grader() {
     // The viewer opens an imported log, the scorers' explanations on its pages. (Two logs side by
     // side, `lucid view runs/judge runs/self`, trips a DataFusion plan check in the viewer's
     // query when the runs have verifier tables: not yet.)
-    let o = lucid(&d.join("cache"))
-        .current_dir(d)
-        .args(["view", "runs/self", "--export", "page"])
-        .output()
-        .unwrap();
+    let o = lucid(&d.join("cache")).current_dir(d).args(["view", "runs/self", "--export", "page"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let data = std::fs::read_to_string(d.join("page/data.js")).unwrap();
     assert!(data.contains("\"name\":\"self\"") && data.contains("\"v_model_graded_qa\":0.0"), "{}", &data[..300]);

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::eval_logs::{audit, audit_json, grader, import, rows, script};
+use crate::support::eval_logs::{audit, audited, grader, rows, script};
 use crate::support::probes::{Probe, require};
 use crate::support::{stderr, stdout};
 
@@ -35,14 +35,12 @@ fn an_lm_eval_sample_log_audits_to_its_planted_leniency() {
     let d = dir.path();
     let samples = lm_eval_samples(d);
     assert!(samples.contains("samples_lucid_planted_"), "{samples}");
-    import(d, &samples, "lm-eval", "judge", &["--grader", "judge"]);
-    let a = audit_json(d, "judge");
+    let a = audited(d, &samples, "lm-eval", "judge", &["--grader", "judge"]);
     assert_eq!(grader(&a), (3.0 / 8.0, 10.0 / 12.0, 20));
     assert_eq!(a["eval_log"]["truth"], "exact_match");
     assert_eq!(a["eval_log"]["format"], "lm-eval 0.4.13 sample log");
     assert_eq!(a["eval_log"]["model"], "LocalLM");
-    import(d, &samples, "lm-eval", "self", &["--grader", "self"]);
-    let a = audit_json(d, "self");
+    let a = audited(d, &samples, "lm-eval", "self", &["--grader", "self"]);
     assert_eq!(grader(&a), (5.0 / 8.0, 1.0, 20));
     // lm-eval records no grading model: the audit says it cannot tell a self-grade.
     assert!(audit(d, "self", "md").contains("whether it is a self-grade, the log cannot say"));

@@ -3,7 +3,7 @@
 //! spans, each with EVALUATOR spans for an exact check, a judge model and the model under
 //! evaluation grading itself, leniency planted); the audit recovers the planted values exactly.
 
-use crate::support::eval_logs::{audit, audit_json, grader, import, python, rows};
+use crate::support::eval_logs::{audited, check_planted_self_grade, grader, python, rows};
 use crate::support::probes::{Probe, require};
 
 #[test]
@@ -14,19 +14,11 @@ fn openinference_evaluations_audit_to_their_planted_leniency() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     python(d, "openinference_spans.py", &["traces.json"]);
-    import(d, "traces.json", "openinference", "judge", &["--grader", "judge", "--truth", "exact"]);
-    let a = audit_json(d, "judge");
+    let a = audited(d, "traces.json", "openinference", "judge", &["--grader", "judge", "--truth", "exact"]);
     assert_eq!(grader(&a), (3.0 / 8.0, 10.0 / 12.0, 20));
     assert_eq!(a["eval_log"]["grader_models"], "judge");
     assert_eq!(a["eval_log"]["self_grade"], false);
-    import(d, "traces.json", "openinference", "self", &["--grader", "self", "--truth", "exact"]);
-    let a = audit_json(d, "self");
-    assert_eq!(grader(&a), (5.0 / 8.0, 1.0, 20));
-    assert_eq!(a["eval_log"]["self_grade"], true);
-    assert!(
-        audit(d, "self", "md")
-            .contains("**Self-grade: the grader `self` is graded by the model under evaluation (solver)**")
-    );
+    check_planted_self_grade(d, "traces.json", "openinference", &["--truth", "exact"]);
     // Input, output and model of the span; each evaluation's label, score and explanation.
     assert_eq!(
         rows(

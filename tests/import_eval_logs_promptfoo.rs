@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::eval_logs::{audit, audit_json, grader, import, rows, script};
+use crate::support::eval_logs::{audited, check_planted_self_grade, grader, rows, script};
 use crate::support::probes::{Probe, require};
 use crate::support::stderr;
 
@@ -41,8 +41,7 @@ fn promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grad
     let results = promptfoo_results(d);
     // The judge (`metric: judge`, graded by the provider labelled judge): C on 3 of 8 wrong, I on
     // 2 of 12 right; `equals` is the truth by default.
-    import(d, &results, "promptfoo", "judge", &["--grader", "judge"]);
-    let a = audit_json(d, "judge");
+    let a = audited(d, &results, "promptfoo", "judge", &["--grader", "judge"]);
     assert_eq!(grader(&a), (3.0 / 8.0, 10.0 / 12.0, 20));
     assert_eq!(a["eval_log"]["truth"], "equals");
     assert_eq!(a["eval_log"]["grader_models"], "judge");
@@ -50,14 +49,7 @@ fn promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grad
     assert_eq!(a["eval_log"]["format"], "promptfoo results version 3");
     // The rubric with no provider of its own is graded by the test's grading provider, which is
     // the provider under evaluation: a self-grade, said so.
-    import(d, &results, "promptfoo", "self", &["--grader", "self"]);
-    let a = audit_json(d, "self");
-    assert_eq!(grader(&a), (5.0 / 8.0, 1.0, 20));
-    assert_eq!(a["eval_log"]["self_grade"], true);
-    assert!(
-        audit(d, "self", "md")
-            .contains("**Self-grade: the grader `self` is graded by the model under evaluation (solver)**")
-    );
+    check_planted_self_grade(d, &results, "promptfoo", &[]);
     // Each assertion a score, its reason kept, the grading provider named.
     assert_eq!(
         rows(

@@ -74,3 +74,22 @@ pub fn rows(dir: &Path, run: &str, sql: &str) -> Vec<String> {
         .map(|r| r.as_object().unwrap().values().map(cell).collect::<Vec<_>>().join("|"))
         .collect()
 }
+
+/// `lucid import` of `log` as run `run` with `args`, then its audit's JSON.
+pub fn audited(dir: &Path, log: &str, preset: &str, run: &str, args: &[&str]) -> Value {
+    import(dir, log, preset, run, args);
+    audit_json(dir, run)
+}
+
+/// The planted self-grade of the fixtures whose model under evaluation is `solver` and whose
+/// score `self` it grades (C on 5 of the 8 wrong answers, on every right one): imported as run
+/// `self` with `args`, its leniency, sensitivity and the audit's words for it checked.
+pub fn check_planted_self_grade(dir: &Path, log: &str, preset: &str, args: &[&str]) {
+    let mut all = vec!["--grader", "self"];
+    all.extend_from_slice(args);
+    let a = audited(dir, log, preset, "self", &all);
+    assert_eq!(grader(&a), (5.0 / 8.0, 1.0, 20));
+    assert_eq!(a["eval_log"]["self_grade"], true, "{}", a["eval_log"]);
+    let md = audit(dir, "self", "md");
+    assert!(md.contains("**Self-grade: the grader `self` is graded by the model under evaluation (solver)**"), "{md}");
+}

@@ -107,6 +107,18 @@ pub struct EvalLog {
 }
 
 impl EvalLog {
+    /// The models of the samples, distinct, in first-seen order, joined (the log's model where
+    /// each sample names its own: promptfoo's providers, a trace's LLM spans).
+    pub fn sample_models(samples: &[EvalSample]) -> Option<String> {
+        let mut models: Vec<&str> = Vec::new();
+        for m in samples.iter().filter_map(|s| s.model.as_deref()) {
+            if !models.contains(&m) {
+                models.push(m);
+            }
+        }
+        (!models.is_empty()).then(|| models.join(", "))
+    }
+
     /// Every score name, in first-seen order.
     pub fn score_names(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();

@@ -163,18 +163,12 @@ pub fn read(path: &Path) -> Result<EvalLog> {
             }
         })
         .collect::<Vec<_>>();
-    let mut models: Vec<String> = Vec::new();
-    for m in samples.iter().filter_map(|s| s.model.clone()) {
-        if !models.contains(&m) {
-            models.push(m);
-        }
-    }
     Ok(EvalLog {
         tool: "openinference".into(),
         format: "OTLP JSON traces, OpenInference semantic conventions 0.1.42".into(),
         status: "success".into(),
         task: String::new(),
-        model: (!models.is_empty()).then(|| models.join(", ")),
+        model: EvalLog::sample_models(&samples),
         samples,
         warnings,
     })

@@ -71,13 +71,7 @@ pub fn read(path: &Path) -> Result<EvalLog> {
         log.samples.push(row(path, n, r, &mut log.warnings)?);
     }
     // The providers under evaluation, as the log's model (each sample keeps its own).
-    let mut models: Vec<String> = Vec::new();
-    for m in log.samples.iter().filter_map(|s| s.model.clone()) {
-        if !models.contains(&m) {
-            models.push(m);
-        }
-    }
-    log.model = (!models.is_empty()).then(|| models.join(", "));
+    log.model = EvalLog::sample_models(&log.samples);
     Ok(log)
 }
 
