@@ -3,8 +3,9 @@
 //! spans, each with EVALUATOR spans for an exact check, a judge model and the model under
 //! evaluation grading itself, leniency planted); the audit recovers the planted values exactly.
 
-use crate::support::eval_logs::{audited, check_planted_self_grade, grader, python, rows};
+use crate::support::eval_logs::{audit, audited, check_planted_self_grade, grader, import, python, rows};
 use crate::support::probes::{Probe, require};
+use crate::support::{lucid, stderr, stdout};
 
 #[test]
 fn openinference_evaluations_audit_to_their_planted_leniency() {
@@ -40,4 +41,38 @@ fn openinference_evaluations_audit_to_their_planted_leniency() {
             "self|{\"score\":1.0,\"label\":\"correct\"}|Looks fine.",
         ]
     );
+
+    // Without an exact score (`--truth none`), hand labels: every memory of the sheet labelled
+    // gives the planted values back.
+    import(d, "traces.json", "openinference", "hand", &["--grader", "judge", "--truth", "none"]);
+    assert!(audit(d, "hand", "md").contains("no truth"));
+    let sheet = lucid(&d.join("cache")).current_dir(d).args(["audit", "runs/hand", "--sample", "20"]).output().unwrap();
+    assert!(sheet.status.success(), "{}", stderr(&sheet));
+    let mut filled = String::new();
+    for (n, line) in stdout(&sheet).lines().enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 6, "{line}");
+        let i: u32 = cells[1].split(['#', ':']).nth(1).map_or(0, |x| x.parse().unwrap_or(0));
+        let u = if n == 0 {
+            "u"
+        } else if i < 12 {
+            "1"
+        } else {
+            "0"
+        };
+        filled.push_str(&format!("{},{u}\n", cells[..5].join(",")));
+    }
+    std::fs::write(d.join("labels.csv"), filled).unwrap();
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["audit", "runs/hand", "--labels", "labels.csv", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hand: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let est = |q: &str| {
+        hand["hand_labels"]["rows"].as_array().unwrap().iter().find(|r| r["quantity"] == q).unwrap()["estimate"]
+            .as_f64()
+    };
+    assert_eq!((est("leniency"), est("sensitivity")), (Some(3.0 / 8.0), Some(10.0 / 12.0)));
 }

@@ -31,7 +31,11 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !crate::audit::no_truth::has_truth(&a.bank)? {
         let t = crate::audit::no_truth::no_truth(&a.bank, a.arm.as_deref())?;
         let json = serde_json::json!({"no_truth": t}).to_string() + "\n";
-        let md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
+        let mut md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
+        // An eval log's audit says what the log is, after the title.
+        if let (Some(n), Some(at)) = (crate::audit::eval_log::read(&a.bank)?, md.find("\n\n")) {
+            md.insert_str(at + 2, &crate::audit::eval_log::markdown(&n));
+        }
         return emit(a, "no_truth", &md, &json);
     }
     let mut bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;

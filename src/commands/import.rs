@@ -241,7 +241,8 @@ pub struct ImportArgs {
     #[arg(long)]
     pub alias_separator: Option<String>,
     /// A per-id truth file `{id, u}` (an agentic benchmark's own evaluator); for an eval log, the
-    /// exact score standing for U (default: `match`, `exact` or `exact_match` when the log has one).
+    /// exact score standing for U (default: `match`, `exact`, `exact_match` or `equals` when the log
+    /// has one; `none`: no truth, audit with hand labels).
     #[arg(long, value_name = "FILE|SCORE")]
     pub truth: Option<PathBuf>,
     /// Where a memory's part is: `question=case`, `plan=think_list`, `answer=...`, `label=...`,

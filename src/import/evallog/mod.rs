@@ -149,6 +149,9 @@ pub fn mapping(path: &Path, log: &EvalLog, grader: Option<&str>, truth: Option<&
     let names = log.score_names();
     let has = |n: &str| names.iter().any(|x| x == n);
     let known = || names.join(", ");
+    // `--truth none`: no truth, though the log has an exact score (audit with hand labels).
+    let no_truth = truth == Some("none") && !has("none");
+    let truth = truth.filter(|_| !no_truth);
     for n in grader.iter().chain(truth.iter()) {
         if !has(n) {
             return Err(Error::input(path, format!("no score named '{n}' in this log (scores: {})", known())));
@@ -168,7 +171,8 @@ pub fn mapping(path: &Path, log: &EvalLog, grader: Option<&str>, truth: Option<&
     };
     let truth = truth
         .map(str::to_string)
-        .or_else(|| ["match", "exact", "exact_match", "equals"].iter().find(|n| has(n)).map(|n| n.to_string()));
+        .or_else(|| ["match", "exact", "exact_match", "equals"].iter().find(|n| has(n)).map(|n| n.to_string()))
+        .filter(|_| !no_truth);
     if truth.as_deref() == Some(grader.as_str()) {
         return Err(Error::usage(format!("--grader and --truth both name '{grader}': the truth is another score")));
     }
