@@ -148,9 +148,20 @@ fn broken_inspect_logs_are_named_and_a_big_one_imports() {
     assert!(w.contains("unscored.eval: samples/q13_epoch_1.json: no scores (ok)"), "{w}");
     assert_eq!(rows(d, "unscored", "SELECT sample_id, epoch FROM samples WHERE scores = 0"), ["q13|1"]);
 
+    let w = import(d, "v/running.eval", "inspect", "running", &grade);
+    assert!(
+        w.contains("running.eval: no header.json (the eval had not finished writing): read from its journal"),
+        "{w}"
+    );
+    assert_eq!(rows(d, "running", "SELECT status, samples FROM eval_log"), ["started|40"]);
+
     let o = import_output(d, "v/truncated.eval", "inspect", "truncated", &grade);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("v/truncated.eval: not a readable zip archive (truncated"), "{}", stderr(&o));
+
+    let o = import_output(d, "v/damaged.eval", "inspect", "damaged", &grade);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("v/damaged.eval: samples/q3_epoch_1.json: "), "{}", stderr(&o));
 
     // A many-sample log (deflated entries, unlike Inspect's Zstandard ones) imports whole.
     import(d, "v/big.eval", "inspect", "big", &grade);
