@@ -82,13 +82,17 @@ fn an_inspect_log_audits_to_its_planted_leniency_for_either_grader() {
             "q12 epoch 2|wrong 12|Looks fine.\nGRADE: C|answer 12"
         ]
     );
-    // The viewer opens an imported log, the scorers' explanations on its pages. (Two logs side by
-    // side, `lucid view runs/judge runs/self`, trips a DataFusion plan check in the viewer's
-    // query when the runs have verifier tables: not yet.)
-    let o = lucid(&d.join("cache")).current_dir(d).args(["view", "runs/self", "--export", "page"]).output().unwrap();
+    // The viewer opens two imported logs side by side (a run-by-run comparison on the page),
+    // the scorers' explanations on its pages.
+    let o = lucid(&d.join("cache"))
+        .current_dir(d)
+        .args(["view", "runs/judge", "runs/self", "--export", "page"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let data = std::fs::read_to_string(d.join("page/data.js")).unwrap();
-    assert!(data.contains("\"name\":\"self\"") && data.contains("\"v_model_graded_qa\":0.0"), "{}", &data[..300]);
+    assert!(data.contains("\"name\":\"judge\"") && data.contains("\"name\":\"self\""), "{}", &data[..300]);
+    assert!(data.contains("\"run_a\":\"judge\",\"arm_a\":\"inspect\",\"run_b\":\"self\""), "compared");
     let details: String = std::fs::read_dir(d.join("page/details"))
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
