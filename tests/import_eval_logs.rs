@@ -148,6 +148,16 @@ fn broken_inspect_logs_are_named_and_a_big_one_imports() {
         "{w}"
     );
     assert_eq!(rows(d, "unknown", "SELECT count(*) FROM episodes WHERE r IS NULL"), ["1"]);
+    // A dict value is a score per key, each read as Inspect reads it.
+    import(d, "v/dict.eval", "inspect", "dict", &grade);
+    assert_eq!(
+        rows(
+            d,
+            "dict",
+            "SELECT scorer, value FROM scores WHERE sample_id = 'q5' AND epoch = 1 AND scorer LIKE 'includes%' ORDER BY scorer"
+        ),
+        ["includes.accuracy|1.0", "includes.fluency|0.5"]
+    );
     let w = import(d, "v/unscored.eval", "inspect", "unscored", &grade);
     assert!(w.contains("unscored.eval: samples/q13_epoch_1.json: no scores (ok)"), "{w}");
     assert_eq!(rows(d, "unscored", "SELECT sample_id, epoch FROM samples WHERE scores = 0"), ["q13|1"]);

@@ -2,7 +2,8 @@
 //! an `.eval` zip of `header.json` (the eval: task, model, model roles, scorers and their
 //! arguments, status), `samples/<id>_epoch_<n>.json` (one sample and epoch: input, target,
 //! output, scores, error, events), `summaries.json` and `reductions.json`; or one `.json` log
-//! holding the same with its samples inline. The model that graded a score is the model of the
+//! holding the same with its samples inline. A dict value is one score per key (`scorer.key`).
+//! The model that graded a score is the model of the
 //! model events inside that scorer's span, else the scorer's `model` argument, else the
 //! `grader` model role. A newer format version is read as version 2 with a warning; a running
 //! eval's zip (no header yet) is read from its journal with a warning.
@@ -288,33 +289,39 @@ fn graders(events: &[Event]) -> HashMap<String, String> {
 /// One sample as the tables keep it; `at` names it in warnings.
 fn sample(path: &Path, at: &str, s: Sample, d: &Defaults, warnings: &mut Vec<String>) -> EvalSample {
     let graded_by = graders(&s.events);
-    let mut scores: Vec<SampleScore> = s
-        .scores
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(name, sc)| {
-            let value = match value_to_float(&sc.value) {
+    let mut scores: Vec<SampleScore> = Vec::new();
+    for (name, sc) in s.scores.unwrap_or_default() {
+        let grader_model = graded_by.get(&name).or_else(|| d.by_scorer.get(&name)).cloned().or_else(|| {
+            let own = name.starts_with("model_graded");
+            own.then(|| d.grader_role.clone().or_else(|| d.evaluated.clone())).flatten()
+        });
+        // A scorer's dict value (several metrics at once) is one score per key, `scorer.key`,
+        // each read as Inspect's metrics read a dict's values.
+        let parts: Vec<(String, &Value)> = match &sc.value {
+            Value::Object(m) => m.iter().map(|(k, v)| (format!("{name}.{k}"), v)).collect(),
+            v => vec![(name.clone(), v)],
+        };
+        for (part, v) in parts {
+            let value = match value_to_float(v) {
                 Read::Float(x) => Some(x),
                 Read::Unknown => {
                     warnings.push(format!(
-                        "{}: {at}: score '{name}' is {}, which Inspect's value_to_float cannot read (it reads it as 0): left unscored",
-                        path.display(),
-                        sc.value
+                        "{}: {at}: score '{part}' is {v}, which Inspect's value_to_float cannot read (it reads it as 0): left unscored",
+                        path.display()
                     ));
                     None
                 }
             };
-            let grader_model = graded_by
-                .get(&name)
-                .or_else(|| d.by_scorer.get(&name))
-                .cloned()
-                .or_else(|| {
-                    let own = name.starts_with("model_graded");
-                    own.then(|| d.grader_role.clone().or_else(|| d.evaluated.clone())).flatten()
-                });
-            SampleScore { raw: sc.value.to_string(), value, answer: sc.answer, explanation: sc.explanation, grader_model, name }
-        })
-        .collect();
+            scores.push(SampleScore {
+                raw: v.to_string(),
+                value,
+                answer: sc.answer.clone(),
+                explanation: sc.explanation.clone(),
+                grader_model: grader_model.clone(),
+                name: part,
+            });
+        }
+    }
     scores.sort_by(|a, b| a.name.cmp(&b.name));
     let status = match &s.error {
         Some(e) => format!("error: {}", e.message.lines().next().unwrap_or("")),
