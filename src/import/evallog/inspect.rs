@@ -1,12 +1,11 @@
-//! Inspect AI logs (`inspect_ai.log`, log format version 2, as inspect-ai 0.3.285 writes it):
-//! an `.eval` zip of `header.json` (the eval: task, model, model roles, scorers and their
-//! arguments, status), `samples/<id>_epoch_<n>.json` (one sample and epoch: input, target,
-//! output, scores, error, events), `summaries.json` and `reductions.json`; or one `.json` log
-//! holding the same with its samples inline. A dict value is one score per key (`scorer.key`).
-//! The model that graded a score is the model of the
-//! model events inside that scorer's span, else the scorer's `model` argument, else the
-//! `grader` model role. A newer format version is read as version 2 with a warning; a running
-//! eval's zip (no header yet) is read from its journal with a warning.
+//! Inspect AI logs (`inspect_ai.log`, log format version 2, as inspect-ai 0.3.285 writes it): an
+//! `.eval` zip of `header.json` (the eval: task, model, model roles, scorers and their arguments,
+//! status), `samples/<id>_epoch_<n>.json` (one sample and epoch: input, target, output, scores,
+//! error, events), `summaries.json` and `reductions.json`; or one `.json` log holding the same with
+//! its samples inline. A dict value is one score per key (`scorer.key`). The model that graded a
+//! score is the model of the model events inside that scorer's span, else the scorer's `model`
+//! argument, else the `grader` model role. A newer format version is read as version 2 with a
+//! warning; a running eval's zip (no header yet) is read from its journal with a warning.
 
 use std::collections::HashMap;
 use std::path::Path;
