@@ -41,6 +41,10 @@ fn schemas_are_the_column_definitions() {
         // An imported bank's own tables (its tasks and gold are the factual layout's).
         ("import", lucid::import::tables::episodes_table().doc_json()),
         ("import", lucid::import::tables::evaluation_table().doc_json()),
+        // An imported eval log's (its verifiers are the verifier table).
+        ("import", lucid::import::evallog::tables::samples_table().doc_json()),
+        ("import", lucid::import::evallog::tables::scores_table().doc_json()),
+        ("import", lucid::import::evallog::tables::eval_log_table().doc_json()),
     ];
     // Each shipped domain's own tables, as its folder lists them (`DomainKind::tables`).
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/domains");

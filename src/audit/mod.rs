@@ -19,6 +19,7 @@ pub mod echo_gap;
 pub mod eia;
 pub mod ensemble;
 pub mod estimator;
+pub mod eval_log;
 pub mod grader;
 pub mod hand;
 pub mod label_plan;
@@ -105,6 +106,9 @@ pub struct Audit {
     pub leave_one_seed_out: Vec<loso::Fold>,
     /// What each verifier stage spent.
     pub cost: Vec<CostRow>,
+    /// The eval log the bank was imported from, when it was (set by the caller).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_log: Option<eval_log::EvalLogNote>,
 }
 
 /// Audit `bank`. Every verifier is audited over the whole bank — a memory it left unscored is not
@@ -148,5 +152,6 @@ pub fn audit(bank: &AuditBank, o: &Options) -> Audit {
         calibration: calibration::calibration(bank),
         leave_one_seed_out: loso::loso(&blind, o.tau_dec, o.tau_tru),
         cost: bank.cost.clone(),
+        eval_log: None,
     }
 }

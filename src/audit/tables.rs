@@ -125,8 +125,12 @@ pub fn sections(a: &Audit) -> Vec<Section> {
 pub fn json(a: &Audit) -> Value {
     let tables: serde_json::Map<String, Value> =
         sections(a).into_iter().map(|s| (s.name.into(), s.rows.into())).collect();
-    serde_json::json!({"memories": a.memories, "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
-                       "bootstrap": a.bootstrap, "rng_seed": a.rng_seed, "ensemble": a.ensemble, "tables": tables})
+    let mut out = serde_json::json!({"memories": a.memories, "tau_dec": a.tau_dec, "tau_tru": a.tau_tru,
+                       "bootstrap": a.bootstrap, "rng_seed": a.rng_seed, "ensemble": a.ensemble, "tables": tables});
+    if let Some(n) = &a.eval_log {
+        out["eval_log"] = serde_json::to_value(n).expect("the note serializes");
+    }
+    out
 }
 
 /// Cell `key` as text: numbers to 3 decimals (counts as whole numbers), null as `-`.
@@ -181,10 +185,19 @@ fn empty(name: &str) -> &'static str {
     }
 }
 
+/// The sections that apply to `a` (an eval log's audit leaves out what cannot apply to it).
+fn applicable(a: &Audit) -> Vec<Section> {
+    let skip = |name: &str| a.eval_log.as_ref().is_some_and(|n| n.not_applicable.iter().any(|x| x == name));
+    sections(a).into_iter().filter(|s| !skip(s.name)).collect()
+}
+
 /// The audit as Markdown.
 pub fn markdown(a: &Audit, source: &str) -> String {
     let mut s = format!("# lucid audit: {source}\n\n{}\n\n", intro(a, source));
-    for sec in sections(a) {
+    if let Some(n) = &a.eval_log {
+        s.push_str(&super::eval_log::markdown(n));
+    }
+    for sec in applicable(a) {
         let _ = writeln!(s, "## {}\n\n> Paper: {}\n", sec.title, sec.paper);
         let g = grid(&sec.rows);
         if g.is_empty() {
@@ -252,8 +265,14 @@ fn error_matrix(a: &Audit) -> Vec<Vec<String>> {
 pub fn html(a: &Audit, source: &str) -> String {
     let mut s = crate::report::html::head("lucid audit");
     let _ = write!(s, "<h1>lucid audit: {}</h1><p>{}</p>", esc(source), esc(&intro(a, source)));
+    if let Some(n) = &a.eval_log {
+        for para in super::eval_log::markdown(n).split("\n\n").filter(|p| !p.is_empty()) {
+            let para = para.trim_start_matches("## ").replace("**", "").replace('`', "");
+            let _ = write!(s, "<p>{}</p>", esc(&para));
+        }
+    }
     s.push_str(&eia_chart(a));
-    for sec in sections(a) {
+    for sec in applicable(a) {
         let _ = write!(
             s,
             "<h2 id=\"{}\">{}</h2><blockquote>Paper: {}</blockquote>",

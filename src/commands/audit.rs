@@ -31,10 +31,19 @@ pub fn run(a: &AuditArgs) -> Result<()> {
     if a.bank.is_dir() && a.bank.join("episodes").is_dir() && !crate::audit::no_truth::has_truth(&a.bank)? {
         let t = crate::audit::no_truth::no_truth(&a.bank, a.arm.as_deref())?;
         let json = serde_json::json!({"no_truth": t}).to_string() + "\n";
-        let md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
+        let mut md = crate::audit::no_truth::markdown(&t, &a.bank.display().to_string());
+        // An eval log's audit says what the log is, after the title.
+        if let (Some(n), Some(at)) = (crate::audit::eval_log::read(&a.bank)?, md.find("\n\n")) {
+            md.insert_str(at + 2, &crate::audit::eval_log::markdown(&n));
+        }
         return emit(a, "no_truth", &md, &json);
     }
-    let bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
+    let mut bank = read_bank(&a.bank, &cols, a.arm.as_deref())?;
+    // An eval log's samples are never retrieved: it has no reuse count, not a count of zero.
+    let eval_log = if a.bank.is_dir() { crate::audit::eval_log::read(&a.bank)? } else { None };
+    if eval_log.is_some() {
+        bank.n = None;
+    }
     let opts = Options {
         tau_dec: a.tau_dec,
         tau_tru: a.tau_tru,
@@ -42,7 +51,7 @@ pub fn run(a: &AuditArgs) -> Result<()> {
         rng_seed: a.rng_seed,
         random_draws: a.random_draws,
     };
-    let result = audit(&bank, &opts);
+    let result = crate::audit::Audit { eval_log, ..audit(&bank, &opts) };
     let source = match &bank.arm {
         Some(arm) => format!("{} (arm {arm})", a.bank.display()),
         None => a.bank.display().to_string(),

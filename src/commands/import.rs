@@ -13,6 +13,7 @@ use clap::Args;
 use super::werr;
 use crate::error::{Error, Result};
 use crate::import::ImportConfig;
+use crate::import::evallog::is_eval_preset;
 use crate::import::gold::GoldConfig;
 use crate::pipeline::RunOptions;
 use crate::stages::registry::Stages;
@@ -45,7 +46,9 @@ fn absolute(p: &Path) -> Result<String> {
 /// The files of the command line: the bank (no flag) and each file flag's, as typed.
 fn files(a: &ImportArgs) -> Vec<(Option<&'static str>, &Path)> {
     let mut out = vec![(None, a.bank.as_path())];
-    for (flag, p) in [("--log", &a.log), ("--gold", &a.gold), ("--truth", &a.truth)] {
+    // An eval log's --truth names one of its scores, not a file.
+    let truth = if is_eval_preset(&a.preset) { &None } else { &a.truth };
+    for (flag, p) in [("--log", &a.log), ("--gold", &a.gold), ("--truth", truth)] {
         out.extend(p.as_deref().map(|p| (Some(flag), p)));
     }
     out
@@ -63,7 +66,21 @@ fn shown(flag: Option<&str>, p: &Path) -> String {
 /// in-memory pipeline, its stage): an unknown preset, a run name that is not a plain folder name, a file that
 /// is not there.
 fn check(a: &ImportArgs) -> Result<()> {
-    crate::import::presets::preset(&a.preset).map_err(|e| Error::usage(format!("--preset: {e}")))?;
+    if is_eval_preset(&a.preset) {
+        if let Some((flag, _)) = [("--log", a.log.is_some()), ("--gold", a.gold.is_some())].iter().find(|f| f.1) {
+            return Err(Error::usage(format!(
+                "{flag}: an eval log carries its own targets and scores (name the exact score with --truth)"
+            )));
+        }
+    } else {
+        crate::import::presets::preset(&a.preset).map_err(|e| {
+            let logs: Vec<&str> = crate::import::evallog::PRESETS.iter().map(|(n, _)| *n).collect();
+            Error::usage(format!("--preset: {e}; eval logs: {}", logs.join(", ")))
+        })?;
+        if a.grader.is_some() {
+            return Err(Error::usage("--grader names a score of an eval log (an eval-log preset)"));
+        }
+    }
     if a.name.is_empty() || a.name.starts_with('.') || a.name.contains(['/', '\\']) {
         return Err(Error::usage(format!("--name {:?}: a run's name is a plain folder name", a.name)));
     }
@@ -121,18 +138,28 @@ fn config(a: &ImportArgs) -> Result<ImportConfig> {
             serde_json::from_value(c).map_err(|e| Error::usage(format!("--gold: {e}")))
         })
         .transpose()?;
+    let eval = is_eval_preset(&a.preset).then(|| eval_mapping(a)).transpose()?;
     Ok(ImportConfig {
         preset: a.preset.clone(),
         bank: absolute(&a.bank)?,
         log: a.log.as_deref().map(absolute).transpose()?,
         gold,
-        truth: a.truth.as_deref().map(absolute).transpose()?,
+        truth: if eval.is_some() { None } else { a.truth.as_deref().map(absolute).transpose()? },
         fields: serde_json::from_value(fields.into()).map_err(|e| Error::usage(format!("--field: {e}")))?,
         labels,
         label_source: a.label_source.as_deref().map(|s| named("label-source", s)).transpose()?,
         u_from: named("u-from", &a.u_from)?,
         invert_labels: a.invert_labels,
+        eval,
     })
+}
+
+/// The mapping of an eval log's scores: the log read once for its score names (the stage's
+/// tables are named after them), the user's --grader and --truth over the defaults.
+fn eval_mapping(a: &ImportArgs) -> Result<crate::import::evallog::EvalMapping> {
+    let log = crate::import::evallog::read(&a.preset, &a.bank)?;
+    let truth = a.truth.as_deref().map(|t| t.display().to_string());
+    crate::import::evallog::mapping(&a.bank, &log, a.grader.as_deref(), truth.as_deref())
 }
 
 /// `lucid import`; false when the import failed.
@@ -167,10 +194,18 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
         }
         return Ok(false);
     }
-    let source =
-        c.label_source.unwrap_or(crate::import::presets::preset(&c.preset).map_err(Error::usage)?.label_source);
     writeln!(out, "imported {} ({}) -> {}", a.bank.display(), c.preset, summary.run_dir.display()).map_err(werr)?;
-    writeln!(out, "labels: {}", source.meaning()).map_err(werr)?;
+    match &c.eval {
+        Some(m) => {
+            let truth = m.truth.as_deref().unwrap_or("none (audit with hand labels: lucid audit RUN --sample N)");
+            writeln!(out, "grader (r): {}; truth (U): {truth}; verifiers: {}", m.grader, m.verifiers.join(", "))
+                .map_err(werr)?;
+        }
+        None => {
+            let preset = crate::import::presets::preset(&c.preset).map_err(Error::usage)?;
+            writeln!(out, "labels: {}", c.label_source.unwrap_or(preset.label_source).meaning()).map_err(werr)?;
+        }
+    }
     writeln!(out, "next: lucid audit {}", summary.run_dir.display()).map_err(werr)?;
     Ok(true)
 }
@@ -180,9 +215,13 @@ pub fn run(a: &ImportArgs) -> Result<bool> {
 pub struct ImportArgs {
     /// The bank file.
     pub bank: PathBuf,
-    /// Its layout: memento, memento-reward, reasoningbank, mem0, langmem, amem, letta or generic.
+    /// Its layout: memento, memento-reward, reasoningbank, mem0, langmem, amem, letta or generic;
+    /// or an eval log's tool: inspect.
     #[arg(long)]
     pub preset: String,
+    /// An eval log's score playing the self-grade r (default: the first score a model graded).
+    #[arg(long, value_name = "SCORE")]
+    pub grader: Option<String>,
     /// The run to write (`<runs-dir>/<name>`).
     #[arg(long)]
     pub name: String,
@@ -201,8 +240,10 @@ pub struct ImportArgs {
     /// What separates aliases written as one string.
     #[arg(long)]
     pub alias_separator: Option<String>,
-    /// A per-id truth file `{id, u}` (an agentic benchmark's own evaluator).
-    #[arg(long, value_name = "FILE")]
+    /// A per-id truth file `{id, u}` (an agentic benchmark's own evaluator); for an eval log, the
+    /// exact score standing for U (default: `match`, `exact`, `exact_match` or `equals` when the log
+    /// has one; `none`: no truth, audit with hand labels).
+    #[arg(long, value_name = "FILE|SCORE")]
     pub truth: Option<PathBuf>,
     /// Where a memory's part is: `question=case`, `plan=think_list`, `answer=...`, `label=...`,
     /// `id=...`, `order=...` (dotted paths; over the preset's).

@@ -8,6 +8,7 @@
 //! label value, a missing field, a duplicate id is an error naming the file and line; a memory
 //! without gold, or whose gold the gold file gives in conflicting ways, is counted.
 
+pub mod evallog;
 pub mod gold;
 pub mod presets;
 pub mod records;
@@ -64,6 +65,10 @@ pub struct ImportConfig {
     /// `if reward == 0: status = "success"`; nothing in the file says which version wrote it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub invert_labels: bool,
+    /// An eval log's mapping: which score is r, which U, which the verifiers (eval-log presets
+    /// only, [`evallog::PRESETS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval: Option<evallog::EvalMapping>,
 }
 
 /// How U is decided.
@@ -98,6 +103,9 @@ pub struct ImportedMemory {
     pub raw_label: Option<String>,
     /// r: 1 trusted, 0 untrusted.
     pub r: u8,
+    /// Whether the memory has a label at all (an eval-log sample the grader did not score has
+    /// none: its r is null in `episodes`).
+    pub graded: bool,
     /// Where the label came from.
     pub label_source: LabelSource,
 }
@@ -214,6 +222,7 @@ pub fn import(c: &ImportConfig, resolve: impl Fn(&str) -> PathBuf) -> Result<Imp
             answer,
             raw_label,
             r: r_value,
+            graded: true,
             label_source: source,
         });
     }

@@ -56,13 +56,17 @@ pub fn episodes_table() -> Table<ImportedMemory> {
             ),
             Column::new(
                 "r",
-                M::OptU8(|r| Some(r.r)),
-                "r: 1 trusted, 0 untrusted (the label mapped; 1 for every memory of an unlabelled bank).",
+                M::OptU8(|r| r.graded.then_some(r.r)),
+                "r: 1 trusted, 0 untrusted (the label mapped; 1 for every memory of an unlabelled bank; null for an eval-log sample its grader did not score).",
             ),
             Column::new(
                 "grade",
-                M::Text(|r| if r.r == 1 { "correct".into() } else { "incorrect".into() }),
-                "correct / incorrect, from r.",
+                M::Text(|r| match (r.graded, r.r) {
+                    (false, _) => "ungraded".into(),
+                    (true, 1) => "correct".into(),
+                    (true, _) => "incorrect".into(),
+                }),
+                "correct / incorrect, from r (ungraded: no label).",
             ),
             Column::new(
                 "channels",

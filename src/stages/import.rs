@@ -13,8 +13,10 @@ use arrow::array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::import::evallog::{self, EvalMapping};
 use crate::import::{ImportConfig, import, presets, tables};
 use crate::pipeline::stage::{Inputs, Misplanned, Planned, Stage, StageContext};
+use crate::stages::verifiers::Scored;
 
 /// Config of the import stage.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -27,7 +29,10 @@ impl ImportStage {
 
     /// Whether the config gives any truth (then `gold` and `evaluation` are written).
     fn has_truth(&self) -> bool {
-        self.0.gold.is_some() || self.0.truth.is_some() || self.0.log.is_some()
+        match &self.0.eval {
+            Some(m) => m.truth.is_some(),
+            None => self.0.gold.is_some() || self.0.truth.is_some() || self.0.log.is_some(),
+        }
     }
 
     fn files(&self) -> Vec<&str> {
@@ -70,6 +75,10 @@ impl Stage for ImportStage {
         if self.has_truth() {
             out.extend(["gold".into(), "evaluation".into()]);
         }
+        if let Some(m) = &self.0.eval {
+            out.extend(["samples".into(), "scores".into(), "eval_log".into()]);
+            out.extend(m.verifiers.iter().map(|v| evallog::bank::table_name(v)));
+        }
         out
     }
 
@@ -78,7 +87,14 @@ impl Stage for ImportStage {
     }
 
     fn check(&self, planned: &Planned<'_>) -> std::result::Result<(), Misplanned> {
-        presets::preset(&self.0.preset).map_err(|e| Misplanned::new(self.0.preset.as_str(), e))?;
+        match (&self.0.eval, evallog::is_eval_preset(&self.0.preset)) {
+            (Some(_), true) => {}
+            (None, false) => {
+                presets::preset(&self.0.preset).map_err(|e| Misplanned::new(self.0.preset.as_str(), e))?;
+            }
+            (Some(_), false) => return Err(Misplanned::new("eval", "an `eval:` mapping needs an eval-log preset")),
+            (None, true) => return Err(Misplanned::new("eval", "an eval-log preset needs an `eval:` mapping")),
+        }
         for f in self.files() {
             if !planned.resolve(f).is_file() {
                 return Err(Misplanned::new(f, format!("no file {}", planned.resolve(f).display())));
@@ -95,6 +111,9 @@ impl Stage for ImportStage {
     }
 
     fn run(&self, ctx: &StageContext, _: &Inputs) -> Result<Vec<(String, RecordBatch)>> {
+        if let Some(m) = &self.0.eval {
+            return eval_log(&self.0, m, ctx);
+        }
         let got = import(&self.0, |p| ctx.resolve(p)).map_err(|e| match e {
             Error::Usage { .. } => Error::stage(&ctx.stage_id, e.to_string()),
             other => other,
@@ -136,4 +155,54 @@ impl Stage for ImportStage {
         }
         Ok(out)
     }
+}
+
+/// Warnings printed one by one before the rest are counted (all are in the `scores` table).
+const SHOWN_WARNINGS: usize = 20;
+
+/// The tables of an eval log (`c.bank`) mapped by `m`.
+fn eval_log(c: &ImportConfig, m: &EvalMapping, ctx: &StageContext) -> Result<Vec<(String, RecordBatch)>> {
+    let path = ctx.resolve(&c.bank);
+    let log = evallog::read(&c.preset, &path)?;
+    let got = evallog::bank::bank(&c.bank, log, m);
+    let n = got.imported.memories.len();
+    ctx.progress.set_total(n as u64);
+    ctx.progress.advance(n as u64);
+    ctx.progress.note("memories", n.into());
+    for w in got.warnings.iter().take(SHOWN_WARNINGS) {
+        ctx.progress.warn(w);
+    }
+    if got.warnings.len() > SHOWN_WARNINGS {
+        ctx.progress.warn(&format!("{}: and {} more warnings like these", c.bank, got.warnings.len() - SHOWN_WARNINGS));
+    }
+    ctx.progress.note("warnings_total", got.warnings.len().into());
+    if got.imported.without_truth > 0 {
+        ctx.progress.note("without_truth", got.imported.without_truth.into());
+    }
+    let qa = crate::datasets::qa::tables::tasks_table;
+    let mut out = vec![
+        ("tasks".to_string(), qa().batch(&got.imported.tasks)?),
+        ("episodes".to_string(), tables::episodes_table().batch(&got.imported.memories)?),
+        ("samples".to_string(), evallog::tables::samples_table().batch(&got.samples)?),
+        ("scores".to_string(), evallog::tables::scores_table().batch(&got.scores)?),
+        ("eval_log".to_string(), evallog::tables::eval_log_table().batch(std::slice::from_ref(&got.log))?),
+    ];
+    if m.truth.is_some() {
+        out.push(("gold".into(), crate::datasets::qa::tables::gold_table().batch(&got.imported.gold)?));
+        out.push(("evaluation".into(), tables::evaluation_table().batch(&got.imported.truth)?));
+    }
+    for (name, rows) in &got.verifiers {
+        let rows: Vec<Scored> = rows
+            .iter()
+            .map(|x| Scored {
+                step: x.step,
+                question_id: x.question_id,
+                v: x.v,
+                detail: x.detail.clone(),
+                ..Scored::default()
+            })
+            .collect();
+        out.push((evallog::bank::table_name(name), crate::stages::verifiers::verifier_table().batch(&rows)?));
+    }
+    Ok(out)
 }

