@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::eval_logs::{audit, audited, grader, rows, script};
+use crate::support::eval_logs::{audit, audited, grader, rows, script, viewed};
 use crate::support::probes::{Probe, require};
 use crate::support::{stderr, stdout};
 
@@ -53,4 +53,6 @@ fn an_lm_eval_sample_log_audits_to_its_planted_leniency() {
         ),
         ["doc 13|Question #13: what is answer 13?|wrong 13|answer 13"]
     );
+    // The imported logs open in the viewer, side by side.
+    viewed(d, &["judge", "self"], "wrong 13");
 }

@@ -3,7 +3,7 @@
 //! spans, each with EVALUATOR spans for an exact check, a judge model and the model under
 //! evaluation grading itself, leniency planted); the audit recovers the planted values exactly.
 
-use crate::support::eval_logs::{audit, audited, check_planted_self_grade, grader, import, python, rows};
+use crate::support::eval_logs::{audit, audited, check_planted_self_grade, grader, import, python, rows, viewed};
 use crate::support::probes::{Probe, require};
 use crate::support::{lucid, stderr, stdout};
 
@@ -20,6 +20,8 @@ fn openinference_evaluations_audit_to_their_planted_leniency() {
     assert_eq!(a["eval_log"]["grader_models"], "judge");
     assert_eq!(a["eval_log"]["self_grade"], false);
     check_planted_self_grade(d, "traces.json", "openinference", &["--truth", "exact"]);
+    // The imported logs open in the viewer, side by side.
+    viewed(d, &["judge", "self"], "Looks fine.");
     // Input, output and model of the span; each evaluation's label, score and explanation.
     assert_eq!(
         rows(

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::eval_logs::{audited, check_planted_self_grade, grader, rows, script};
+use crate::support::eval_logs::{audited, check_planted_self_grade, grader, rows, script, viewed};
 use crate::support::probes::{Probe, require};
 use crate::support::stderr;
 
@@ -50,6 +50,8 @@ fn promptfoo_results_audit_to_their_planted_leniency_for_a_judge_and_a_self_grad
     // The rubric with no provider of its own is graded by the test's grading provider, which is
     // the provider under evaluation: a self-grade, said so.
     check_planted_self_grade(d, &results, "promptfoo", &[]);
+    // The imported logs open in the viewer, side by side.
+    viewed(d, &["judge", "self"], "Looks fine.");
     // Each assertion a score, its reason kept, the grading provider named.
     assert_eq!(
         rows(

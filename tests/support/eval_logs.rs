@@ -93,3 +93,26 @@ pub fn check_planted_self_grade(dir: &Path, log: &str, preset: &str, args: &[&st
     let md = audit(dir, "self", "md");
     assert!(md.contains("**Self-grade: the grader `self` is graded by the model under evaluation (solver)**"), "{md}");
 }
+
+/// `lucid view` of the imported `runs`, exported as a static page: every run is on it (side by
+/// side when there are two) and `text` (an answer, a scorer's explanation) is on its pages.
+pub fn viewed(dir: &Path, runs: &[&str], text: &str) {
+    let paths: Vec<String> = runs.iter().map(|r| format!("runs/{r}")).collect();
+    let o = lucid(&dir.join("cache"))
+        .current_dir(dir)
+        .arg("view")
+        .args(&paths)
+        .args(["--export", "page"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let data = std::fs::read_to_string(dir.join("page/data.js")).unwrap();
+    for r in runs {
+        assert!(data.contains(&format!("\"name\":\"{r}\"")), "run {r} is not on the page");
+    }
+    let details: String = std::fs::read_dir(dir.join("page/details"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(details.contains(text), "`{text}` is not on the episodes' pages");
+}
